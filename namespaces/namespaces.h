@@ -1,0 +1,90 @@
+// Namespaces and the container's root filesystem.
+// Pure translation (spec -> clone flags, mount option strings -> flags) is
+// separate from the code that makes syscalls, which runs inside the
+// container's init between clone and exec.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "spec/spec.h"
+
+namespace husk::ns {
+
+// ---------- pure ----------
+
+// CLONE_NEW* flag for a spec namespace type ("pid", "network", ...); throws on unknown type.
+int clone_flag(const std::string& type);
+
+struct NamespacePlan {
+  int clone_flags = 0;  // namespaces to create (those without a path)
+  struct Join {
+    std::string type;
+    std::string path;
+    int flag;
+  };
+  std::vector<Join> joins;  // in the order to setns: user first, mount last
+};
+NamespacePlan plan_namespaces(const spec::Linux& linux_cfg);
+
+// "0 1000 1\n..." for /proc/<pid>/uid_map
+std::string id_map_text(const std::vector<spec::IdMapping>& maps);
+
+struct MountOptions {
+  unsigned long flags = 0;          // MS_* set on mount(2)
+  unsigned long propagation = 0;    // MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE (| MS_REC)
+  uint64_t attr_set = 0;            // MOUNT_ATTR_* to set recursively (r* options)
+  uint64_t attr_clr = 0;            // MOUNT_ATTR_* to clear recursively
+  bool bind = false;                // bind or rbind
+  bool recursive_bind = false;      // rbind
+  std::string data;                 // filesystem-specific options joined with ','
+  bool idmap = false;               // "idmap"/"ridmap"
+};
+// Parses every option runc accepts; unknown strings go to `data` (they are fs options).
+MountOptions parse_mount_options(const std::vector<std::string>& options);
+
+// Propagation flag for linux.rootfsPropagation ("" -> MS_REC|MS_PRIVATE... see implementation);
+// throws on an unknown value.
+unsigned long rootfs_propagation_flag(const std::string& value);
+
+// Lexically clean an absolute in-container path: collapse //, ., and .. (never above /).
+std::string clean_path(const std::string& path);
+
+// ---------- syscalls (container init, in its new mount namespace) ----------
+
+// setns into an existing namespace given by path; error names type and path.
+void join_namespace(const NamespacePlan::Join& join);
+
+// Write linux.timeOffsets to /proc/self/timens_offsets; call right after
+// unshare(CLONE_NEWTIME), before any process enters the new time namespace.
+void write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets);
+
+struct RootfsOptions {
+  std::string rootfs;        // absolute host path of root.path
+  bool no_pivot = false;     // --no-pivot: MS_MOVE + chroot
+  bool user_ns = false;      // inside a new user namespace: bind devices instead of mknod
+  bool new_mount_ns = true;  // false when the mount namespace is shared/joined
+};
+
+// Make / private (or rootfsPropagation), bind the rootfs on itself, mount
+// spec.mounts in order (targets resolved inside the rootfs, never following a
+// symlink out of it), create /dev nodes and symlinks and linux.devices.
+// After this the createContainer hooks may run; the old root is still visible.
+void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
+
+// pivot_root into the rootfs (or MS_MOVE + chroot with no_pivot) and chdir("/").
+void enter_rootfs(const RootfsOptions& opts);
+
+// After pivot: sysctl, maskedPaths, readonlyPaths, root.readonly, rootfsPropagation.
+void finalize_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
+
+// sethostname/setdomainname when the spec sets them (needs a uts namespace).
+void set_hostname(const spec::Spec& spec);
+
+// Open `path` (relative to `root_fd`) without leaving it: openat2 RESOLVE_IN_ROOT.
+// Returns an O_CLOEXEC fd; throws Error naming the path.
+int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode = 0);
+
+}  // namespace husk::ns

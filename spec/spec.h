@@ -1,0 +1,341 @@
+// Typed model of the OCI runtime-spec config.json (1.0.0 .. 1.3.x), Linux
+// parts, plus state.json and features.json. Parsing ignores unknown
+// properties; validation names the JSON path and the rule it broke.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/error.h"
+
+namespace husk::spec {
+
+struct Root {
+  std::string path;
+  bool readonly = false;
+};
+
+struct IdMapping {
+  uint32_t container_id = 0;
+  uint32_t host_id = 0;
+  uint32_t size = 0;
+};
+
+struct Mount {
+  std::string destination;
+  std::string source;
+  std::string type;
+  std::vector<std::string> options;
+  std::vector<IdMapping> uid_mappings;
+  std::vector<IdMapping> gid_mappings;
+};
+
+struct Rlimit {
+  std::string type;  // "RLIMIT_NOFILE"
+  uint64_t soft = 0;
+  uint64_t hard = 0;
+};
+
+struct Capabilities {
+  // Each set is present-or-absent: absent means "empty" for the kernel.
+  std::vector<std::string> bounding, effective, inheritable, permitted, ambient;
+};
+
+struct User {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::optional<uint32_t> umask;
+  std::vector<uint32_t> additional_gids;
+  std::string username;
+};
+
+struct Scheduler {
+  std::string policy;  // SCHED_OTHER ...
+  int32_t nice = 0;
+  int32_t priority = 0;
+  std::vector<std::string> flags;
+  uint64_t runtime = 0, deadline = 0, period = 0;
+};
+
+struct IoPriority {
+  std::string klass;  // "class" in JSON: IOPRIO_CLASS_RT|BE|IDLE
+  int32_t priority = 0;
+};
+
+struct ExecCpuAffinity {
+  std::string initial;
+  std::string final;
+};
+
+struct ConsoleSize {
+  uint32_t height = 0;
+  uint32_t width = 0;
+};
+
+struct Process {
+  bool terminal = false;
+  std::optional<ConsoleSize> console_size;
+  std::string cwd;
+  std::vector<std::string> env;
+  std::vector<std::string> args;
+  std::vector<Rlimit> rlimits;
+  std::string apparmor_profile;
+  std::optional<Capabilities> capabilities;
+  bool no_new_privileges = false;
+  std::optional<int> oom_score_adj;
+  std::optional<Scheduler> scheduler;
+  std::string selinux_label;
+  std::optional<IoPriority> io_priority;
+  std::optional<ExecCpuAffinity> exec_cpu_affinity;
+  User user;
+};
+
+struct Hook {
+  std::string path;
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  std::optional<int> timeout;  // seconds, > 0
+};
+
+struct Hooks {
+  std::vector<Hook> prestart;  // deprecated but still run, before createRuntime
+  std::vector<Hook> create_runtime;
+  std::vector<Hook> create_container;
+  std::vector<Hook> start_container;
+  std::vector<Hook> poststart;
+  std::vector<Hook> poststop;
+};
+
+struct Namespace {
+  std::string type;  // pid network mount ipc uts user cgroup time
+  std::string path;  // empty: create a new one
+};
+
+struct TimeOffset {
+  int64_t secs = 0;
+  uint32_t nanosecs = 0;
+};
+
+struct Device {
+  std::string type;  // c b u p
+  std::string path;
+  int64_t major = 0;
+  int64_t minor = 0;
+  std::optional<uint32_t> file_mode;
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+};
+
+struct DeviceRule {  // linux.resources.devices[]
+  bool allow = false;
+  std::string type;  // a c b (empty == a)
+  std::optional<int64_t> major;  // absent == wildcard
+  std::optional<int64_t> minor;
+  std::string access;  // subset of "rwm"
+};
+
+struct Memory {
+  std::optional<int64_t> limit, reservation, swap, kernel, kernel_tcp;
+  std::optional<uint64_t> swappiness;
+  std::optional<bool> disable_oom_killer, use_hierarchy, check_before_update;
+};
+
+struct Cpu {
+  std::optional<uint64_t> shares;
+  std::optional<int64_t> quota;
+  std::optional<uint64_t> burst;
+  std::optional<uint64_t> period;
+  std::optional<int64_t> realtime_runtime;
+  std::optional<uint64_t> realtime_period;
+  std::string cpus, mems;
+  std::optional<int64_t> idle;
+};
+
+struct WeightDevice {
+  int64_t major = 0, minor = 0;
+  std::optional<uint16_t> weight, leaf_weight;
+};
+
+struct ThrottleDevice {
+  int64_t major = 0, minor = 0;
+  uint64_t rate = 0;
+};
+
+struct BlockIo {
+  std::optional<uint16_t> weight, leaf_weight;
+  std::vector<WeightDevice> weight_device;
+  std::vector<ThrottleDevice> throttle_read_bps, throttle_write_bps,
+      throttle_read_iops, throttle_write_iops;
+};
+
+struct HugepageLimit {
+  std::string page_size;  // "2MB"
+  uint64_t limit = 0;
+};
+
+struct InterfacePriority {
+  std::string name;
+  uint32_t priority = 0;
+};
+
+struct Network {
+  std::optional<uint32_t> class_id;
+  std::vector<InterfacePriority> priorities;
+};
+
+struct Rdma {
+  std::optional<uint32_t> hca_handles, hca_objects;
+};
+
+struct Resources {
+  std::vector<DeviceRule> devices;
+  std::optional<Memory> memory;
+  std::optional<Cpu> cpu;
+  std::optional<int64_t> pids_limit;  // pids.limit; <= 0 means unlimited
+  std::optional<BlockIo> block_io;
+  std::vector<HugepageLimit> hugepage_limits;
+  std::optional<Network> network;
+  std::map<std::string, Rdma> rdma;
+  std::map<std::string, std::string> unified;
+};
+
+struct IntelRdt {
+  std::string clos_id, l3_cache_schema, mem_bw_schema;
+  std::vector<std::string> schemata;
+  bool enable_monitoring = false;
+};
+
+struct SeccompArg {
+  uint32_t index = 0;
+  uint64_t value = 0;
+  uint64_t value_two = 0;
+  std::string op;  // SCMP_CMP_EQ ...
+};
+
+struct SeccompSyscall {
+  std::vector<std::string> names;
+  std::string action;  // SCMP_ACT_*
+  std::optional<uint32_t> errno_ret;
+  std::vector<SeccompArg> args;
+};
+
+struct Seccomp {
+  std::string default_action;
+  std::optional<uint32_t> default_errno_ret;
+  std::vector<std::string> architectures;
+  std::vector<std::string> flags;
+  std::string listener_path;
+  std::string listener_metadata;
+  std::vector<SeccompSyscall> syscalls;
+};
+
+struct Personality {
+  std::string domain;  // LINUX | LINUX32
+  std::vector<std::string> flags;
+};
+
+struct MemoryPolicy {
+  std::string mode;  // MPOL_*
+  std::string nodes;
+  std::vector<std::string> flags;
+};
+
+struct NetDevice {
+  std::string name;  // name inside the container; empty == same as host
+};
+
+struct Linux {
+  std::vector<Namespace> namespaces;
+  std::vector<IdMapping> uid_mappings, gid_mappings;
+  std::map<std::string, TimeOffset> time_offsets;  // "monotonic", "boottime"
+  std::vector<Device> devices;
+  std::map<std::string, NetDevice> net_devices;
+  std::optional<std::string> cgroups_path;
+  std::optional<Resources> resources;
+  std::optional<IntelRdt> intel_rdt;
+  std::map<std::string, std::string> sysctl;
+  std::optional<Seccomp> seccomp;
+  std::string rootfs_propagation;
+  std::vector<std::string> masked_paths, readonly_paths;
+  std::string mount_label;
+  std::optional<Personality> personality;
+  std::optional<MemoryPolicy> memory_policy;
+
+  bool has_namespace(const std::string& type) const;
+  const Namespace* find_namespace(const std::string& type) const;
+};
+
+struct Spec {
+  std::string oci_version;
+  std::optional<Root> root;
+  std::vector<Mount> mounts;
+  std::optional<Process> process;
+  std::string hostname;
+  std::string domainname;
+  Hooks hooks;
+  std::map<std::string, std::string> annotations;
+  std::optional<Linux> linux_;  // "linux" in JSON (`linux` is a macro in GNU C++)
+};
+
+// Parse config.json text. Malformed JSON -> "line L, column C: ...";
+// wrong types -> "process.args[1]: expected string". Does not validate.
+Spec parse(const std::string& json_text);
+
+// Check every rule the spec states; throws Error naming the JSON path:
+// "process.args: must not be empty", "mounts[2].destination: must be an absolute path".
+// `for_create` adds the rules that only matter when a container is made (root and process required).
+void validate(const Spec& spec, bool for_create = true);
+
+// Read <bundle>/config.json, parse and validate. Errors are prefixed with "config.json: ".
+Spec load_bundle(const std::string& bundle_dir);
+
+// `husk spec` output: a runnable busybox-style config (sh, terminal true as runc does).
+std::string default_config_json(bool rootless);
+
+// Convert a linux.resources JSON object (as `update --resources` receives it) to the model.
+Resources parse_resources(const std::string& json_text);
+
+// ---- state.json (runtime.md "State") ----
+struct State {
+  std::string oci_version;
+  std::string id;
+  std::string status;  // creating created running stopped (+ paused, as runc reports)
+  int pid = 0;
+  std::string bundle;
+  std::string rootfs;
+  std::string created;  // RFC3339 with nanoseconds
+  std::string owner;
+  std::map<std::string, std::string> annotations;
+};
+
+// The object handed to hooks on stdin and printed by `husk state`
+// (runc's field set: ociVersion id pid status bundle rootFS created owner annotations).
+std::string state_to_json(const State& s, bool pretty);
+
+}  // namespace husk::spec
+
+namespace husk::spec {
+
+// ---- features.json (features.md) ----
+struct Features {
+  std::string oci_version_min = "1.0.0";
+  std::string oci_version_max;  // the newest ociVersion husk accepts
+  std::vector<std::string> hooks;
+  std::vector<std::string> mount_options;
+  std::vector<std::string> namespaces;
+  std::vector<std::string> capabilities;
+  bool cgroup_v1 = false, cgroup_v2 = false, cgroup_systemd = false, cgroup_systemd_user = false;
+  bool cgroup_rdma = false;
+  bool seccomp_enabled = false;
+  std::vector<std::string> seccomp_actions, seccomp_operators, seccomp_archs, seccomp_known_flags,
+      seccomp_supported_flags;
+  bool apparmor = false, selinux = false, intel_rdt = false, mount_extensions_idmap = false;
+  std::map<std::string, std::string> annotations;
+};
+
+std::string features_to_json(const Features& f);
+
+}  // namespace husk::spec
