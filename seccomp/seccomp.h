@@ -2,6 +2,7 @@
 // unit-tested; load() is called in the container init right before exec.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,7 +20,9 @@ struct ArgCmp {
 struct Rule {
   int syscall_nr;        // resolved for the native arch via libseccomp
   uint32_t action;       // SCMP_ACT_* (with errno / trace value folded in)
-  std::vector<ArgCmp> args;
+  std::vector<ArgCmp> args;  // ANDed; at most one per argument index
+  std::string name;      // syscall name, for error messages
+  size_t origin = 0;     // index into linux.seccomp.syscalls, for error messages
 };
 
 struct Plan {
@@ -32,11 +35,19 @@ struct Plan {
 
 // Pure: validate and translate; errors name the field,
 // e.g. "linux.seccomp.syscalls[3].action: unknown action \"SCMP_ACT_FOO\"".
+// Semantics follow runc: ERRNO/TRACE default to EPERM; errnoRet on another
+// action is an error; a rule whose action equals the default is dropped; an
+// entry whose args use one index twice becomes one rule per arg (OR), else
+// one rule with all args (AND); names libseccomp does not know are skipped;
+// SCMP_ACT_NOTIFY needs listenerPath, is refused as defaultAction and on
+// `write` (the init still writes to its parent after loading the filter).
 Plan plan(const spec::Seccomp& cfg);
 
 // Build and load the filter into the calling process (needs no_new_privs or
-// CAP_SYS_ADMIN). Returns the notify listener fd (O_CLOEXEC) when
-// plan.notify, else -1.
+// CAP_SYS_ADMIN; libseccomp is told not to set no_new_privs itself). Returns
+// the notify listener fd (O_CLOEXEC) when plan.notify, else -1.
+// Errors: "seccomp: load filter: Permission denied", flags this libseccomp
+// cannot apply -> "... not supported".
 int load(const Plan& plan);
 
 // Names the features.json seccomp section reports.
@@ -44,5 +55,24 @@ std::vector<std::string> known_actions();
 std::vector<std::string> known_operators();
 std::vector<std::string> known_archs();
 std::vector<std::string> known_flags();
+// The subset of known_flags() this libseccomp and kernel can apply
+// (features.json "supportedFlags").
+std::vector<std::string> supported_flags();
+
+// The runtime-spec "container process state" sent to the seccomp agent:
+// {"ociVersion", "fds": ["seccompFd"], "pid", "metadata" (omitted when
+// empty), "state": <state_json>}. state_json is an already serialized state
+// object (spec::state_to_json).
+std::string process_state_json(const std::string& oci_version, int pid,
+                               const std::string& metadata,
+                               const std::string& state_json);
+
+// Connect to the AF_UNIX SOCK_STREAM socket at listener_path, send
+// state_json (normally process_state_json(...)) with notify_fd attached via
+// SCM_RIGHTS on the first sendmsg, then close the connection. notify_fd stays
+// open for the caller. Throws "seccomp: connect to listener <path>: ..." /
+// "seccomp: send to listener <path>: ...".
+void send_to_listener(const std::string& listener_path, int notify_fd,
+                      const std::string& state_json);
 
 }  // namespace husk::seccomp

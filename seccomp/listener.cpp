@@ -1,0 +1,83 @@
+// Hand the seccomp notify fd to the agent at linux.seccomp.listenerPath
+// (runtime-spec config-linux.md "The Container Process State").
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "seccomp/seccomp.h"
+
+namespace husk::seccomp {
+
+std::string process_state_json(const std::string& oci_version, int pid,
+                               const std::string& metadata, const std::string& state_json) {
+  nlohmann::json j;
+  j["ociVersion"] = oci_version;
+  j["fds"] = nlohmann::json::array({"seccompFd"});
+  j["pid"] = pid;
+  if (!metadata.empty()) j["metadata"] = metadata;
+  try {
+    j["state"] = nlohmann::json::parse(state_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(std::string("seccomp: container state is not JSON: ") + e.what());
+  }
+  return j.dump();
+}
+
+void send_to_listener(const std::string& listener_path, int notify_fd,
+                      const std::string& state_json) {
+  const std::string where = "listener " + listener_path;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (listener_path.empty() || listener_path.size() >= sizeof addr.sun_path)
+    throw Error("seccomp: " + where + ": path must be 1.." +
+                std::to_string(sizeof addr.sun_path - 1) + " bytes");
+  std::memcpy(addr.sun_path, listener_path.data(), listener_path.size());
+
+  int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (sock < 0) throw sys_error("seccomp: socket for " + where);
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{sock};
+
+  int rc;
+  do {
+    rc = connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  } while (rc < 0 && errno == EINTR);
+  if (rc < 0) throw sys_error("seccomp: connect to " + where);
+
+  // The fd rides on the first sendmsg only; the rest of a partially sent
+  // payload follows without it (the spec allows several sendmsg calls).
+  size_t sent = 0;
+  bool fd_sent = false;
+  while (!fd_sent || sent < state_json.size()) {
+    iovec iov{const_cast<char*>(state_json.data()) + sent, state_json.size() - sent};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
+    if (!fd_sent) {
+      std::memset(cbuf, 0, sizeof cbuf);
+      msg.msg_control = cbuf;
+      msg.msg_controllen = sizeof cbuf;
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
+    }
+    ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw sys_error("seccomp: send to " + where);
+    }
+    fd_sent = true;
+    sent += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace husk::seccomp
