@@ -45,12 +45,32 @@ struct MountOptions {
 // Parses every option runc accepts; unknown strings go to `data` (they are fs options).
 MountOptions parse_mount_options(const std::vector<std::string>& options);
 
-// Propagation flag for linux.rootfsPropagation ("" -> MS_REC|MS_PRIVATE... see implementation);
-// throws on an unknown value.
+// Propagation flag for linux.rootfsPropagation: "" -> MS_SLAVE|MS_REC (runc's
+// default), "rshared" -> MS_SHARED|MS_REC, ...; throws on an unknown value.
+// prepare_rootfs applies it to the container's copy of "/" before mounting
+// anything (so host mounts keep flowing in) and makes the mount holding the
+// rootfs private, so the container's own mounts never reach the host. When
+// the value is set explicitly, finalize_rootfs applies it again to the new "/".
 unsigned long rootfs_propagation_flag(const std::string& value);
 
 // Lexically clean an absolute in-container path: collapse //, ., and .. (never above /).
 std::string clean_path(const std::string& path);
+
+// The namespace type ("network", "ipc", "uts") that isolates a sysctl key, or
+// "" when the key is host-global.
+std::string sysctl_namespace(const std::string& key);
+
+// Reject linux.sysctl keys the container's namespaces do not isolate:
+// net.* needs a network namespace; kernel.msg*/kernel.sem*/kernel.shm*/fs.mqueue.*
+// an ipc one; kernel.hostname/kernel.domainname a uts one; everything else is
+// host-global and refused. Keys must be dotted names without '/' or "..".
+// A namespace joined by path counts as the container's own (the runtime should
+// call check_sysctl_joined() too).
+void check_sysctl(const spec::Spec& spec);
+
+// Not pure: for sysctls whose namespace is joined by path, refuse when that
+// path is the caller's own namespace (call it from the runtime on the host).
+void check_sysctl_joined(const spec::Spec& spec);
 
 // ---------- syscalls (container init, in its new mount namespace) ----------
 
@@ -62,22 +82,32 @@ void join_namespace(const NamespacePlan::Join& join);
 void write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets);
 
 struct RootfsOptions {
-  std::string rootfs;        // absolute host path of root.path
+  std::string rootfs;        // host path of root.path (absolute, or relative to the cwd)
   bool no_pivot = false;     // --no-pivot: MS_MOVE + chroot
   bool user_ns = false;      // inside a new user namespace: bind devices instead of mknod
   bool new_mount_ns = true;  // false when the mount namespace is shared/joined
 };
 
-// Make / private (or rootfsPropagation), bind the rootfs on itself, mount
+// Make / rslave (or rootfsPropagation), bind the rootfs on itself, mount
 // spec.mounts in order (targets resolved inside the rootfs, never following a
 // symlink out of it), create /dev nodes and symlinks and linux.devices.
+// Bind sources are host paths (relative ones against the current directory).
+// "cgroup" mounts are cgroup2 on every host (on hybrid hosts that is the
+// unified hierarchy; the v1 controllers are not shown in the container).
 // After this the createContainer hooks may run; the old root is still visible.
+// With !new_mount_ns nothing is mounted (that would change a namespace the
+// container does not own): throws if the spec asks for mounts, devices,
+// masked/readonly paths or a read-only root.
 void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 
 // pivot_root into the rootfs (or MS_MOVE + chroot with no_pivot) and chdir("/").
+// With !new_mount_ns only chroot + chdir("/").
 void enter_rootfs(const RootfsOptions& opts);
 
-// After pivot: sysctl, maskedPaths, readonlyPaths, root.readonly, rootfsPropagation.
+// After pivot: rootfsPropagation (when set) on the new "/", sysctl (only onto
+// a real procfs at /proc), maskedPaths, readonlyPaths (recursively ro, nosuid,
+// nodev, noexec), /dev read-only when its mount asked for "ro", root.readonly.
+// No-op for the mount steps when !new_mount_ns (sysctl still written).
 void finalize_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 
 // sethostname/setdomainname when the spec sets them (needs a uts namespace).
@@ -87,4 +117,9 @@ void set_hostname(const spec::Spec& spec);
 // Returns an O_CLOEXEC fd; throws Error naming the path.
 int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode = 0);
 
+}  // namespace husk::ns
+
+namespace husk::ns {
+// Every option string parse_mount_options() understands (for features.json).
+std::vector<std::string> known_mount_options();
 }  // namespace husk::ns

@@ -1,0 +1,259 @@
+// Pure translation of the spec's namespace, mount-option, propagation and
+// sysctl settings. No syscalls here, so all of it is unit-testable without root.
+#include <sched.h>
+#include <sys/mount.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "namespaces/namespaces.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+namespace husk::ns {
+
+namespace {
+
+struct NsType {
+  std::string_view name;
+  int flag;
+};
+// Also the setns order: the user namespace first so that the later joins are
+// checked against the credentials it grants; mount last because once it is
+// joined the other paths (usually /proc/<pid>/ns/*) may no longer resolve.
+constexpr std::array<NsType, 8> kNsOrder{{
+    {"user", CLONE_NEWUSER},
+    {"ipc", CLONE_NEWIPC},
+    {"uts", CLONE_NEWUTS},
+    {"network", CLONE_NEWNET},
+    {"pid", CLONE_NEWPID},
+    {"cgroup", CLONE_NEWCGROUP},
+    {"time", CLONE_NEWTIME},
+    {"mount", CLONE_NEWNS},
+}};
+
+}  // namespace
+
+int clone_flag(const std::string& type) {
+  for (const auto& t : kNsOrder)
+    if (t.name == type) return t.flag;
+  throw Error("linux.namespaces: unknown namespace type \"" + type + "\"");
+}
+
+NamespacePlan plan_namespaces(const spec::Linux& linux_cfg) {
+  NamespacePlan plan;
+  for (const auto& n : linux_cfg.namespaces) {
+    int flag = clone_flag(n.type);
+    if (n.path.empty())
+      plan.clone_flags |= flag;
+  }
+  for (const auto& t : kNsOrder) {
+    for (const auto& n : linux_cfg.namespaces)
+      if (n.type == t.name && !n.path.empty())
+        plan.joins.push_back({n.type, n.path, t.flag});
+  }
+  return plan;
+}
+
+std::string id_map_text(const std::vector<spec::IdMapping>& maps) {
+  std::string out;
+  for (const auto& m : maps)
+    out += std::to_string(m.container_id) + " " + std::to_string(m.host_id) + " " +
+           std::to_string(m.size) + "\n";
+  return out;
+}
+
+namespace {
+
+struct FlagOpt {
+  std::string_view name;
+  bool clear;
+  unsigned long flag;
+};
+constexpr FlagOpt kFlagOpts[] = {
+    {"defaults", false, 0},
+    {"ro", false, MS_RDONLY},
+    {"rw", true, MS_RDONLY},
+    {"nosuid", false, MS_NOSUID},
+    {"suid", true, MS_NOSUID},
+    {"nodev", false, MS_NODEV},
+    {"dev", true, MS_NODEV},
+    {"noexec", false, MS_NOEXEC},
+    {"exec", true, MS_NOEXEC},
+    {"sync", false, MS_SYNCHRONOUS},
+    {"async", true, MS_SYNCHRONOUS},
+    {"dirsync", false, MS_DIRSYNC},
+    {"remount", false, MS_REMOUNT},
+    {"mand", false, MS_MANDLOCK},
+    {"nomand", true, MS_MANDLOCK},
+    {"noatime", false, MS_NOATIME},
+    {"atime", true, MS_NOATIME},
+    {"nodiratime", false, MS_NODIRATIME},
+    {"diratime", true, MS_NODIRATIME},
+    {"relatime", false, MS_RELATIME},
+    {"norelatime", true, MS_RELATIME},
+    {"strictatime", false, MS_STRICTATIME},
+    {"nostrictatime", true, MS_STRICTATIME},
+    {"lazytime", false, MS_LAZYTIME},
+    {"nolazytime", true, MS_LAZYTIME},
+    {"iversion", false, MS_I_VERSION},
+    {"noiversion", true, MS_I_VERSION},
+    {"silent", false, MS_SILENT},
+    {"loud", true, MS_SILENT},
+    {"nosymfollow", false, MS_NOSYMFOLLOW},
+    {"symfollow", true, MS_NOSYMFOLLOW},
+};
+
+struct PropOpt {
+  std::string_view name;
+  unsigned long flag;
+};
+constexpr PropOpt kPropOpts[] = {
+    {"shared", MS_SHARED},          {"rshared", MS_SHARED | MS_REC},
+    {"slave", MS_SLAVE},            {"rslave", MS_SLAVE | MS_REC},
+    {"private", MS_PRIVATE},        {"rprivate", MS_PRIVATE | MS_REC},
+    {"unbindable", MS_UNBINDABLE},  {"runbindable", MS_UNBINDABLE | MS_REC},
+};
+
+struct AttrOpt {
+  std::string_view name;
+  uint64_t set;
+  uint64_t clr;
+};
+// Recursive mount_setattr(2) attributes. The atime modes are one field in the
+// kernel (relatime is 0), so changing it must clear the whole MOUNT_ATTR__ATIME
+// mask; "ratime"/"rnostrictatime" go back to the kernel default, relatime.
+constexpr AttrOpt kAttrOpts[] = {
+    {"rro", MOUNT_ATTR_RDONLY, 0},
+    {"rrw", 0, MOUNT_ATTR_RDONLY},
+    {"rnosuid", MOUNT_ATTR_NOSUID, 0},
+    {"rsuid", 0, MOUNT_ATTR_NOSUID},
+    {"rnodev", MOUNT_ATTR_NODEV, 0},
+    {"rdev", 0, MOUNT_ATTR_NODEV},
+    {"rnoexec", MOUNT_ATTR_NOEXEC, 0},
+    {"rexec", 0, MOUNT_ATTR_NOEXEC},
+    {"rnodiratime", MOUNT_ATTR_NODIRATIME, 0},
+    {"rdiratime", 0, MOUNT_ATTR_NODIRATIME},
+    {"rrelatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+    {"rnorelatime", 0, MOUNT_ATTR_RELATIME},
+    {"rnoatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME},
+    {"ratime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+    {"rstrictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME},
+    {"rnostrictatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+    {"rnosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0},
+    {"rsymfollow", 0, MOUNT_ATTR_NOSYMFOLLOW},
+};
+
+}  // namespace
+
+MountOptions parse_mount_options(const std::vector<std::string>& options) {
+  MountOptions mo;
+  for (const auto& o : options) {
+    if (o == "bind") {
+      mo.bind = true;
+      continue;
+    }
+    if (o == "rbind") {
+      mo.bind = mo.recursive_bind = true;
+      continue;
+    }
+    if (o == "idmap" || o == "ridmap") {
+      mo.idmap = true;
+      continue;
+    }
+    if (o == "tmpcopyup")
+      throw Error("mount option \"tmpcopyup\" is not supported");
+    bool done = false;
+    for (const auto& f : kFlagOpts) {
+      if (f.name != o) continue;
+      if (f.clear)
+        mo.flags &= ~f.flag;
+      else
+        mo.flags |= f.flag;
+      done = true;
+      break;
+    }
+    for (const auto& p : kPropOpts) {
+      if (done || p.name != o) continue;
+      mo.propagation = p.flag;
+      done = true;
+    }
+    for (const auto& a : kAttrOpts) {
+      if (done || a.name != o) continue;
+      // A later option overrides an earlier one for the same attribute.
+      mo.attr_set &= ~(a.clr | a.set);
+      mo.attr_clr &= ~a.set;
+      mo.attr_set |= a.set;
+      mo.attr_clr |= a.clr;
+      done = true;
+    }
+    if (done) continue;
+    if (!mo.data.empty()) mo.data += ',';
+    mo.data += o;
+  }
+  return mo;
+}
+
+unsigned long rootfs_propagation_flag(const std::string& value) {
+  // Like runc: by default the container's copy of the host mounts becomes a
+  // recursive slave, so host mounts still show up but nothing flows back.
+  if (value.empty()) return MS_SLAVE | MS_REC;
+  for (const auto& p : kPropOpts)
+    if (p.name == value) return p.flag;
+  throw Error("linux.rootfsPropagation: unknown value \"" + value + "\"");
+}
+
+std::string clean_path(const std::string& path) {
+  std::vector<std::string_view> parts;
+  std::string_view p = path;
+  size_t i = 0;
+  while (i < p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string_view::npos) j = p.size();
+    std::string_view c = p.substr(i, j - i);
+    if (c == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!c.empty() && c != ".") {
+      parts.push_back(c);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (auto c : parts) {
+    out += '/';
+    out += c;
+  }
+  return out.empty() ? "/" : out;
+}
+
+std::string sysctl_namespace(const std::string& key) {
+  auto starts = [&](std::string_view pfx) { return key.compare(0, pfx.size(), pfx) == 0; };
+  if (starts("net.")) return "network";
+  if (starts("kernel.msg") || starts("kernel.sem") || starts("kernel.shm") ||
+      starts("fs.mqueue."))
+    return "ipc";
+  if (key == "kernel.hostname" || key == "kernel.domainname") return "uts";
+  return "";
+}
+
+void check_sysctl(const spec::Spec& spec) {
+  if (!spec.linux_) return;
+  const auto& l = *spec.linux_;
+  for (const auto& [key, value] : l.sysctl) {
+    std::string where = "linux.sysctl: \"" + key + "\"";
+    if (key.empty() || key.front() == '.' || key.back() == '.' ||
+        key.find("..") != std::string::npos || key.find('/') != std::string::npos ||
+        key.find('\0') != std::string::npos)
+      throw Error(where + " is not a valid sysctl name");
+    std::string ns = sysctl_namespace(key);
+    if (ns.empty())
+      throw Error(where + " is not namespaced; refusing to change it for the whole host");
+    if (!l.has_namespace(ns))
+      throw Error(where + " needs a " + ns + " namespace, but the container shares the host's");
+  }
+}
+
+}  // namespace husk::ns

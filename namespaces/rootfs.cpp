@@ -1,0 +1,609 @@
+// The container's root filesystem: mounts, /dev, pivot_root and the
+// hardening done after it. Runs in the container init, as (namespaced) root,
+// in the container's new mount namespace.
+//
+// The rootfs is untrusted: any path inside it may be a symlink meant to make us
+// mount over a host path. So every target is resolved with openat2
+// RESOLVE_IN_ROOT to an O_PATH fd, created component by component relative to
+// an already-verified parent fd, and mounts are attached to that fd (via the
+// new mount API or /proc/self/fd/N), never to a path string re-resolved later.
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "namespaces/namespaces.h"
+
+namespace husk::ns {
+
+namespace {
+
+// Owns one file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+
+// openat2 without throwing: returns -1 with errno set.
+int raw_openat2(int dirfd, const std::string& path, uint64_t flags, uint64_t resolve,
+                uint64_t mode = 0) {
+  struct open_how how{};
+  how.flags = flags | O_CLOEXEC;
+  how.mode = mode;
+  how.resolve = resolve;
+  int fd;
+  do {
+    fd = static_cast<int>(syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how));
+  } while (fd < 0 && errno == EAGAIN);  // a concurrent rename makes the kernel ask for a retry
+  return fd;
+}
+
+// "/a/b" -> "a/b"; "/" -> "." (openat2 needs a non-empty path).
+std::string rel(const std::string& container_path) {
+  std::string c = clean_path(container_path);
+  return c == "/" ? "." : c.substr(1);
+}
+
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+struct stat fd_stat(int fd, const std::string& what) {
+  struct stat st{};
+  if (fstat(fd, &st) < 0) throw sys_error("stat " + what);
+  return st;
+}
+
+uint64_t mount_id(int fd, const std::string& what) {
+  struct statx stx{};
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
+    throw sys_error("statx " + what);
+  return stx.stx_mnt_id;
+}
+
+void setattr(int fd, unsigned flags, uint64_t set, uint64_t clr, uint64_t propagation,
+             const std::string& what) {
+  struct mount_attr a{};
+  a.attr_set = set;
+  a.attr_clr = clr;
+  a.propagation = propagation;
+  if (mount_setattr(fd, "", AT_EMPTY_PATH | flags, &a, sizeof a) < 0)
+    throw sys_error("set mount attributes on " + what);
+}
+
+// Attach the detached mount `tree` on top of `target` (both fds).
+void attach(int tree, int target, const std::string& what) {
+  if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    throw sys_error("mount on " + what);
+}
+
+// MS_* per-mount flags -> MOUNT_ATTR_* (for the fd-based API).
+std::pair<uint64_t, uint64_t> attrs_of_flags(unsigned long f) {
+  uint64_t set = 0, clr = 0;
+  if (f & MS_RDONLY) set |= MOUNT_ATTR_RDONLY;
+  if (f & MS_NOSUID) set |= MOUNT_ATTR_NOSUID;
+  if (f & MS_NODEV) set |= MOUNT_ATTR_NODEV;
+  if (f & MS_NOEXEC) set |= MOUNT_ATTR_NOEXEC;
+  if (f & MS_NODIRATIME) set |= MOUNT_ATTR_NODIRATIME;
+  if (f & MS_NOSYMFOLLOW) set |= MOUNT_ATTR_NOSYMFOLLOW;
+  if (f & (MS_NOATIME | MS_STRICTATIME | MS_RELATIME)) {
+    clr |= MOUNT_ATTR__ATIME;
+    set |= (f & MS_NOATIME) ? MOUNT_ATTR_NOATIME
+           : (f & MS_STRICTATIME) ? MOUNT_ATTR_STRICTATIME
+                                  : MOUNT_ATTR_RELATIME;
+  }
+  return {set, clr};
+}
+
+std::string canonical(const std::string& path) {
+  char buf[PATH_MAX];
+  if (!realpath(path.c_str(), buf)) throw sys_error("resolve rootfs " + path);
+  return buf;
+}
+
+// Resolve `path` inside the root, creating what is missing: directories for
+// the parents, and for the last component a directory or (as_file) an empty
+// file. Each missing component is created relative to the fd of its parent,
+// which was itself resolved within the root, so a symlink can only redirect us
+// to somewhere else inside the root.
+Fd ensure_in_root(int root_fd, const std::string& path, bool as_file, const std::string& what) {
+  std::string r = rel(path);
+  int fd = raw_openat2(root_fd, r, O_PATH, kInRoot);
+  if (fd >= 0) return Fd(fd);
+  if (errno != ENOENT) throw sys_error("open " + what);
+
+  Fd parent(raw_openat2(root_fd, ".", O_PATH | O_DIRECTORY, kInRoot));
+  if (!parent) throw sys_error("open the rootfs");
+  std::string prefix;
+  size_t i = 0;
+  while (i < r.size()) {
+    size_t j = r.find('/', i);
+    if (j == std::string::npos) j = r.size();
+    std::string comp = r.substr(i, j - i);
+    bool last = j == r.size();
+    prefix += (prefix.empty() ? "" : "/") + comp;
+    Fd cur(raw_openat2(root_fd, prefix, O_PATH, kInRoot));
+    if (!cur) {
+      if (errno != ENOENT) throw sys_error("open /" + prefix + " in the rootfs for " + what);
+      int rc;
+      if (last && as_file) {
+        rc = openat(parent.get(), comp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (rc >= 0) close(rc);
+      } else {
+        rc = mkdirat(parent.get(), comp.c_str(), 0755);
+      }
+      if (rc < 0 && errno != EEXIST) throw sys_error("create /" + prefix + " in the rootfs for " + what);
+      cur = Fd(raw_openat2(root_fd, prefix, O_PATH, kInRoot));
+      // EEXIST followed by ENOENT: a dangling symlink is in the way.
+      if (!cur) throw sys_error("open /" + prefix + " in the rootfs for " + what);
+    }
+    if (!last && !S_ISDIR(fd_stat(cur.get(), what).st_mode))
+      throw Error("open " + what + ": /" + prefix + " in the rootfs is not a directory", ENOTDIR);
+    parent = std::move(cur);
+    i = j + 1;
+  }
+  return parent;
+}
+
+// The path an fd resolved to, as seen inside the rootfs (for the /proc rules).
+std::string container_path_of(int fd, const std::string& rootfs) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink(fd_path(fd).c_str(), buf, sizeof buf - 1);
+  if (n < 0) throw sys_error("readlink " + fd_path(fd));
+  std::string p(buf, static_cast<size_t>(n));
+  if (p == rootfs) return "/";
+  if (p.compare(0, rootfs.size() + 1, rootfs + "/") == 0) return p.substr(rootfs.size());
+  throw Error("mount target " + p + " is outside the rootfs " + rootfs);
+}
+
+bool on_procfs(int fd) {
+  struct statfs sf{};
+  return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+// Mounts below /proc could hide or fake what the kernel reports (and procfs
+// files are how a container escapes). Only the files lxcfs emulates may be
+// mounted over; on /proc itself only procfs (a proc mount, or a bind of one).
+void check_proc_destination(const std::string& dest, const spec::Mount& m, bool bind,
+                            const std::string& what) {
+  if (dest != "/proc" && dest.rfind("/proc/", 0) != 0) return;
+  if (dest == "/proc") {
+    if (!bind) return;
+    Fd src(open(m.source.c_str(), O_PATH | O_CLOEXEC));
+    if (!src) throw sys_error(what + ": open bind source " + m.source);
+    if (!on_procfs(src.get()))
+      throw Error(what + ": only procfs may be mounted on /proc, " + m.source + " is not procfs");
+    return;
+  }
+  static const char* const kAllowed[] = {
+      "/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat",      "/proc/swaps",
+      "/proc/uptime",  "/proc/loadavg",   "/proc/slabinfo", "/proc/net/dev",
+      "/proc/sys/kernel/ns_last_pid"};
+  for (const char* a : kAllowed)
+    if (dest == a) return;
+  throw Error(what + ": " + dest + " is inside /proc; only the files lxcfs emulates may be mounted there");
+}
+
+// A bind mount built detached (open_tree) so that its flags, recursive
+// attributes and propagation are set before anything in the container can
+// see it, and without remounting (which could clear locked flags).
+void bind_mount(const std::string& source, int target, const MountOptions& mo, const std::string& what) {
+  unsigned ot = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (mo.recursive_bind ? AT_RECURSIVE : 0);
+  Fd tree(open_tree(AT_FDCWD, source.c_str(), ot));
+  if (!tree) throw sys_error(what + ": open bind source " + source);
+  // Only attributes are set here, never cleared: "rw" on a bind of a
+  // read-only mount keeps it read-only, like a plain MS_BIND does.
+  auto [set, clr] = attrs_of_flags(mo.flags);
+  if (set || clr) setattr(tree.get(), 0, set, clr, 0, what);
+  if (mo.attr_set || mo.attr_clr) setattr(tree.get(), AT_RECURSIVE, mo.attr_set, mo.attr_clr, 0, what);
+  attach(tree.get(), target, what);
+  if (mo.propagation)
+    setattr(tree.get(), (mo.propagation & MS_REC) ? AT_RECURSIVE : 0, 0, 0, mo.propagation & ~MS_REC, what);
+}
+
+// Is the mount at /dev a bind mount? Then its devices are the host's and we
+// leave them alone (as runc does); otherwise we populate it.
+const spec::Mount* dev_mount(const spec::Spec& spec, bool* is_bind) {
+  const spec::Mount* found = nullptr;
+  for (const auto& m : spec.mounts)
+    if (clean_path(m.destination) == "/dev") found = &m;
+  if (found) {
+    MountOptions mo = parse_mount_options(found->options);
+    *is_bind = mo.bind || found->type == "bind";
+  }
+  return found;
+}
+
+void mount_one(int root_fd, const std::string& rootfs, const spec::Mount& m, size_t index,
+               const RootfsOptions& opts) {
+  std::string what = "mounts[" + std::to_string(index) + "] (" + m.destination + ")";
+  if (m.destination.empty() || m.destination[0] != '/')
+    throw Error("mounts[" + std::to_string(index) + "].destination: must be an absolute path");
+  MountOptions mo;
+  try {
+    mo = parse_mount_options(m.options);
+  } catch (const Error& e) {
+    rethrow_with(what, e);
+  }
+  bool bind = mo.bind || m.type == "bind";
+  if (mo.idmap || !m.uid_mappings.empty() || !m.gid_mappings.empty())
+    throw Error(what + ": idmapped mounts are not supported");
+
+  bool as_file = false;
+  if (bind) {
+    struct stat st{};
+    if (stat(m.source.c_str(), &st) < 0) throw sys_error(what + ": bind source " + m.source);
+    as_file = !S_ISDIR(st.st_mode);
+  }
+  std::string dest = clean_path(m.destination);
+  Fd target = ensure_in_root(root_fd, dest, as_file, what);
+  std::string resolved = container_path_of(target.get(), rootfs);
+
+  if (m.type == "proc" || m.type == "sysfs") {
+    // CVE-2019-16884, CVE-2019-19921: procfs/sysfs must land on a real
+    // directory; a symlink (even one pointing inside the rootfs) is refused.
+    size_t slash = dest.rfind('/');
+    Fd parent = ensure_in_root(root_fd, dest.substr(0, slash), false, what);
+    std::string base = dest.substr(slash + 1);
+    Fd self(base.empty() ? fcntl(parent.get(), F_DUPFD_CLOEXEC, 0) : openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!self) throw sys_error("open " + what);
+    if (!S_ISDIR(fd_stat(self.get(), what).st_mode))
+      throw Error(what + ": " + m.type + " must be mounted on a directory, not a symlink or file", ENOTDIR);
+    target = std::move(self);
+    resolved = container_path_of(target.get(), rootfs);
+  }
+  check_proc_destination(resolved, m, bind, what);
+
+  if (bind) {
+    bind_mount(m.source, target.get(), mo, what);
+    return;
+  }
+  if (m.type.empty()) throw Error(what + ": type is required for a non-bind mount");
+
+  unsigned long flags = mo.flags;
+  // /dev stays writable until the device nodes exist; finalize_rootfs makes it ro.
+  if (resolved == "/dev") flags &= ~MS_RDONLY;
+  std::string type = m.type, data = mo.data;
+  if (type == "cgroup") {
+    // One hierarchy on every host: cgroup2 (on hybrid hosts, the unified
+    // one). v1 controller names in the options would be invalid for it.
+    type = "cgroup2";
+    data.clear();
+  }
+  std::string source = m.source.empty() ? type : m.source;
+  uint64_t before = mount_id(target.get(), what);
+  if (mount(source.c_str(), fd_path(target.get()).c_str(), type.c_str(), flags,
+            data.empty() ? nullptr : data.c_str()) < 0) {
+    int err = errno;
+    if (type == "sysfs" && err == EPERM && opts.user_ns) {
+      // A user namespace that does not own the network namespace may not
+      // mount sysfs; show the host's /sys instead (read-only as requested).
+      MountOptions fallback = mo;
+      fallback.bind = fallback.recursive_bind = true;
+      fallback.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
+      bind_mount("/sys", target.get(), fallback, what);
+      return;
+    }
+    throw sys_error("mount " + m.type + " on " + m.destination, err);
+  }
+  if (!mo.propagation && !mo.attr_set && !mo.attr_clr) return;
+  // Reach the new mount itself (the target fd still names the directory under it).
+  Fd mounted(raw_openat2(root_fd, rel(resolved), O_PATH, kInRoot));
+  if (!mounted) throw sys_error("open " + what + " after mounting");
+  if (mount_id(mounted.get(), what) == before) throw Error(what + ": the new mount is not at its destination");
+  if (mo.attr_set || mo.attr_clr) setattr(mounted.get(), AT_RECURSIVE, mo.attr_set, mo.attr_clr, 0, what);
+  if (mo.propagation)
+    setattr(mounted.get(), (mo.propagation & MS_REC) ? AT_RECURSIVE : 0, 0, 0, mo.propagation & ~MS_REC, what);
+}
+
+struct DefaultDevice {
+  const char* path;
+  int64_t major, minor;
+};
+constexpr DefaultDevice kDefaultDevices[] = {
+    {"/dev/null", 1, 3},    {"/dev/zero", 1, 5},    {"/dev/full", 1, 7},
+    {"/dev/random", 1, 8},  {"/dev/urandom", 1, 9}, {"/dev/tty", 5, 0},
+};
+
+void make_device(int root_fd, const spec::Device& d, bool user_ns, const std::string& what) {
+  std::string path = clean_path(d.path);
+  if (d.path.empty() || d.path[0] != '/' || path == "/") throw Error(what + ".path: must be an absolute file path");
+  mode_t type;
+  if (d.type == "c" || d.type == "u")
+    type = S_IFCHR;
+  else if (d.type == "b")
+    type = S_IFBLK;
+  else if (d.type == "p")
+    type = S_IFIFO;
+  else
+    throw Error(what + ".type: must be c, b, u or p");
+  size_t slash = path.rfind('/');
+  Fd dir = ensure_in_root(root_fd, path.substr(0, slash), false, what);
+  std::string name = path.substr(slash + 1);
+
+  if (user_ns && type != S_IFIFO) {
+    // mknod of devices is not allowed in a user namespace: bind the host's node.
+    int fd = openat(dir.get(), name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) throw sys_error("create " + path + " in the rootfs");
+    if (fd >= 0) close(fd);
+    Fd target(openat(dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!target) throw sys_error("open " + path + " in the rootfs");
+    mode_t m = fd_stat(target.get(), path).st_mode;
+    if (!S_ISREG(m) && !S_ISCHR(m) && !S_ISBLK(m)) throw Error(what + ": " + path + " exists in the rootfs and is not a file");
+    Fd tree(open_tree(AT_FDCWD, path.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+    if (!tree) throw sys_error(what + ": open host device " + path);
+    mode_t hm = fd_stat(tree.get(), path).st_mode;
+    if ((hm & S_IFMT) != type) throw Error(what + ": host " + path + " is not a device of type " + d.type);
+    attach(tree.get(), target.get(), path);
+    return;
+  }
+
+  mode_t perm = d.file_mode ? (*d.file_mode & 07777) : 0666;
+  dev_t dev = type == S_IFIFO ? 0 : makedev(static_cast<unsigned>(d.major), static_cast<unsigned>(d.minor));
+  mode_t old = umask(0);
+  int rc = mknodat(dir.get(), name.c_str(), type | perm, dev);
+  int err = errno;
+  umask(old);
+  if (rc < 0) {
+    if (err == EEXIST) return;  // the rootfs already has it; keep what the image ships
+    throw sys_error("mknod " + path, err);
+  }
+  uid_t uid = d.uid.value_or(0);
+  gid_t gid = d.gid.value_or(0);
+  if (fchownat(dir.get(), name.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) < 0) throw sys_error("chown " + path);
+}
+
+void setup_dev(int root_fd, const RootfsOptions& opts) {
+  Fd dev = ensure_in_root(root_fd, "/dev", false, "/dev");
+  for (const auto& d : kDefaultDevices) {
+    spec::Device sd;
+    sd.type = "c";
+    sd.path = d.path;
+    sd.major = d.major;
+    sd.minor = d.minor;
+    make_device(root_fd, sd, opts.user_ns, d.path);
+  }
+  // The devpts instance mounted at /dev/pts has its own ptmx.
+  if (unlinkat(dev.get(), "ptmx", 0) < 0 && errno != ENOENT) throw sys_error("remove /dev/ptmx");
+  if (symlinkat("pts/ptmx", dev.get(), "ptmx") < 0) throw sys_error("symlink /dev/ptmx");
+  std::vector<std::pair<const char*, const char*>> links = {
+      {"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
+      {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}};
+  if (access("/proc/kcore", F_OK) == 0) links.emplace_back("/proc/kcore", "core");
+  for (const auto& [target, name] : links)
+    if (symlinkat(target, dev.get(), name) < 0 && errno != EEXIST)
+      throw sys_error(std::string("symlink /dev/") + name);
+}
+
+// The mount point of the mount holding `path` (from /proc/self/mountinfo).
+std::string mount_point_of(const std::string& path) {
+  Fd fd(open(path.c_str(), O_PATH | O_CLOEXEC));
+  if (!fd) throw sys_error("open " + path);
+  uint64_t id = mount_id(fd.get(), path);
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    uint64_t mid;
+    std::string parent, devno, root, mp;
+    if (!(ls >> mid >> parent >> devno >> root >> mp) || mid != id) continue;
+    // Unescape the octal escapes (\040 for space, ...) of mountinfo.
+    std::string out;
+    for (size_t i = 0; i < mp.size(); ++i) {
+      if (mp[i] == '\\' && i + 3 < mp.size()) {
+        out += static_cast<char>(std::stoi(mp.substr(i + 1, 3), nullptr, 8));
+        i += 3;
+      } else {
+        out += mp[i];
+      }
+    }
+    return out;
+  }
+  throw Error("find the mount holding " + path + " in /proc/self/mountinfo");
+}
+
+bool needs_mount_ns(const spec::Spec& spec) {
+  if (!spec.mounts.empty() || (spec.root && spec.root->readonly)) return true;
+  if (!spec.linux_) return false;
+  const auto& l = *spec.linux_;
+  return !l.devices.empty() || !l.masked_paths.empty() || !l.readonly_paths.empty() ||
+         !l.rootfs_propagation.empty();
+}
+
+}  // namespace
+
+int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode) {
+  int fd = raw_openat2(root_fd, rel(path), static_cast<uint64_t>(flags), kInRoot, mode);
+  if (fd < 0) throw sys_error("open " + path + " in the container root");
+  return fd;
+}
+
+void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
+  if (!opts.new_mount_ns) {
+    if (needs_mount_ns(spec))
+      throw Error("mounts, devices, maskedPaths, readonlyPaths, root.readonly and rootfsPropagation need a new mount namespace");
+    return;
+  }
+  std::string rootfs = canonical(opts.rootfs);
+  std::string prop = spec.linux_ ? spec.linux_->rootfs_propagation : "";
+  if (mount(nullptr, "/", nullptr, rootfs_propagation_flag(prop), nullptr) < 0)
+    throw sys_error("set propagation of / in the container's mount namespace");
+  // pivot_root refuses a shared parent, and a bind onto a shared mount would
+  // propagate to the host: make the mount holding the rootfs private first.
+  std::string parent = mount_point_of(rootfs);
+  if (mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) < 0)
+    throw sys_error("make " + parent + " private");
+  // The rootfs must be a mount point of its own for pivot_root.
+  if (mount(rootfs.c_str(), rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0)
+    throw sys_error("bind mount rootfs " + rootfs + " on itself");
+  Fd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) throw sys_error("open rootfs " + rootfs);
+
+  for (size_t i = 0; i < spec.mounts.size(); ++i) mount_one(root.get(), rootfs, spec.mounts[i], i, opts);
+
+  bool dev_is_bind = false;
+  dev_mount(spec, &dev_is_bind);
+  if (!dev_is_bind) setup_dev(root.get(), opts);
+  if (spec.linux_)
+    for (size_t i = 0; i < spec.linux_->devices.size(); ++i)
+      make_device(root.get(), spec.linux_->devices[i], opts.user_ns, "linux.devices[" + std::to_string(i) + "]");
+}
+
+void enter_rootfs(const RootfsOptions& opts) {
+  std::string rootfs = canonical(opts.rootfs);
+  if (!opts.new_mount_ns) {
+    if (chroot(rootfs.c_str()) < 0) throw sys_error("chroot " + rootfs);
+    if (chdir("/") < 0) throw sys_error("chdir / in the rootfs");
+    return;
+  }
+  if (chdir(rootfs.c_str()) < 0) throw sys_error("chdir " + rootfs);
+  if (opts.no_pivot) {
+    // --no-pivot (rootfs on a ramfs): the old root stays underneath, reachable
+    // by a process with CAP_SYS_CHROOT; that is the documented cost of the option.
+    if (mount(rootfs.c_str(), "/", nullptr, MS_MOVE, nullptr) < 0) throw sys_error("move rootfs " + rootfs + " to /");
+    if (chroot(".") < 0) throw sys_error("chroot " + rootfs);
+    if (chdir("/") < 0) throw sys_error("chdir / in the rootfs");
+    return;
+  }
+  // pivot_root(".", "."): the old root ends up stacked on top of the new one
+  // at "/", where it can be detached without needing a directory for it.
+  if (syscall(SYS_pivot_root, ".", ".") < 0) throw sys_error("pivot_root into " + rootfs);
+  // Unmounts of the old root must not propagate anywhere (it may be shared
+  // with the host when rootfsPropagation asked for that).
+  if (mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0) throw sys_error("make the old root rslave");
+  if (umount2(".", MNT_DETACH) < 0) throw sys_error("detach the old root");
+  if (chdir("/") < 0) throw sys_error("chdir / in the rootfs");
+}
+
+namespace {
+
+void write_sysctls(const spec::Spec& spec, int root_fd) {
+  if (!spec.linux_ || spec.linux_->sysctl.empty()) return;
+  check_sysctl(spec);
+  constexpr uint64_t kStrict = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  // The container's /proc is whatever it mounted there: use it only if it is procfs.
+  Fd procsys(raw_openat2(root_fd, "proc/sys", O_PATH | O_DIRECTORY, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+  if (!procsys) throw sys_error("linux.sysctl: open /proc/sys in the container");
+  if (!on_procfs(procsys.get())) throw Error("linux.sysctl: /proc/sys in the container is not procfs");
+  for (const auto& [key, value] : spec.linux_->sysctl) {
+    std::string path = key;
+    for (auto& c : path)
+      if (c == '.') c = '/';
+    Fd fd(raw_openat2(procsys.get(), path, O_WRONLY | O_NOFOLLOW, kStrict));
+    if (!fd) throw sys_error("linux.sysctl: open /proc/sys/" + path);
+    if (!on_procfs(fd.get())) throw Error("linux.sysctl: /proc/sys/" + path + " is not on procfs");
+    ssize_t n = write(fd.get(), value.data(), value.size());
+    if (n < 0) throw sys_error("linux.sysctl: write \"" + value + "\" to " + key);
+    if (static_cast<size_t>(n) != value.size()) throw Error("linux.sysctl: short write to " + key);
+  }
+}
+
+// maskedPaths: files get /dev/null over them, directories an empty read-only tmpfs.
+void mask_paths(const std::vector<std::string>& paths, int root_fd) {
+  Fd null_fd;
+  for (const auto& p : paths) {
+    std::string what = "maskedPaths: " + p;
+    Fd target(raw_openat2(root_fd, rel(p), O_PATH, kInRoot));
+    if (!target) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;
+      throw sys_error(what);
+    }
+    if (S_ISDIR(fd_stat(target.get(), what).st_mode)) {
+      Fd fs(fsopen("tmpfs", FSOPEN_CLOEXEC));
+      if (!fs) throw sys_error(what + ": fsopen tmpfs");
+      if (fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) throw sys_error(what + ": create tmpfs");
+      Fd mnt(fsmount(fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC));
+      if (!mnt) throw sys_error(what + ": fsmount tmpfs");
+      attach(mnt.get(), target.get(), what);
+      continue;
+    }
+    if (!null_fd) {
+      // CVE-2025-31133: the container's /dev/null could be a symlink or bind
+      // of something else, which would then be exposed instead of hidden.
+      null_fd = Fd(raw_openat2(root_fd, "dev/null", O_PATH | O_NOFOLLOW, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+      if (!null_fd) throw sys_error("maskedPaths: open /dev/null in the container");
+      struct stat st = fd_stat(null_fd.get(), "/dev/null");
+      if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+        throw Error("maskedPaths: /dev/null in the container is not the null device (1:3)");
+    }
+    Fd tree(open_tree(null_fd.get(), "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+    if (!tree) throw sys_error(what + ": clone /dev/null");
+    attach(tree.get(), target.get(), what);
+  }
+}
+
+void readonly_paths(const std::vector<std::string>& paths, int root_fd) {
+  for (const auto& p : paths) {
+    std::string what = "readonlyPaths: " + p;
+    Fd target(raw_openat2(root_fd, rel(p), O_PATH, kInRoot));
+    if (!target) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;
+      throw sys_error(what);
+    }
+    Fd tree(open_tree(target.get(), "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
+    if (!tree) throw sys_error(what + ": clone");
+    setattr(tree.get(), AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0, 0, what);
+    attach(tree.get(), target.get(), what);
+  }
+}
+
+}  // namespace
+
+void finalize_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
+  Fd root(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) throw sys_error("open / of the container");
+  if (!opts.new_mount_ns) {
+    write_sysctls(spec, root.get());
+    return;
+  }
+  if (spec.linux_ && !spec.linux_->rootfs_propagation.empty())
+    if (mount(nullptr, "/", nullptr, rootfs_propagation_flag(spec.linux_->rootfs_propagation), nullptr) < 0)
+      throw sys_error("linux.rootfsPropagation: set propagation of /");
+  write_sysctls(spec, root.get());
+  if (spec.linux_) {
+    mask_paths(spec.linux_->masked_paths, root.get());
+    readonly_paths(spec.linux_->readonly_paths, root.get());
+  }
+  bool dev_is_bind = false;
+  const spec::Mount* dev = dev_mount(spec, &dev_is_bind);
+  if (dev && !dev_is_bind && (parse_mount_options(dev->options).flags & MS_RDONLY)) {
+    Fd d(raw_openat2(root.get(), "dev", O_PATH | O_DIRECTORY, kInRoot));
+    if (!d) throw sys_error("open /dev to make it read-only");
+    setattr(d.get(), 0, MOUNT_ATTR_RDONLY, 0, 0, "/dev");
+  }
+  if (spec.root && spec.root->readonly) setattr(root.get(), 0, MOUNT_ATTR_RDONLY, 0, 0, "/ (root.readonly)");
+}
+
+}  // namespace husk::ns
