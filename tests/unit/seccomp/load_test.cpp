@@ -1,0 +1,454 @@
+// seccomp::load(): filters really loaded into forked children. No root is
+// needed: an unprivileged process may load a filter once no_new_privs is set.
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "seccomp/seccomp.h"
+
+using namespace husk;
+
+namespace {
+
+spec::SeccompSyscall call(std::vector<std::string> names, std::string action,
+                          std::optional<uint32_t> errno_ret = std::nullopt,
+                          std::vector<spec::SeccompArg> args = {}) {
+  spec::SeccompSyscall s;
+  s.names = std::move(names);
+  s.action = std::move(action);
+  s.errno_ret = errno_ret;
+  s.args = std::move(args);
+  return s;
+}
+
+spec::Seccomp config(std::string default_action, std::vector<spec::SeccompSyscall> calls) {
+  spec::Seccomp c;
+  c.default_action = std::move(default_action);
+  c.syscalls = std::move(calls);
+  return c;
+}
+
+// Run fn in a forked child (with no_new_privs unless told otherwise) and
+// return its wait status; fn's result is the exit code, 0 meaning success.
+// Failures print why on stderr.
+int in_child(const std::function<int()>& fn, bool no_new_privs = true) {
+  pid_t pid = fork();
+  if (pid < 0) FAIL("fork: " << strerror(errno));
+  if (pid == 0) {
+    int rc = 120;
+    if (no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(121);
+    try {
+      rc = fn();
+    } catch (const std::exception& e) {
+      fprintf(stderr, "child: %s\n", e.what());
+      rc = 122;
+    }
+    _exit(rc);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// "exit 0" for success; assertions compare against it so a failure shows
+// the child's code or signal.
+std::string status_text(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/husk-seccomp-XXXXXX";
+    if (!mkdtemp(tmpl)) FAIL("mkdtemp: " << strerror(errno));
+    path = tmpl;
+  }
+  ~TempDir() { std::system(("rm -rf " + path).c_str()); }
+};
+
+// errno of a call expected to fail, 0 when it succeeded.
+template <class F>
+int errno_of(F f) {
+  errno = 0;
+  return f() < 0 ? errno : 0;
+}
+
+}  // namespace
+
+TEST_CASE("load: ERRNO rule makes mkdir fail with EPERM, rest allowed", "[seccomp][load]") {
+  TempDir dir;
+  const std::string target = dir.path + "/x";
+  auto p = seccomp::plan(config("SCMP_ACT_ALLOW", {call({"mkdir", "mkdirat"}, "SCMP_ACT_ERRNO"),
+                                                    call({"getpid"}, "SCMP_ACT_ALLOW")}));
+  int st = in_child([&] {
+    if (seccomp::load(p) != -1) return 1;
+    if (int e = errno_of([&] { return mkdir(target.c_str(), 0700); }); e != EPERM) {
+      fprintf(stderr, "mkdir: errno %d\n", e);
+      return 2;
+    }
+    if (getpid() <= 0) return 3;
+    if (int e = errno_of([&] { return access(dir.path.c_str(), F_OK); }); e != 0) return 4;
+    return 0;
+  });
+  CHECK(status_text(st) == "exit 0");
+  CHECK(access(target.c_str(), F_OK) != 0);
+  // The directory was writable: only the filter stopped the child.
+  CHECK(mkdir(target.c_str(), 0700) == 0);
+}
+
+TEST_CASE("load: errnoRet is what the syscall returns", "[seccomp][load]") {
+  auto p = seccomp::plan(config("SCMP_ACT_ALLOW", {call({"mkdir", "mkdirat"}, "SCMP_ACT_ERRNO", ENOSYS)}));
+  int st = in_child([&] {
+    seccomp::load(p);
+    return errno_of([] { return mkdir("/tmp/husk-seccomp-never", 0700); }) == ENOSYS ? 0 : 1;
+  });
+  CHECK(status_text(st) == "exit 0");
+}
+
+TEST_CASE("load: SCMP_ACT_KILL_PROCESS kills the child with SIGSYS", "[seccomp][load]") {
+  auto p = seccomp::plan(config("SCMP_ACT_ALLOW", {call({"uname"}, "SCMP_ACT_KILL_PROCESS")}));
+  int st = in_child([&] {
+    seccomp::load(p);
+    struct utsname u;
+    uname(&u);
+    return 1;  // not reached
+  });
+  REQUIRE(WIFSIGNALED(st));
+  CHECK(WTERMSIG(st) == SIGSYS);
+}
+
+TEST_CASE("load: argument conditions", "[seccomp][load]") {
+  SECTION("args on one index are ORed (personality 8 or 0x40000 refused)") {
+    auto p = seccomp::plan(config(
+        "SCMP_ACT_ALLOW",
+        {call({"personality"}, "SCMP_ACT_ERRNO", EDOM,
+              {{0, PER_LINUX32, 0, "SCMP_CMP_EQ"}, {0, ADDR_NO_RANDOMIZE, 0, "SCMP_CMP_EQ"}})}));
+    int st = in_child([&] {
+      seccomp::load(p);
+      if (personality(0xffffffff) < 0) return 1;
+      if (errno_of([] { return personality(PER_LINUX32); }) != EDOM) return 2;
+      if (errno_of([] { return personality(ADDR_NO_RANDOMIZE); }) != EDOM) return 3;
+      if (personality(PER_LINUX) < 0) return 4;
+      return 0;
+    });
+    CHECK(status_text(st) == "exit 0");
+  }
+  SECTION("args on distinct indexes are ANDed (getpriority(PRIO_PROCESS, 12345) only)") {
+    auto p = seccomp::plan(config(
+        "SCMP_ACT_ALLOW", {call({"getpriority"}, "SCMP_ACT_ERRNO", EDOM,
+                                {{0, PRIO_PROCESS, 0, "SCMP_CMP_EQ"}, {1, 12345, 0, "SCMP_CMP_EQ"}})}));
+    int st = in_child([&] {
+      seccomp::load(p);
+      if (errno_of([] { return getpriority(PRIO_PROCESS, 12345) == -1 ? -1 : 0; }) != EDOM) return 1;
+      if (errno_of([] { return getpriority(PRIO_PROCESS, 0) == -1 ? -1 : 0; }) != 0) return 2;
+      if (errno_of([] { return getpriority(PRIO_PGRP, 12345) == -1 ? -1 : 0; }) == EDOM) return 3;
+      return 0;
+    });
+    CHECK(status_text(st) == "exit 0");
+  }
+  SECTION("MASKED_EQ: value is the mask, valueTwo the expected bits") {
+    // Refuse datagram sockets whatever the extra type flags.
+    auto p = seccomp::plan(config(
+        "SCMP_ACT_ALLOW", {call({"socket"}, "SCMP_ACT_ERRNO", EDOM, {{1, 0xf, SOCK_DGRAM, "SCMP_CMP_MASKED_EQ"}})}));
+    int st = in_child([&] {
+      seccomp::load(p);
+      if (errno_of([] { return socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); }) != EDOM) return 1;
+      if (socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) < 0) return 2;
+      return 0;
+    });
+    CHECK(status_text(st) == "exit 0");
+  }
+}
+
+TEST_CASE("load: extra architectures and flags are accepted by the kernel", "[seccomp][load]") {
+  auto c = config("SCMP_ACT_ALLOW", {call({"mkdir", "mkdirat", "socketcall"}, "SCMP_ACT_ERRNO")});
+  c.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+  c.flags = seccomp::supported_flags();
+  auto p = seccomp::plan(c);
+  int st = in_child([&] {
+    seccomp::load(p);
+    return errno_of([] { return mkdir("/tmp/husk-seccomp-never", 0700); }) == EPERM ? 0 : 1;
+  });
+  CHECK(status_text(st) == "exit 0");
+}
+
+TEST_CASE("load: SECCOMP_FILTER_FLAG_TSYNC reaches threads started before", "[seccomp][load]") {
+  TempDir dir;
+  // Another thread waits for the filter, then tries mkdir; returns its errno.
+  auto run = [&](bool tsync) {
+    auto c = config("SCMP_ACT_ALLOW", {call({"mkdir", "mkdirat"}, "SCMP_ACT_ERRNO")});
+    if (tsync) c.flags = {"SECCOMP_FILTER_FLAG_TSYNC"};
+    auto p = seccomp::plan(c);
+    const std::string target = dir.path + (tsync ? "/tsync" : "/plain");
+    return in_child([&] {
+      int go[2];
+      if (pipe2(go, O_CLOEXEC) != 0) return 100;
+      int err = -1;
+      std::thread t([&] {
+        char b;
+        if (read(go[0], &b, 1) == 1) err = errno_of([&] { return mkdir(target.c_str(), 0700); });
+      });
+      seccomp::load(p);
+      if (write(go[1], "x", 1) != 1) return 101;
+      t.join();
+      return err;
+    });
+  };
+  int with = run(true);
+  REQUIRE(WIFEXITED(with));
+  CHECK(WEXITSTATUS(with) == EPERM);
+  int without = run(false);
+  REQUIRE(WIFEXITED(without));
+  CHECK(WEXITSTATUS(without) == 0);  // the filter only covered the loading thread
+}
+
+TEST_CASE("load: without no_new_privs an unprivileged process is refused", "[seccomp][load]") {
+  auto p = seccomp::plan(config("SCMP_ACT_ALLOW", {call({"mkdir"}, "SCMP_ACT_ERRNO")}));
+  int st = in_child(
+      [&] {
+        // Drop root (and with it CAP_SYS_ADMIN) when the tests run as root.
+        if (geteuid() == 0 && (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+                               setresuid(65534, 65534, 65534) != 0))
+          return 1;
+        try {
+          seccomp::load(p);
+        } catch (const Error& e) {
+          if (std::string(e.what()) == "seccomp: load filter: Permission denied" && e.err() == EACCES)
+            return 0;
+          fprintf(stderr, "unexpected: %s\n", e.what());
+          return 2;
+        }
+        return 3;
+      },
+      /*no_new_privs=*/false);
+  CHECK(status_text(st) == "exit 0");
+}
+
+TEST_CASE("load: a plan carrying a flag libseccomp cannot set is refused", "[seccomp][load]") {
+  seccomp::Plan p;
+  p.default_action = SCMP_ACT_ALLOW;
+  p.flags = SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+  int st = in_child([&] {
+    try {
+      seccomp::load(p);
+    } catch (const Error& e) {
+      return std::string(e.what()).find("not supported") != std::string::npos ? 0 : 2;
+    }
+    return 1;
+  });
+  CHECK(status_text(st) == "exit 0");
+}
+
+// The whole notify path: the child loads a filter with NOTIFY on getppid and
+// hands the listener fd to an agent socket with send_to_listener(); this
+// process plays the agent and answers the child's getppid() with 4242.
+TEST_CASE("load: SCMP_ACT_NOTIFY hands a working listener fd to the agent", "[seccomp][load][notify]") {
+  TempDir dir;
+  const std::string sock_path = dir.path + "/agent.sock";
+  int lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(lsock >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, sock_path.c_str());
+  REQUIRE(bind(lsock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(lsock, 1) == 0);
+
+  auto c = config("SCMP_ACT_ALLOW", {call({"getppid"}, "SCMP_ACT_NOTIFY")});
+  c.listener_path = sock_path;
+  c.listener_metadata = "meta=1";
+  auto p = seccomp::plan(c);
+  REQUIRE(p.notify);
+
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int rc = 0;
+    try {
+      close(lsock);
+      if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(10);
+      int fd = seccomp::load(p);
+      if (fd < 0) _exit(11);
+      if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC)) _exit(12);
+      const std::string state = R"({"ociVersion":"1.2.0","id":"c1","status":"creating","pid":)" +
+                                std::to_string(getpid()) + R"(,"bundle":"/b"})";
+      seccomp::send_to_listener(c.listener_path, fd,
+                                seccomp::process_state_json("1.2.0", getpid(), c.listener_metadata, state));
+      close(fd);
+      long got = syscall(SYS_getppid);
+      rc = got == 4242 ? 0 : 13;
+    } catch (const std::exception& e) {
+      fprintf(stderr, "child: %s\n", e.what());
+      rc = 14;
+    }
+    _exit(rc);
+  }
+
+  auto wait_readable = [](int fd) {
+    pollfd pfd{fd, POLLIN, 0};
+    return poll(&pfd, 1, 10000) == 1;
+  };
+  bool ok = wait_readable(lsock);
+  CHECK(ok);
+  int conn = ok ? accept4(lsock, nullptr, nullptr, SOCK_CLOEXEC) : -1;
+  close(lsock);
+  int notify_fd = -1;
+  std::string payload;
+  if (conn >= 0) {
+    char buf[4096];
+    for (;;) {
+      iovec iov{buf, sizeof buf};
+      alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = cbuf;
+      msg.msg_controllen = sizeof cbuf;
+      ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
+      if (n <= 0) break;
+      for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+          CHECK(notify_fd == -1);  // exactly one fd, once
+          std::memcpy(&notify_fd, CMSG_DATA(cm), sizeof(int));
+          CHECK(cm->cmsg_len == CMSG_LEN(sizeof(int)));
+        }
+      payload.append(buf, static_cast<size_t>(n));
+    }
+    close(conn);  // the runtime closed its end after one state
+  }
+  CHECK(notify_fd >= 0);
+
+  if (notify_fd >= 0 && wait_readable(notify_fd)) {
+    seccomp_notif* req = nullptr;
+    seccomp_notif_resp* resp = nullptr;
+    REQUIRE(seccomp_notify_alloc(&req, &resp) == 0);
+    REQUIRE(seccomp_notify_receive(notify_fd, req) == 0);
+    CHECK(req->pid == static_cast<uint32_t>(child));
+    CHECK(req->data.nr == SYS_getppid);
+    resp->id = req->id;
+    resp->val = 4242;
+    resp->error = 0;
+    resp->flags = 0;
+    CHECK(seccomp_notify_respond(notify_fd, resp) == 0);
+    seccomp_notify_free(req, resp);
+  } else {
+    kill(child, SIGKILL);
+    FAIL_CHECK("no notification arrived");
+  }
+  if (notify_fd >= 0) close(notify_fd);
+
+  int st = 0;
+  waitpid(child, &st, 0);
+  CHECK(status_text(st) == "exit 0");
+
+  auto j = nlohmann::json::parse(payload);
+  CHECK(j["ociVersion"] == "1.2.0");
+  CHECK(j["fds"] == nlohmann::json::array({"seccompFd"}));
+  CHECK(j["pid"] == child);
+  CHECK(j["metadata"] == "meta=1");
+  CHECK(j["state"]["id"] == "c1");
+  CHECK(j["state"]["pid"] == child);
+}
+
+namespace {
+
+// A Docker-default-sized profile: default ERRNO, ~350 allowed syscalls in a
+// few entries, plus Docker-style argument rules for personality and clone.
+spec::Seccomp docker_sized_profile() {
+  const std::set<std::string> held_back = {"mkdir", "mkdirat", "personality", "clone", "mount",
+                                           "reboot", "kexec_load", "ptrace", "unshare", "setns", "clone3"};
+  spec::Seccomp c;
+  c.default_action = "SCMP_ACT_ERRNO";
+  c.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+  std::vector<std::string> names;
+  for (int nr = 0; nr < 1024 && names.size() < 350; ++nr) {
+    char* n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (!n) continue;
+    if (!held_back.count(n)) names.push_back(n);
+    free(n);
+  }
+  for (size_t i = 0; i < names.size(); i += 50)
+    c.syscalls.push_back(call({names.begin() + static_cast<long>(i),
+                               names.begin() + static_cast<long>(std::min(names.size(), i + 50))},
+                              "SCMP_ACT_ALLOW"));
+  for (uint64_t per : {0x0ull, 0x8ull, 0x20000ull, 0x20008ull, 0xffffffffull})
+    c.syscalls.push_back(call({"personality"}, "SCMP_ACT_ALLOW", std::nullopt, {{0, per, 0, "SCMP_CMP_EQ"}}));
+  c.syscalls.push_back(call({"clone"}, "SCMP_ACT_ALLOW", std::nullopt,
+                            {{0, 0x7e020000, 0, "SCMP_CMP_MASKED_EQ"}}));
+  c.syscalls.push_back(call({"clone3"}, "SCMP_ACT_ERRNO", ENOSYS));
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("load: a Docker-sized allow-list profile behaves", "[seccomp][load]") {
+  auto p = seccomp::plan(docker_sized_profile());
+  CHECK(p.rules.size() > 350);
+  int st = in_child([&] {
+    seccomp::load(p);
+    if (errno_of([] { return mkdir("/tmp/husk-seccomp-never", 0700); }) != EPERM) return 1;
+    if (personality(0xffffffff) < 0) return 2;
+    if (errno_of([] { return personality(ADDR_NO_RANDOMIZE); }) != EPERM) return 3;
+    if (errno_of([] { return syscall(SYS_clone3, nullptr, 0); }) != ENOSYS) return 4;
+    if (errno_of([] { return syscall(SYS_unshare, 0); }) != EPERM) return 5;
+    if (getpid() <= 0) return 6;
+    return 0;
+  });
+  CHECK(status_text(st) == "exit 0");
+}
+
+// Timing only (hidden: run with `husk-unit-seccomp [bench]`).
+TEST_CASE("bench: plan and load of a Docker-sized profile", "[.][bench]") {
+  using clk = std::chrono::steady_clock;
+  const auto cfg = docker_sized_profile();
+  const int runs = 50;
+  auto t0 = clk::now();
+  seccomp::Plan p;
+  for (int i = 0; i < runs; ++i) p = seccomp::plan(cfg);
+  double plan_us = std::chrono::duration<double, std::micro>(clk::now() - t0).count() / runs;
+
+  double total_us = 0;
+  for (int i = 0; i < runs; ++i) {
+    int fds[2];
+    REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
+    int st = in_child([&] {
+      auto s = clk::now();
+      seccomp::load(p);
+      double us = std::chrono::duration<double, std::micro>(clk::now() - s).count();
+      return write(fds[1], &us, sizeof us) == sizeof us ? 0 : 1;
+    });
+    double us = 0;
+    REQUIRE(read(fds[0], &us, sizeof us) == sizeof us);
+    close(fds[0]);
+    close(fds[1]);
+    REQUIRE(status_text(st) == "exit 0");
+    total_us += us;
+  }
+  WARN("rules: " << p.rules.size() << ", plan(): " << plan_us << " us, load(): " << total_us / runs
+                 << " us (mean of " << runs << ")");
+}
