@@ -13,6 +13,22 @@
 
 namespace husk::spec {
 
+// The ociVersion range husk accepts in config.json (any 1.0.x .. 1.3.x,
+// pre-release suffixes included) and reports in features.json.
+inline constexpr const char* kOciVersionMin = "1.0.0";
+inline constexpr const char* kOciVersionMax = "1.3.0";
+
+// CAP_* names in kernel number order: known_capabilities()[n] is capability n
+// (CAP_CHOWN = 0 .. CAP_CHECKPOINT_RESTORE = 40).
+const std::vector<std::string>& known_capabilities();
+// Capability number for "CAP_SYS_ADMIN" etc., -1 when unknown.
+int capability_number(const std::string& name);
+// RLIMIT_* resource number (as for setrlimit) for "RLIMIT_NOFILE" etc., -1 when unknown.
+int rlimit_resource(const std::string& name);
+// linux.namespaces[].type values husk knows, sorted:
+// cgroup ipc mount network pid time user uts.
+const std::vector<std::string>& known_namespaces();
+
 struct Root {
   std::string path;
   bool readonly = false;
@@ -295,8 +311,15 @@ Spec load_bundle(const std::string& bundle_dir);
 // `husk spec` output: a runnable busybox-style config (sh, terminal true as runc does).
 std::string default_config_json(bool rootless);
 
-// Convert a linux.resources JSON object (as `update --resources` receives it) to the model.
+// Convert a linux.resources JSON object (as `update --resources` receives it)
+// to the model and check it with validate_resources(); paths in messages are
+// relative to the object ("memory.limit: expected int64").
 Resources parse_resources(const std::string& json_text);
+
+// The linux.resources rules validate() applies (device rule types/access,
+// cgroup file names in `unified`, burst <= quota, ...), for resources that
+// come from elsewhere, e.g. `update` flags.
+void validate_resources(const Resources& r);
 
 // ---- state.json (runtime.md "State") ----
 struct State {
@@ -312,7 +335,8 @@ struct State {
 };
 
 // The object handed to hooks on stdin and printed by `husk state`
-// (runc's field set: ociVersion id pid status bundle rootFS created owner annotations).
+// (runc's field set and order: ociVersion id pid status bundle rootfs created
+// owner, then annotations only when there are any).
 std::string state_to_json(const State& s, bool pretty);
 
 }  // namespace husk::spec
@@ -322,7 +346,7 @@ namespace husk::spec {
 // ---- features.json (features.md) ----
 struct Features {
   std::string oci_version_min = "1.0.0";
-  std::string oci_version_max;  // the newest ociVersion husk accepts
+  std::string oci_version_max = kOciVersionMax;  // the newest ociVersion husk accepts
   std::vector<std::string> hooks;
   std::vector<std::string> mount_options;
   std::vector<std::string> namespaces;
