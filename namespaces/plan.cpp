@@ -252,7 +252,7 @@ void check_sysctl(const spec::Spec& spec) {
     if (ns.empty())
       throw Error(where + " is not namespaced; refusing to change it for the whole host");
     if (!l.has_namespace(ns))
-      throw Error(where + " needs a " + ns + " namespace, but the container shares the host's");
+      throw Error(where + " needs its own " + ns + " namespace, but the container shares the host's");
   }
 }
 
