@@ -1,0 +1,253 @@
+#include "runtime/cli.h"
+
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <set>
+
+#include "runtime/commands.h"
+#include "runtime/log.h"
+#include "spec/error.h"
+
+namespace po = boost::program_options;
+
+namespace husk::rt {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+constexpr const char* kSpecVersion = "1.3.0";
+
+constexpr const char* kUsage = R"(husk: an OCI container runtime
+
+usage: husk [global options] command [command options] [arguments...]
+
+commands:
+  create    create a container from a bundle; it waits for start
+  start     run the user process of a created container
+  run       create and start a container (foreground unless -d)
+  state     print the state of a container as JSON
+  kill      send a signal to the container's init (or all processes)
+  delete    delete a container and everything it made
+  list      list containers
+  spec      write a default config.json into a bundle
+  features  print the features husk supports as JSON
+
+global options:
+)";
+
+struct Command {
+  const char* name;
+  const char* args;  // usage line after the name
+};
+constexpr Command kCommands[] = {
+    {"create", "[--bundle DIR] [--pid-file F] [--console-socket S] [--no-pivot] [--preserve-fds N] ID"},
+    {"start", "ID"},
+    {"run", "[create options] [--detach] [--keep] ID"},
+    {"state", "ID"},
+    {"kill", "[--all] ID [SIGNAL]"},
+    {"delete", "[--force] ID"},
+    {"list", "[--format table|json] [--quiet]"},
+    {"spec", "[--bundle DIR] [--rootless]"},
+    {"features", ""},
+};
+
+po::options_description global_options() {
+  po::options_description d;
+  d.add_options()
+      ("root", po::value<std::string>(), "state directory (default /run/husk, $XDG_RUNTIME_DIR/husk for non-root)")
+      ("log", po::value<std::string>(), "append log lines to this file")
+      ("log-format", po::value<std::string>()->default_value("text"), "text or json")
+      ("debug", po::bool_switch(), "log debug lines")
+      ("systemd-cgroup", po::bool_switch(), "cgroupsPath is slice:prefix:name (not supported yet)")
+      ("rootless", po::value<std::string>(), "accepted for runc compatibility")
+      ("criu", po::value<std::string>(), "accepted for runc compatibility")
+      ("version,v", po::bool_switch(), "print the version")
+      ("help,h", po::bool_switch(), "print this help");
+  return d;
+}
+
+// Global options that take a value, to find where the command starts.
+const std::set<std::string> kGlobalWithValue = {"--root", "--log", "--log-format", "--rootless", "--criu",
+                                                "-root",  "-log",  "-log-format",  "-rootless",  "-criu"};
+
+int style() {
+  return (po::command_line_style::unix_style & ~po::command_line_style::allow_guessing) |
+         po::command_line_style::allow_long_disguise;
+}
+
+std::string default_root() {
+  if (::geteuid() == 0) return "/run/husk";
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  return std::string(xdg && *xdg ? xdg : "/tmp") + "/husk";
+}
+
+po::options_description command_options(const std::string& cmd) {
+  po::options_description d;
+  if (cmd == "create" || cmd == "run") {
+    d.add_options()
+        ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
+        ("pid-file", po::value<std::string>(), "write the init's pid here")
+        ("console-socket", po::value<std::string>(), "unix socket that receives the pty master")
+        ("no-pivot", po::bool_switch(), "chroot instead of pivot_root (initramfs hosts)")
+        ("no-new-keyring", po::bool_switch(), "keep the caller's session keyring")
+        ("preserve-fds", po::value<int>()->default_value(0), "pass N fds after stdio to the container")
+        ("no-subreaper", po::bool_switch(), "accepted for runc compatibility");
+    if (cmd == "run")
+      d.add_options()
+          ("detach,d", po::bool_switch(), "return after start")
+          ("keep", po::bool_switch(), "do not delete the container after it exits");
+  } else if (cmd == "kill") {
+    d.add_options()("all,a", po::bool_switch(), "signal every process in the container");
+  } else if (cmd == "delete") {
+    d.add_options()("force,f", po::bool_switch(), "kill a running container first");
+  } else if (cmd == "list") {
+    d.add_options()
+        ("format,f", po::value<std::string>()->default_value("table"), "table or json")
+        ("quiet,q", po::bool_switch(), "print only IDs");
+  } else if (cmd == "spec") {
+    d.add_options()
+        ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
+        ("rootless", po::bool_switch(), "a config for unprivileged users");
+  }
+  d.add_options()("args", po::value<std::vector<std::string>>(), "positional arguments");
+  return d;
+}
+
+std::string need_id(const std::vector<std::string>& args, const std::string& cmd) {
+  if (args.empty()) throw Error("\"" + cmd + "\" requires a container ID");
+  return args[0];
+}
+
+void check_arg_count(const std::vector<std::string>& args, size_t max, const std::string& cmd) {
+  if (args.size() > max)
+    throw Error("\"" + cmd + "\" takes at most " + std::to_string(max) + " argument(s), got " +
+                std::to_string(args.size()));
+}
+
+int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& g) {
+  std::vector<std::string> args;
+  if (vm.count("args")) args = vm["args"].as<std::vector<std::string>>();
+  auto flag = [&](const char* n) { return vm.count(n) && vm[n].as<bool>(); };
+  auto str = [&](const char* n) { return vm.count(n) ? vm[n].as<std::string>() : std::string(); };
+
+  if (cmd == "create" || cmd == "run") {
+    check_arg_count(args, 1, cmd);
+    CreateOptions o;
+    o.id = need_id(args, cmd);
+    o.bundle = str("bundle");
+    o.pid_file = str("pid-file");
+    o.console_socket = str("console-socket");
+    o.no_pivot = flag("no-pivot");
+    o.no_new_keyring = flag("no-new-keyring");
+    o.preserve_fds = vm["preserve-fds"].as<int>();
+    if (o.preserve_fds < 0) throw Error("--preserve-fds: must not be negative");
+    if (cmd == "create") return cmd_create(g, o);
+    o.detach = flag("detach");
+    o.keep = flag("keep");
+    return cmd_run(g, o);
+  }
+  if (cmd == "start" || cmd == "state") {
+    check_arg_count(args, 1, cmd);
+    std::string id = need_id(args, cmd);
+    return cmd == "start" ? cmd_start(g, id) : cmd_state(g, id);
+  }
+  if (cmd == "kill") {
+    check_arg_count(args, 2, cmd);
+    return cmd_kill(g, need_id(args, cmd), args.size() > 1 ? args[1] : "SIGTERM", flag("all"));
+  }
+  if (cmd == "delete") {
+    check_arg_count(args, 1, cmd);
+    return cmd_delete(g, need_id(args, cmd), flag("force"));
+  }
+  if (cmd == "list") {
+    check_arg_count(args, 0, cmd);
+    return cmd_list(g, str("format"), flag("quiet"));
+  }
+  if (cmd == "spec") {
+    check_arg_count(args, 0, cmd);
+    return cmd_spec(str("bundle"), flag("rootless"));
+  }
+  if (cmd == "features") {
+    check_arg_count(args, 0, cmd);
+    return cmd_features();
+  }
+  throw Error("\"" + cmd + "\" is not a husk command");
+}
+
+void print_help(const po::options_description& globals) {
+  std::cout << kUsage << globals << "\ncommand usage:\n";
+  for (const auto& c : kCommands) std::cout << "  husk " << c.name << " " << c.args << "\n";
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  // Split argv at the command: global options before it, the command's own after.
+  int cmd_at = 1;
+  while (cmd_at < argc && argv[cmd_at][0] == '-') {
+    std::string a = argv[cmd_at];
+    cmd_at += (kGlobalWithValue.count(a) && cmd_at + 1 < argc) ? 2 : 1;
+  }
+  auto globals = global_options();
+  po::variables_map gvm;
+  try {
+    po::store(po::command_line_parser(cmd_at - 1, argv + 1).options(globals).style(style()).run(), gvm);
+  } catch (const po::error& e) {
+    std::cerr << e.what() << std::endl;
+    return 1;
+  }
+  const std::string cmd = cmd_at < argc ? argv[cmd_at] : "";
+
+  po::variables_map vm;
+  try {
+    po::options_description all;
+    all.add(command_options(cmd)).add(global_options());
+    po::positional_options_description pos;
+    pos.add("args", -1);
+    std::vector<std::string> rest(argv + std::min(cmd_at + 1, argc), argv + argc);
+    po::store(po::command_line_parser(rest).options(all).positional(pos).style(style()).run(), vm);
+  } catch (const po::error& e) {
+    std::cerr << cmd << ": " << e.what() << std::endl;
+    return 1;
+  }
+  // A global option may also follow the command; the later one wins.
+  auto global = [&](const char* n) -> const po::variable_value* {
+    if (vm.count(n) && !vm[n].defaulted()) return &vm[n];
+    if (gvm.count(n)) return &gvm[n];
+    return nullptr;
+  };
+  auto gflag = [&](const char* n) { auto* v = global(n); return v && v->as<bool>(); };
+  auto gstr = [&](const char* n) { auto* v = global(n); return v ? v->as<std::string>() : std::string(); };
+
+  if (gflag("version")) {
+    std::cout << "husk version " << kVersion << "\nspec: " << kSpecVersion << std::endl;
+    return 0;
+  }
+  if (gflag("help") || cmd.empty()) {
+    print_help(globals);
+    return cmd.empty() && !gflag("help") ? 1 : 0;
+  }
+
+  std::string fmt = gstr("log-format");
+  if (fmt != "text" && fmt != "json") {
+    std::cerr << "invalid log-format \"" << fmt << "\": must be text or json" << std::endl;
+    return 1;
+  }
+  log::init(gstr("log"), fmt == "json" ? log::Format::json : log::Format::text, gflag("debug"));
+
+  Global g;
+  g.root = gstr("root").empty() ? default_root() : gstr("root");
+  g.systemd_cgroup = gflag("systemd-cgroup");
+  try {
+    if (g.systemd_cgroup) throw Error("--systemd-cgroup: the systemd cgroup driver is not supported; use cgroupfs");
+    return dispatch(cmd, vm, g);
+  } catch (const std::exception& e) {
+    log::error(e.what());
+    std::cerr << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace husk::rt

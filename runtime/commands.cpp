@@ -1,0 +1,477 @@
+#include "runtime/commands.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cgroups/cgroups.h"
+#include "namespaces/namespaces.h"
+#include "runtime/console.h"
+#include "runtime/hooks.h"
+#include "runtime/init.h"
+#include "runtime/log.h"
+#include "runtime/signals.h"
+#include "runtime/state.h"
+#include "runtime/util.h"
+#include "seccomp/seccomp.h"
+#include "spec/error.h"
+
+namespace husk::rt {
+namespace {
+
+std::string absolute_dir(const std::string& path, const char* what) {
+  char buf[PATH_MAX];
+  if (!::realpath(path.c_str(), buf)) throw sys_error(std::string(what) + " " + path);
+  struct stat st;
+  if (::stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) throw Error(std::string(what) + " " + path + ": not a directory");
+  return buf;
+}
+
+spec::Spec load_config(const std::string& bundle, std::string& text) {
+  try {
+    text = read_file(bundle + "/config.json");
+    spec::Spec s = spec::parse(text);
+    spec::validate(s, true);
+    if (!s.linux_) throw Error("linux: required (husk runs Linux containers)");
+    if (!s.linux_->has_namespace("mount"))
+      throw Error("linux.namespaces: a mount namespace is required");
+    ns::check_sysctl(s);
+    return s;
+  } catch (const Error& e) {
+    rethrow_with("config.json", e);
+  }
+}
+
+std::unique_ptr<cgroups::Manager> open_cgroup(const std::string& path) {
+  if (path.empty()) return nullptr;
+  return cgroups::Manager::open(path, cgroups::detect_mode());
+}
+
+// A container being made: undone unless commit() is called.
+struct Creation {
+  Handle handle;
+  Record rec;
+  spec::Spec spec;
+  std::unique_ptr<cgroups::Manager> cgroup;
+  bool committed = false;
+
+  Creation(Handle h, spec::Spec s) : handle(std::move(h)), spec(std::move(s)) {}
+  void commit() { committed = true; }
+  ~Creation() {
+    if (committed) return;
+    try {
+      if (cgroup) {
+        cgroup->kill_all(SIGKILL);
+        cgroup->destroy();
+      }
+    } catch (const Error& e) {
+      log::warn(std::string("cleanup after failed create: ") + e.what());
+    }
+    try {
+      handle.remove();
+    } catch (const Error& e) {
+      log::warn(std::string("cleanup after failed create: ") + e.what());
+    }
+  }
+};
+
+void write_pid_file(const std::string& path, pid_t pid) {
+  if (path.empty()) return;
+  write_file_atomic(path, std::to_string(pid), 0644);
+}
+
+struct Bundle {
+  std::string dir, config_text, rootfs;
+  spec::Spec spec;
+};
+
+Bundle load_bundle(const std::string& bundle_arg) {
+  Bundle b;
+  b.dir = absolute_dir(bundle_arg, "bundle");
+  b.spec = load_config(b.dir, b.config_text);
+  const std::string& root = b.spec.root->path;
+  b.rootfs = absolute_dir(root[0] == '/' ? root : b.dir + "/" + root, "rootfs");
+  return b;
+}
+
+void check_console_flags(const spec::Process& p, const CreateOptions& o, bool detached) {
+  if (p.terminal && detached && o.console_socket.empty())
+    throw Error("cannot allocate tty if husk will detach without setting console socket");
+  if (!p.terminal && !o.console_socket.empty())
+    throw Error("cannot use console socket if husk will not detach or allocate tty");
+}
+
+// create, with the console fd already decided (-1: no terminal).
+std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions& o, Bundle&& b, int console_fd) {
+  Store store(g.root);
+  auto c = std::make_unique<Creation>(Handle::create(store, o.id), std::move(b.spec));
+  const spec::Spec& sp = c->spec;
+  c->handle.save_config(b.config_text);
+  if (::mkfifoat(c->handle.dir_fd(), "exec.fifo", 0622) != 0) throw sys_error("mkfifo " + c->handle.dir() + "/exec.fifo");
+  // mkfifo honours our umask; the init may write to it as an unprivileged user.
+  ::fchmodat(c->handle.dir_fd(), "exec.fifo", 0622, 0);
+
+  Record& rec = c->rec;
+  rec.oci.oci_version = sp.oci_version;
+  rec.oci.id = o.id;
+  rec.oci.status = "creating";
+  rec.oci.bundle = b.dir;
+  rec.oci.rootfs = b.rootfs;
+  rec.oci.created = now_rfc3339();
+  rec.oci.annotations = sp.annotations;
+
+  const auto& lx = *sp.linux_;
+  rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, o.id);
+  c->cgroup = open_cgroup(rec.cgroup_path);
+  c->cgroup->create();
+  if (lx.resources) c->cgroup->apply(*lx.resources);
+
+  InitRequest req;
+  req.spec = &sp;
+  req.rootfs = b.rootfs;
+  req.state_dir_fd = c->handle.dir_fd();
+  req.console_fd = console_fd;
+  req.preserve_fds = o.preserve_fds;
+  req.no_pivot = o.no_pivot;
+  req.cgroup = c->cgroup.get();
+  Creation* cp = c.get();
+  req.on_pid = [cp](pid_t pid) {
+    cp->rec.oci.pid = pid;
+    cp->rec.start_time = process_start_time(pid);
+    cp->handle.save(cp->rec);
+    return spec::state_to_json(cp->rec.oci, false);
+  };
+  spawn_init(req);
+  rec.oci.status = "created";
+  c->handle.save(rec);
+  write_pid_file(o.pid_file, rec.oci.pid);
+  return c;
+}
+
+void start_container(Handle& h) {
+  Record rec = h.load();
+  std::string st = live_status(rec);
+  if (st == "stopped") throw Error("cannot start a container that has stopped");
+  if (st != "created") throw Error("cannot start an already " + st + " container");
+  spec::Spec sp = h.config();
+  release_init(h.dir_fd(), rec.oci.pid, rec.start_time);
+  rec.oci.status = "running";
+  h.save(rec);
+  run_hooks_logged(sp.hooks.poststart, "poststart", spec::state_to_json(rec.oci, false));
+}
+
+// Wait (bounded) for a process that is not our child to disappear.
+void wait_gone(pid_t pid, uint64_t start_time) {
+  for (int i = 0; i < 500 && process_alive(pid, start_time); ++i) ::usleep(2000);
+}
+
+void destroy_container(Handle& h, Record& rec, bool force) {
+  std::string st = live_status(rec);
+  if (st != "stopped" && !force)
+    throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
+  auto cg = open_cgroup(rec.cgroup_path);
+  if (st != "stopped") {
+    if (cg) {
+      cg->kill_all(SIGKILL);
+      if (st == "paused") cg->thaw();
+    }
+    if (process_alive(rec.oci.pid, rec.start_time)) ::kill(rec.oci.pid, SIGKILL);
+    wait_gone(rec.oci.pid, rec.start_time);
+  }
+  if (cg) cg->destroy();
+  spec::Spec sp;
+  bool have_config = true;
+  try {
+    sp = h.config();
+  } catch (const Error& e) {
+    have_config = false;
+    log::warn(std::string("delete: ") + e.what());
+  }
+  h.remove();
+  if (have_config) {
+    rec.oci.status = "stopped";
+    run_hooks_logged(sp.hooks.poststop, "poststop", spec::state_to_json(rec.oci, false));
+  }
+}
+
+spec::State visible_state(const Record& rec) {
+  spec::State s = rec.oci;
+  s.status = live_status(rec);
+  if (s.status == "stopped") s.pid = 0;
+  return s;
+}
+
+// ---- foreground run: forward signals, proxy a terminal, reap ----
+
+class RawTerminal {
+ public:
+  explicit RawTerminal(int fd) : fd_(fd) {
+    if (!::isatty(fd) || ::tcgetattr(fd, &saved_) != 0) return;
+    termios raw = saved_;
+    cfmakeraw(&raw);
+    active_ = ::tcsetattr(fd, TCSANOW, &raw) == 0;
+  }
+  ~RawTerminal() {
+    if (active_) ::tcsetattr(fd_, TCSANOW, &saved_);
+  }
+
+ private:
+  int fd_;
+  termios saved_{};
+  bool active_ = false;
+};
+
+bool copy_once(int from, int to) {
+  char buf[8192];
+  ssize_t n = ::read(from, buf, sizeof buf);
+  if (n <= 0) return false;
+  for (ssize_t off = 0; off < n;) {
+    ssize_t w = ::write(to, buf + off, static_cast<size_t>(n - off));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    off += w;
+  }
+  return true;
+}
+
+int wait_foreground(pid_t pid, int sigfd, int master) {
+  RawTerminal raw(master >= 0 ? STDIN_FILENO : -1);
+  if (master >= 0) {
+    winsize ws;
+    if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) ::ioctl(master, TIOCSWINSZ, &ws);
+  }
+  bool stdin_open = master >= 0;
+  for (;;) {
+    pollfd fds[3] = {{sigfd, POLLIN, 0}, {master, POLLIN, 0}, {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      throw sys_error("poll");
+    }
+    if (fds[1].revents & (POLLIN | POLLHUP)) {
+      if (!copy_once(master, STDOUT_FILENO) && !(fds[1].revents & POLLIN)) fds[1].fd = -1, master = -1;
+    }
+    if (fds[2].revents & (POLLIN | POLLHUP)) {
+      if (!copy_once(STDIN_FILENO, master)) stdin_open = false;
+    }
+    if (!(fds[0].revents & POLLIN)) continue;
+    signalfd_siginfo si;
+    if (::read(sigfd, &si, sizeof si) != sizeof si) continue;
+    int sig = static_cast<int>(si.ssi_signo);
+    if (sig == SIGWINCH && master >= 0) {
+      winsize ws;
+      if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) ::ioctl(master, TIOCSWINSZ, &ws);
+      continue;
+    }
+    if (sig != SIGCHLD) {
+      ::kill(pid, sig);
+      continue;
+    }
+    int status;
+    pid_t r;
+    while ((r = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (r != pid) continue;
+      if (master >= 0)
+        while (copy_once(master, STDOUT_FILENO)) {
+        }
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+  }
+}
+
+}  // namespace
+
+int cmd_create(const Global& g, const CreateOptions& o) {
+  Bundle b = load_bundle(o.bundle);
+  check_console_flags(*b.spec.process, o, true);
+  Fd console(b.spec.process->terminal ? connect_console_socket(o.console_socket) : -1);
+  auto c = create_container(g, o, std::move(b), console.get());
+  c->commit();
+  return 0;
+}
+
+int cmd_start(const Global& g, const std::string& id) {
+  Handle h = Handle::open(Store(g.root), id);
+  start_container(h);
+  return 0;
+}
+
+int cmd_run(const Global& g, const CreateOptions& o) {
+  Bundle b = load_bundle(o.bundle);
+  check_console_flags(*b.spec.process, o, o.detach);
+  bool terminal = b.spec.process->terminal;
+
+  // Signals are taken through a signalfd from before the clone on, so none is
+  // lost; the init unblocks them for itself.
+  sigset_t mask;
+  sigfillset(&mask);
+  for (int s : {SIGILL, SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGKILL, SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE})
+    sigdelset(&mask, s);
+  Fd sigfd;
+  if (!o.detach) {
+    sigprocmask(SIG_BLOCK, &mask, nullptr);
+    sigfd.reset(::signalfd(-1, &mask, SFD_CLOEXEC));
+    if (!sigfd) throw sys_error("signalfd");
+  }
+
+  Fd console_parent, console_child;
+  if (terminal && !o.console_socket.empty()) {
+    console_child.reset(connect_console_socket(o.console_socket));
+  } else if (terminal) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for console");
+    console_parent.reset(sv[0]);
+    console_child.reset(sv[1]);
+  }
+  auto c = create_container(g, o, std::move(b), console_child.get());
+  console_child.reset();
+  Fd master(console_parent ? recv_fd(console_parent.get()) : -1);
+  start_container(c->handle);
+  c->commit();
+  if (o.detach) return 0;
+
+  pid_t pid = c->rec.oci.pid;
+  std::string id = c->rec.oci.id;
+  // Free the container lock while we wait so that state/kill/exec work.
+  c.reset();
+  int status = wait_foreground(pid, sigfd.get(), master.get());
+  if (!o.keep) {
+    Handle h = Handle::open(Store(g.root), id);
+    Record rec = h.load();
+    destroy_container(h, rec, true);
+  }
+  return status;
+}
+
+int cmd_state(const Global& g, const std::string& id) {
+  Handle h = Handle::open(Store(g.root), id);
+  std::cout << spec::state_to_json(visible_state(h.load()), true) << std::endl;
+  return 0;
+}
+
+int cmd_kill(const Global& g, const std::string& id, const std::string& signal, bool all) {
+  int sig = parse_signal(signal);
+  Handle h = Handle::open(Store(g.root), id);
+  Record rec = h.load();
+  std::string st = live_status(rec);
+  if (st == "stopped" || st == "creating") throw Error("container not running");
+  if (all) {
+    if (auto cg = open_cgroup(rec.cgroup_path)) {
+      cg->kill_all(sig);
+      return 0;
+    }
+  }
+  // A pidfd pins the process: checking the start time and signalling through
+  // it cannot hit a recycled pid.
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, rec.oci.pid, 0)));
+  if (!pidfd || !process_alive(rec.oci.pid, rec.start_time)) throw Error("container not running");
+  if (::syscall(SYS_pidfd_send_signal, pidfd.get(), sig, nullptr, 0) != 0) throw sys_error("kill container init");
+  return 0;
+}
+
+int cmd_delete(const Global& g, const std::string& id, bool force) {
+  Store store(g.root);
+  std::optional<Handle> h;
+  try {
+    h.emplace(Handle::open(store, id));
+  } catch (const Error& e) {
+    if (!force) throw;
+    // `delete --force` of a missing container succeeds; a half-made dir is removed.
+    if (::access(store.dir(id).c_str(), F_OK) != 0) return 0;
+    Store::check_id(id);
+    std::string dir = store.dir(id);
+    for (const char* f : {"state.json", "state.json.tmp", "config.json", "config.json.tmp", "exec.fifo"})
+      ::unlink((dir + "/" + f).c_str());
+    ::rmdir(dir.c_str());
+    return 0;
+  }
+  Record rec = h->load();
+  destroy_container(*h, rec, force);
+  return 0;
+}
+
+int cmd_list(const Global& g, const std::string& format, bool quiet) {
+  Store store(g.root);
+  std::vector<spec::State> states;
+  auto ids = store.ids();
+  std::sort(ids.begin(), ids.end());
+  for (const auto& id : ids) {
+    try {
+      Handle h = Handle::open(store, id);
+      states.push_back(visible_state(h.load()));
+    } catch (const Error&) {
+      // being created or deleted right now
+    }
+  }
+  if (quiet) {
+    for (const auto& s : states) std::cout << s.id << "\n";
+    return 0;
+  }
+  if (format == "json") {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& s : states) arr.push_back(nlohmann::json::parse(spec::state_to_json(s, false)));
+    std::cout << arr.dump() << std::endl;
+    return 0;
+  }
+  if (format != "table") throw Error("invalid format option \"" + format + "\"");
+  std::vector<std::vector<std::string>> rows{{"ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER"}};
+  for (const auto& s : states)
+    rows.push_back({s.id, std::to_string(s.pid), s.status, s.bundle, s.created, s.owner.empty() ? "root" : s.owner});
+  std::vector<size_t> width(6, 0);
+  for (const auto& r : rows)
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 3, ' ');
+    }
+    std::cout << line << "\n";
+  }
+  return 0;
+}
+
+int cmd_spec(const std::string& bundle, bool rootless) {
+  std::string path = bundle + "/config.json";
+  if (::access(path.c_str(), F_OK) == 0) throw Error("File " + path + " exists. Remove it first");
+  write_file_atomic(path, spec::default_config_json(rootless), 0644);
+  return 0;
+}
+
+int cmd_features() {
+  spec::Features f;
+  f.oci_version_max = "1.3.0";
+  f.hooks = {"prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"};
+  f.mount_options = ns::known_mount_options();
+  f.namespaces = spec::known_namespaces();
+  f.capabilities = spec::known_capabilities();
+  auto mode = cgroups::detect_mode();
+  f.cgroup_v1 = mode != cgroups::Mode::unified;
+  f.cgroup_v2 = mode != cgroups::Mode::legacy;
+  f.seccomp_enabled = true;
+  f.seccomp_actions = seccomp::known_actions();
+  f.seccomp_operators = seccomp::known_operators();
+  f.seccomp_archs = seccomp::known_archs();
+  f.seccomp_known_flags = seccomp::known_flags();
+  f.seccomp_supported_flags = seccomp::known_flags();
+  std::cout << spec::features_to_json(f) << std::endl;
+  return 0;
+}
+
+}  // namespace husk::rt

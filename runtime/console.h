@@ -1,0 +1,23 @@
+// terminal: true — the container gets a new pty whose master goes to the
+// caller over --console-socket (SCM_RIGHTS), as runc does.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "spec/spec.h"
+
+namespace husk::rt {
+
+// Connect to the caller's console socket (before clone, on the host).
+int connect_console_socket(const std::string& path);
+
+// In the container (after pivot, /dev/ptmx of its devpts): open a pty, send
+// the master over `socket_fd`, make the slave the controlling terminal and stdio.
+void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size);
+
+// Send / receive one fd with a name over a unix socket.
+void send_fd(int sock, int fd, const std::string& name);
+int recv_fd(int sock);
+
+}  // namespace husk::rt

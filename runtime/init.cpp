@@ -1,0 +1,355 @@
+#include "runtime/init.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "namespaces/namespaces.h"
+#include "runtime/console.h"
+#include "runtime/hooks.h"
+#include "runtime/process.h"
+#include "runtime/util.h"
+#include "seccomp/seccomp.h"
+#include "spec/error.h"
+
+namespace husk::rt {
+namespace {
+
+// One byte of type, then a payload. Init -> parent:
+enum : char {
+  kMapIds = 'M',   // a new user namespace exists: write uid_map/gid_map of the sender
+  kPid = 'P',      // payload: pid of the real init (when an extra fork was needed)
+  kSync = 'S',     // the real init waits for cgroup placement
+  kHooks = 'H',    // mounts done: run prestart + createRuntime now
+  kReady = 'R',    // blocked on exec.fifo, ready for start
+  kError = 'E',    // payload: message
+};
+// Parent -> init:
+enum : char { kGo = 'g', kMapsDone = 'm', kHooksDone = 'h' };
+
+void send_msg(int fd, char type, const std::string& payload = {}) {
+  std::string m(1, type);
+  m += payload;
+  if (::send(fd, m.data(), m.size(), MSG_NOSIGNAL) < 0) throw sys_error("init sync: send");
+}
+
+// Returns false on EOF (the other side exited).
+bool recv_msg(int fd, char& type, std::string& payload) {
+  std::string buf(256 * 1024, '\0');
+  ssize_t n;
+  do n = ::recv(fd, buf.data(), buf.size(), 0);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) throw sys_error("init sync: receive");
+  if (n == 0) return false;
+  type = buf[0];
+  payload.assign(buf.data() + 1, static_cast<size_t>(n) - 1);
+  return true;
+}
+
+void expect(int fd, char want) {
+  char t;
+  std::string p;
+  if (!recv_msg(fd, t, p)) _exit(1);  // parent gone: nothing to report to
+  if (t != want) throw Error(std::string("init sync: unexpected message '") + t + "'");
+}
+
+pid_t clone3_raw(uint64_t flags, int cgroup_fd) {
+  clone_args args{};
+  args.flags = flags;
+  args.exit_signal = SIGCHLD;
+  if (cgroup_fd >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = static_cast<uint64_t>(cgroup_fd);
+  }
+  return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
+}
+
+struct ChildContext {
+  const InitRequest& req;
+  const spec::Spec& spec;
+  ns::NamespacePlan plan;
+  seccomp::Plan seccomp_plan;
+  bool has_seccomp = false;
+  int sock;
+};
+
+bool has_new_ns(const spec::Linux& l, const char* type) {
+  const auto* n = l.find_namespace(type);
+  return n && n->path.empty();
+}
+
+// Everything the real init does, from the first sync to exec.
+[[noreturn]] void container_init(ChildContext& c) {
+  const spec::Spec& spec = c.spec;
+  const spec::Linux& lx = *spec.linux_;
+  const spec::Process& proc = *spec.process;
+
+  send_msg(c.sock, kSync);
+  char t;
+  std::string hook_state;
+  if (!recv_msg(c.sock, t, hook_state) || t != kGo) _exit(1);
+
+  // Joined namespaces other than user/pid (handled before the fork); mount last.
+  for (const auto& j : c.plan.joins)
+    if (j.type != "user" && j.type != "pid") ns::join_namespace(j);
+  // The cgroup namespace must be made after the parent placed us in our cgroup.
+  if (has_new_ns(lx, "cgroup") && ::unshare(CLONE_NEWCGROUP) != 0) throw sys_error("unshare cgroup namespace");
+  if (has_new_ns(lx, "time")) {
+    if (::unshare(CLONE_NEWTIME) != 0) throw sys_error("unshare time namespace");
+    ns::write_time_offsets(lx.time_offsets);
+  }
+
+  ns::RootfsOptions ro;
+  ro.rootfs = c.req.rootfs;
+  ro.no_pivot = c.req.no_pivot;
+  ro.user_ns = lx.has_namespace("user");
+  ro.new_mount_ns = has_new_ns(lx, "mount");
+  ns::prepare_rootfs(spec, ro);
+
+  const auto& hooks = spec.hooks;
+  if (!hooks.prestart.empty() || !hooks.create_runtime.empty()) {
+    send_msg(c.sock, kHooks);
+    expect(c.sock, kHooksDone);
+  }
+  run_hooks(hooks.create_container, "createContainer", hook_state);
+
+  ns::enter_rootfs(ro);
+  ns::set_hostname(spec);
+  ns::finalize_rootfs(spec, ro);
+
+  if (c.req.console_fd >= 0) {
+    setup_console(c.req.console_fd, proc.console_size);
+    ::close(c.req.console_fd);
+  }
+  enter_cwd(proc.cwd);
+  apply_limits(proc, &lx);
+  std::string exe = find_executable(proc.args[0], proc.env);
+
+  // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it before
+  // the capabilities go. With it, load as late as possible (fewer syscalls to allow).
+  int listener = -1;
+  if (c.has_seccomp && !proc.no_new_privileges) listener = seccomp::load(c.seccomp_plan);
+  switch_user_and_caps(proc, ro.user_ns);
+  apply_no_new_privs(proc);
+
+  send_msg(c.sock, kReady);
+  ::close(c.sock);
+
+  // Blocks until `start` opens the fifo for reading.
+  int fifo = ::openat(c.req.state_dir_fd, "exec.fifo", O_WRONLY | O_CLOEXEC);
+  if (fifo < 0) throw sys_error("open exec.fifo");
+  if (::write(fifo, "0", 1) != 1) throw sys_error("write exec.fifo");
+  ::close(fifo);
+  ::close(c.req.state_dir_fd);
+
+  // startContainer hooks get the state with status "created" (we are not running yet).
+  run_hooks(hooks.start_container, "startContainer", hook_state);
+  if (c.has_seccomp && proc.no_new_privileges) listener = seccomp::load(c.seccomp_plan);
+  if (listener >= 0) {
+    seccomp::send_to_listener(lx.seccomp->listener_path, listener, hook_state);
+    ::close(listener);
+  }
+  prepare_fds_for_exec(c.req.preserve_fds);
+  exec_process(exe, proc);
+}
+
+[[noreturn]] void child_main(ChildContext& c) {
+  try {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Not dumpable until exec: the container cannot open our /proc/<pid>/exe
+    // or mem (CVE-2019-5736).
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    container_init(c);
+  } catch (const std::exception& e) {
+    try {
+      send_msg(c.sock, kError, e.what());
+    } catch (...) {
+    }
+  }
+  _exit(1);
+}
+
+// Slow path: join user/pid namespaces, unshare the rest, fork the real init
+// (pid namespaces apply to children only) as our parent's child.
+[[noreturn]] void stage1_main(ChildContext& c) {
+  try {
+    for (const auto& j : c.plan.joins)
+      if (j.type == "user") ns::join_namespace(j);
+    for (const auto& j : c.plan.joins)
+      if (j.type == "pid") ns::join_namespace(j);
+    int flags = c.plan.clone_flags & ~(CLONE_NEWCGROUP | CLONE_NEWTIME);
+    if (flags && ::unshare(flags) != 0) throw sys_error("unshare namespaces");
+    if (flags & CLONE_NEWUSER) {
+      send_msg(c.sock, kMapIds);
+      expect(c.sock, kMapsDone);
+    }
+    pid_t pid = clone3_raw(CLONE_PARENT, -1);
+    if (pid < 0) throw sys_error("clone init");
+    if (pid == 0) child_main(c);
+    send_msg(c.sock, kPid, std::to_string(pid));
+    _exit(0);
+  } catch (const std::exception& e) {
+    try {
+      send_msg(c.sock, kError, e.what());
+    } catch (...) {
+    }
+  }
+  _exit(1);
+}
+
+void write_id_maps(pid_t pid, const spec::Linux& lx) {
+  std::string base = "/proc/" + std::to_string(pid);
+  write_file(base + "/uid_map", ns::id_map_text(lx.uid_mappings));
+  write_file(base + "/gid_map", ns::id_map_text(lx.gid_mappings));
+}
+
+void write_oom_score_adj(pid_t pid, const spec::Process& p) {
+  if (p.oom_score_adj)
+    write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*p.oom_score_adj));
+}
+
+// Kills and reaps a half-made init on every error path.
+struct InitGuard {
+  pid_t pid = -1;
+  pid_t stage1 = -1;
+  bool armed = true;
+  ~InitGuard() {
+    if (!armed) return;
+    for (pid_t p : {pid, stage1}) {
+      if (p <= 0) continue;
+      ::kill(p, SIGKILL);
+      while (::waitpid(p, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+};
+
+std::string exit_description(pid_t pid) {
+  int status;
+  if (::waitpid(pid, &status, 0) != pid) return "container init exited unexpectedly";
+  if (WIFSIGNALED(status)) return "container init was killed by signal " + std::to_string(WTERMSIG(status));
+  return "container init exited unexpectedly with status " + std::to_string(WEXITSTATUS(status));
+}
+
+}  // namespace
+
+pid_t spawn_init(const InitRequest& req) {
+  const spec::Spec& spec = *req.spec;
+  const spec::Linux& lx = *spec.linux_;
+  ChildContext c{req, spec, ns::plan_namespaces(lx), {}, false, -1};
+  if (lx.seccomp) {
+    c.seccomp_plan = seccomp::plan(*lx.seccomp);
+    c.has_seccomp = true;
+  }
+
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for init");
+  Fd parent_sock(sv[0]), child_sock(sv[1]);
+  c.sock = child_sock.get();
+
+  // Fast path: one clone3 makes every new namespace. Joining a user or pid
+  // namespace needs an intermediate process (see stage1_main).
+  bool joins_user_or_pid = false;
+  for (const auto& j : c.plan.joins) joins_user_or_pid |= j.type == "user" || j.type == "pid";
+  bool new_user = c.plan.clone_flags & CLONE_NEWUSER;
+  bool slow = joins_user_or_pid || (new_user && !c.plan.joins.empty());
+
+  InitGuard guard;
+  int cg_fd = req.cgroup ? req.cgroup->clone_into_fd() : -1;
+  Fd cg_fd_owner(cg_fd);
+  pid_t pid;
+  if (slow) {
+    pid = clone3_raw(0, -1);
+    if (pid == 0) stage1_main(c);
+    if (pid < 0) throw sys_error("clone container init");
+    guard.stage1 = pid;
+    cg_fd = -1;
+  } else {
+    uint64_t flags = static_cast<uint64_t>(c.plan.clone_flags & ~(CLONE_NEWCGROUP | CLONE_NEWTIME));
+    pid = clone3_raw(flags, cg_fd);
+    if (pid < 0 && errno == EINVAL && cg_fd >= 0) {
+      cg_fd = -1;  // kernel without CLONE_INTO_CGROUP
+      pid = clone3_raw(flags, -1);
+    }
+    if (pid == 0) child_main(c);
+    if (pid < 0) throw sys_error("clone container init");
+    guard.pid = pid;
+  }
+  child_sock.reset();
+
+  bool maps_written = false;
+  std::string hook_state;
+  for (;;) {
+    char type;
+    std::string payload;
+    if (!recv_msg(parent_sock.get(), type, payload)) {
+      pid_t who = guard.pid > 0 ? guard.pid : guard.stage1;
+      std::string why = exit_description(who);
+      if (who == guard.pid) guard.pid = -1; else guard.stage1 = -1;
+      throw Error(why);
+    }
+    switch (type) {
+      case kError:
+        throw Error(payload);
+      case kMapIds:
+        write_id_maps(guard.stage1, lx);
+        maps_written = true;
+        send_msg(parent_sock.get(), kMapsDone);
+        break;
+      case kPid:
+        guard.pid = std::stoi(payload);
+        ::waitpid(guard.stage1, nullptr, 0);
+        guard.stage1 = -1;
+        break;
+      case kSync:
+        if (new_user && !maps_written) write_id_maps(guard.pid, lx);
+        if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
+        write_oom_score_adj(guard.pid, *spec.process);
+        hook_state = req.on_pid(guard.pid);
+        send_msg(parent_sock.get(), kGo, hook_state);
+        break;
+      case kHooks:
+        run_hooks(spec.hooks.prestart, "prestart", hook_state);
+        run_hooks(spec.hooks.create_runtime, "createRuntime", hook_state);
+        send_msg(parent_sock.get(), kHooksDone);
+        break;
+      case kReady:
+        guard.armed = false;
+        return guard.pid;
+      default:
+        throw Error(std::string("init sync: unexpected message '") + type + "'");
+    }
+  }
+}
+
+void release_init(int state_dir_fd, pid_t pid, uint64_t start_time) {
+  Fd fifo(::openat(state_dir_fd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fifo) throw sys_error("open exec.fifo");
+  // The init opens the fifo for writing once we hold it for reading; poll so
+  // an init that died meanwhile does not hang us.
+  for (;;) {
+    pollfd p{fifo.get(), POLLIN, 0};
+    int rc = ::poll(&p, 1, 100);
+    if (rc < 0 && errno != EINTR) throw sys_error("wait on exec.fifo");
+    if (rc > 0 && (p.revents & POLLIN)) {
+      char b;
+      if (::read(fifo.get(), &b, 1) == 1) break;
+    }
+    if (!process_alive(pid, start_time)) throw Error("container init died before start");
+  }
+  ::unlinkat(state_dir_fd, "exec.fifo", 0);
+}
+
+}  // namespace husk::rt

@@ -1,0 +1,22 @@
+// Runtime log: --log FILE (appended, shared by every call for a container)
+// in --log-format text|json, the same lines runc writes.
+#pragma once
+
+#include <string>
+
+namespace husk::rt::log {
+
+enum class Format { text, json };
+
+// Opens the log file in append mode (created if missing). Without a file,
+// debug lines go to stderr and errors are only printed by the CLI.
+void init(const std::string& path, Format format, bool debug);
+
+void debug(const std::string& msg);
+void warn(const std::string& msg);
+void error(const std::string& msg);
+
+// JSON string escaping (also used by callers that print JSON by hand).
+std::string json_escape(const std::string& s);
+
+}  // namespace husk::rt::log

@@ -1,0 +1,226 @@
+#include "runtime/process.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <sys/capability.h>
+
+#include <cstring>
+
+#include "spec/error.h"
+
+namespace husk::rt {
+
+static const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+static bool is_executable_file(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
+}
+
+std::string find_executable(const std::string& arg0, const std::vector<std::string>& env) {
+  if (arg0.find('/') != std::string::npos) {
+    if (!is_executable_file(arg0)) {
+      int e = errno;
+      struct stat st;
+      if (::stat(arg0.c_str(), &st) == 0) e = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
+      throw Error("exec: \"" + arg0 + "\": " + strerror(e), e);
+    }
+    return arg0;
+  }
+  std::string path = kDefaultPath;
+  for (const auto& kv : env)
+    if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string cand = dir + "/" + arg0;
+    if (is_executable_file(cand)) return cand;
+    start = end + 1;
+  }
+  throw Error("exec: \"" + arg0 + "\": executable file not found in $PATH", ENOENT);
+}
+
+static int sched_policy(const std::string& name) {
+  static const std::pair<const char*, int> kPolicies[] = {
+      {"SCHED_OTHER", SCHED_OTHER}, {"SCHED_FIFO", SCHED_FIFO},   {"SCHED_RR", SCHED_RR},
+      {"SCHED_BATCH", SCHED_BATCH}, {"SCHED_IDLE", SCHED_IDLE},   {"SCHED_DEADLINE", 6}};
+  for (auto& [n, v] : kPolicies)
+    if (name == n) return v;
+  throw Error("process.scheduler.policy: unknown policy \"" + name + "\"");
+}
+
+// The kernel's struct sched_attr (glibc 2.36 has no wrapper).
+struct SchedAttr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+static uint64_t sched_flag(const std::string& name) {
+  static const std::pair<const char*, uint64_t> kFlags[] = {
+      {"SCHED_FLAG_RESET_ON_FORK", 0x01}, {"SCHED_FLAG_RECLAIM", 0x02},
+      {"SCHED_FLAG_DL_OVERRUN", 0x04},    {"SCHED_FLAG_KEEP_POLICY", 0x08},
+      {"SCHED_FLAG_KEEP_PARAMS", 0x10},   {"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20},
+      {"SCHED_FLAG_UTIL_CLAMP_MAX", 0x40}};
+  for (auto& [n, v] : kFlags)
+    if (name == n) return v;
+  throw Error("process.scheduler.flags: unknown flag \"" + name + "\"");
+}
+
+void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg) {
+  for (size_t i = 0; i < p.rlimits.size(); ++i) {
+    const auto& rl = p.rlimits[i];
+    int res = spec::rlimit_resource(rl.type);
+    if (res < 0) throw Error("process.rlimits[" + std::to_string(i) + "].type: unknown rlimit \"" + rl.type + "\"");
+    rlimit lim{rl.soft, rl.hard};
+    if (::setrlimit(res, &lim) != 0) throw sys_error("setrlimit " + rl.type);
+  }
+  if (linux_cfg && linux_cfg->personality) {
+    const auto& d = linux_cfg->personality->domain;
+    unsigned long persona = d == "LINUX32" ? PER_LINUX32 : PER_LINUX;
+    if (::personality(persona) < 0) throw sys_error("personality " + d);
+  }
+  if (p.scheduler) {
+    SchedAttr a{};
+    a.size = sizeof a;
+    a.sched_policy = static_cast<uint32_t>(sched_policy(p.scheduler->policy));
+    for (const auto& f : p.scheduler->flags) a.sched_flags |= sched_flag(f);
+    a.sched_nice = p.scheduler->nice;
+    a.sched_priority = static_cast<uint32_t>(p.scheduler->priority);
+    a.sched_runtime = p.scheduler->runtime;
+    a.sched_deadline = p.scheduler->deadline;
+    a.sched_period = p.scheduler->period;
+    if (::syscall(SYS_sched_setattr, 0, &a, 0) != 0) throw sys_error("sched_setattr " + p.scheduler->policy);
+  }
+  if (p.io_priority) {
+    int klass = p.io_priority->klass == "IOPRIO_CLASS_RT"   ? 1
+                : p.io_priority->klass == "IOPRIO_CLASS_BE" ? 2
+                                                             : 3;
+    int prio = (klass << 13) | p.io_priority->priority;
+    if (::syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, prio) != 0)
+      throw sys_error("ioprio_set " + p.io_priority->klass);
+  }
+}
+
+static void set_cap_list(cap_t caps, cap_flag_t flag, const std::vector<std::string>& names,
+                         const char* field) {
+  std::vector<cap_value_t> values;
+  for (const auto& n : names) {
+    int v = spec::capability_number(n);
+    if (v < 0) throw Error(std::string("process.capabilities.") + field + ": unknown capability \"" + n + "\"");
+    // Capabilities newer than the kernel are skipped, as runc does.
+    if (v > static_cast<int>(cap_max_bits()) - 1) continue;
+    values.push_back(v);
+  }
+  if (!values.empty() && cap_set_flag(caps, flag, static_cast<int>(values.size()), values.data(), CAP_SET) != 0)
+    throw sys_error(std::string("set capability flag ") + field);
+}
+
+void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
+  const spec::Capabilities none;
+  const spec::Capabilities& c = p.capabilities ? *p.capabilities : none;
+  int last = static_cast<int>(cap_max_bits()) - 1;
+
+  // Bounding set first: it needs CAP_SETPCAP, which the user switch may drop.
+  std::vector<bool> keep(static_cast<size_t>(last + 1), false);
+  for (const auto& n : c.bounding) {
+    int v = spec::capability_number(n);
+    if (v < 0) throw Error("process.capabilities.bounding: unknown capability \"" + n + "\"");
+    if (v <= last) keep[static_cast<size_t>(v)] = true;
+  }
+  for (int v = 0; v <= last; ++v)
+    if (!keep[static_cast<size_t>(v)] && ::prctl(PR_CAPBSET_DROP, v, 0, 0, 0) != 0 && errno != EINVAL)
+      throw sys_error("drop capability " + std::to_string(v) + " from the bounding set");
+
+  if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) throw sys_error("prctl PR_SET_KEEPCAPS");
+  const auto& u = p.user;
+  std::vector<gid_t> groups(u.additional_gids.begin(), u.additional_gids.end());
+  // setgroups is denied in a user namespace whose setgroups file says "deny".
+  if (::setgroups(groups.size(), groups.data()) != 0 && !(in_user_ns && errno == EPERM && groups.empty()))
+    throw sys_error("setgroups");
+  if (::setresgid(u.gid, u.gid, u.gid) != 0) throw sys_error("setgid " + std::to_string(u.gid));
+  if (::setresuid(u.uid, u.uid, u.uid) != 0) throw sys_error("setuid " + std::to_string(u.uid));
+  if (::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0) throw sys_error("prctl PR_SET_KEEPCAPS");
+
+  cap_t caps = cap_init();
+  if (!caps) throw sys_error("cap_init");
+  set_cap_list(caps, CAP_EFFECTIVE, c.effective, "effective");
+  set_cap_list(caps, CAP_PERMITTED, c.permitted, "permitted");
+  set_cap_list(caps, CAP_INHERITABLE, c.inheritable, "inheritable");
+  int rc = cap_set_proc(caps);
+  int err = errno;
+  cap_free(caps);
+  if (rc != 0) throw sys_error("set process capabilities", err);
+
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    throw sys_error("clear ambient capabilities");
+  for (const auto& n : c.ambient) {
+    int v = spec::capability_number(n);
+    if (v < 0) throw Error("process.capabilities.ambient: unknown capability \"" + n + "\"");
+    if (v > last) continue;
+    // Raising an ambient cap not in permitted+inheritable fails; runc ignores that.
+    ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0);
+  }
+  ::umask(u.umask ? *u.umask : 022);
+}
+
+void apply_no_new_privs(const spec::Process& p) {
+  if (p.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) throw sys_error("prctl PR_SET_NO_NEW_PRIVS");
+}
+
+void prepare_fds_for_exec(int preserve_fds) {
+  unsigned first_closed = 3u + static_cast<unsigned>(preserve_fds);
+  if (::syscall(SYS_close_range, first_closed, ~0u, CLOSE_RANGE_CLOEXEC) != 0) throw sys_error("close_range");
+  for (int fd = 3; fd < static_cast<int>(first_closed); ++fd) {
+    int fl = ::fcntl(fd, F_GETFD);
+    if (fl >= 0) ::fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
+  }
+}
+
+static void mkdir_all(const std::string& path) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    std::string part = path.substr(0, pos);
+    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) throw sys_error("mkdir " + part);
+  }
+}
+
+void enter_cwd(const std::string& cwd) {
+  std::string dir = cwd.empty() ? "/" : cwd;
+  if (::chdir(dir.c_str()) != 0) {
+    if (errno != ENOENT) throw sys_error("chdir to cwd " + dir);
+    mkdir_all(dir);
+    if (::chdir(dir.c_str()) != 0) throw sys_error("chdir to cwd " + dir);
+  }
+  // A cwd reached through a leaked host fd shows as "(unreachable)/..." (CVE-2024-21626).
+  char buf[4096];
+  if (!::getcwd(buf, sizeof buf) || buf[0] != '/')
+    throw Error("process.cwd: \"" + dir + "\" is not inside the container");
+}
+
+[[noreturn]] void exec_process(const std::string& path, const spec::Process& p) {
+  std::vector<char*> argv, envp;
+  for (const auto& a : p.args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : p.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  ::execve(path.c_str(), argv.data(), envp.data());
+  throw sys_error("exec " + path);
+}
+
+}  // namespace husk::rt

@@ -1,0 +1,36 @@
+// Turning the calling process into the container's process: everything from
+// process.* of the spec that is applied between setup and execve.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "spec/spec.h"
+
+namespace husk::rt {
+
+// Resolve args[0] against PATH from `env` (or the default PATH) as execvp
+// would, inside the current root. Throws `exec: "foo": executable file not found in $PATH`.
+std::string find_executable(const std::string& arg0, const std::vector<std::string>& env);
+
+// rlimits, personality, scheduler, ioPriority: applied while still privileged.
+void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg);
+
+// setgroups/setgid/setuid keeping the configured capabilities, then set the
+// five capability sets; umask. Ends unprivileged unless caps say otherwise.
+void switch_user_and_caps(const spec::Process& p, bool in_user_ns);
+
+// PR_SET_NO_NEW_PRIVS when asked.
+void apply_no_new_privs(const spec::Process& p);
+
+// Mark every fd >= 3 + preserve close-on-exec, and clear it on 3..3+preserve-1.
+void prepare_fds_for_exec(int preserve_fds);
+
+// chdir to process.cwd, creating it when missing, and refuse a cwd that is
+// not inside the container's root (CVE-2024-21626).
+void enter_cwd(const std::string& cwd);
+
+// execve; returns only by throwing.
+[[noreturn]] void exec_process(const std::string& path, const spec::Process& p);
+
+}  // namespace husk::rt

@@ -1,0 +1,67 @@
+// Container records under --root: <root>/<id>/{state.json,config.json,exec.fifo}.
+// Every command that changes a container holds an flock on its directory, so
+// commands on one container serialize and different containers never block.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/util.h"
+#include "spec/spec.h"
+
+namespace husk::rt {
+
+struct Record {
+  spec::State oci;             // status as last written: creating|created|running|stopped
+  uint64_t start_time = 0;     // of oci.pid, to detect pid reuse
+  std::string cgroup_path;     // resolved cgroupsPath, empty when none was made
+};
+
+class Store {
+ public:
+  explicit Store(std::string root);
+  const std::string& root() const { return root_; }
+  std::string dir(const std::string& id) const { return root_ + "/" + id; }
+
+  // ID rules as runc: [A-Za-z0-9_+.-]+, not "." or "..".
+  static void check_id(const std::string& id);
+
+  std::vector<std::string> ids() const;
+
+ private:
+  std::string root_;
+};
+
+// A locked container directory.
+class Handle {
+ public:
+  // Make <root>/<id> exclusively (error if the id exists) and lock it.
+  static Handle create(const Store& store, const std::string& id);
+  // Lock an existing container; error `container "X" does not exist`.
+  static Handle open(const Store& store, const std::string& id);
+
+  const std::string& id() const { return id_; }
+  const std::string& dir() const { return dir_; }
+  int dir_fd() const { return fd_.get(); }
+
+  Record load() const;
+  void save(const Record& r) const;
+  // The config.json the container was created from.
+  spec::Spec config() const;
+  void save_config(const std::string& json_text) const;
+  // Remove the directory and everything in it.
+  void remove();
+
+ private:
+  std::string id_, dir_;
+  Fd fd_;
+};
+
+// Status as callers see it: stopped when the init is gone (or its pid was
+// reused), paused when its cgroup is frozen, else the recorded status.
+std::string live_status(const Record& r);
+
+}  // namespace husk::rt

@@ -1,0 +1,44 @@
+// Small file and process helpers shared by the runtime commands.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace husk::rt {
+
+std::string read_file(const std::string& path);
+// write to path.tmp then rename: readers never see a partial file
+void write_file_atomic(const std::string& path, const std::string& data, mode_t mode = 0644);
+// Write without truncating errors into one line: "write <path>: <errno>".
+void write_file(const std::string& path, const std::string& data);
+
+// Field 22 of /proc/<pid>/stat (start time in clock ticks), 0 if the process is gone.
+uint64_t process_start_time(pid_t pid);
+// True when pid is alive, not a zombie, and (when start_time != 0) still the same process.
+bool process_alive(pid_t pid, uint64_t start_time);
+
+std::string now_rfc3339();  // UTC with nanoseconds, as runc's state "created"
+
+// RAII fd: closes on scope exit.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+  int get() const { return fd_; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace husk::rt
