@@ -1,0 +1,95 @@
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "runtime/state.h"
+#include "runtime/util.h"
+#include "spec/error.h"
+
+using namespace husk::rt;
+namespace fs = std::filesystem;
+
+namespace {
+struct TempRoot {
+  std::string path;
+  TempRoot() {
+    char t[] = "/tmp/husk-state-XXXXXX";
+    path = mkdtemp(t);
+  }
+  ~TempRoot() { fs::remove_all(path); }
+};
+}  // namespace
+
+TEST_CASE("container ids follow runc's rules") {
+  CHECK_NOTHROW(Store::check_id("abc-DEF_1.2+x"));
+  for (const char* bad : {"", ".", "..", "a/b", "a b", "../x", "x\n"})
+    REQUIRE_THROWS_WITH(Store::check_id(bad), Catch::Contains("invalid container id"));
+}
+
+TEST_CASE("a record round-trips through state.json and duplicates are refused") {
+  TempRoot root;
+  Store store(root.path + "/nested/root");
+  {
+    Handle h = Handle::create(store, "c1");
+    Record r;
+    r.oci.oci_version = "1.2.0";
+    r.oci.id = "c1";
+    r.oci.status = "created";
+    r.oci.pid = 4242;
+    r.oci.bundle = "/b";
+    r.oci.rootfs = "/b/rootfs";
+    r.oci.created = now_rfc3339();
+    r.oci.annotations = {{"k", "v"}};
+    r.start_time = 77;
+    r.cgroup_path = "/husk/c1";
+    h.save(r);
+  }
+  REQUIRE_THROWS_WITH(Handle::create(store, "c1"), Catch::Contains("already exists"));
+  Handle h = Handle::open(store, "c1");
+  Record r = h.load();
+  CHECK(r.oci.pid == 4242);
+  CHECK(r.oci.status == "created");
+  CHECK(r.oci.annotations.at("k") == "v");
+  CHECK(r.start_time == 77);
+  CHECK(r.cgroup_path == "/husk/c1");
+  CHECK(store.ids() == std::vector<std::string>{"c1"});
+  h.remove();
+  CHECK(!fs::exists(store.dir("c1")));
+  REQUIRE_THROWS_WITH(Handle::open(store, "c1"), "container \"c1\" does not exist");
+}
+
+TEST_CASE("a container whose init is gone or recycled reads as stopped") {
+  pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  Record r;
+  r.oci.status = "running";
+  r.oci.pid = child;
+  r.start_time = process_start_time(child);
+  REQUIRE(r.start_time != 0);
+  CHECK(live_status(r) == "running");
+  Record recycled = r;
+  recycled.start_time = r.start_time + 1;  // same pid, another process
+  CHECK(live_status(recycled) == "stopped");
+  kill(child, SIGKILL);
+  // a zombie counts as stopped before it is reaped
+  for (int i = 0; i < 200 && process_alive(child, 0); ++i) usleep(5000);
+  CHECK(live_status(r) == "stopped");
+  waitpid(child, nullptr, 0);
+  CHECK(live_status(r) == "stopped");
+}
+
+TEST_CASE("created timestamps are RFC3339 UTC with nanoseconds") {
+  std::string t = now_rfc3339();
+  REQUIRE(t.size() == 30);
+  CHECK(t[4] == '-');
+  CHECK(t[10] == 'T');
+  CHECK(t[19] == '.');
+  CHECK(t.back() == 'Z');
+}
