@@ -16,7 +16,10 @@
 namespace husk::cgroups {
 
 enum class Mode { unified, hybrid, legacy };
-// Read /proc/self/mountinfo (or statfs /sys/fs/cgroup) once.
+// statfs /sys/fs/cgroup (and /sys/fs/cgroup/unified) once, cached:
+// unified: cgroup2 at /sys/fs/cgroup; hybrid: v1 controllers plus cgroup2 at
+// /sys/fs/cgroup/unified (v1 controllers are used; the unified hierarchy gets the
+// same path and serves controllers only it has); legacy: v1 only.
 Mode detect_mode();
 
 // One file write: on v2 `controller` is empty; on v1 it names the hierarchy
@@ -29,11 +32,66 @@ struct Write {
 };
 
 // ---- pure ----
-std::vector<Write> v2_writes(const spec::Resources& r);
+// Translate linux.resources to the writes, in the order they must happen.
+// Invalid values throw Error naming the field ("linux.resources.memory.limit: ...").
+// Devices are not part of v2_writes (they become an eBPF program, see below);
+// v1_writes includes devices.deny/devices.allow when r.devices is non-empty.
+// Values 0 for memory limit/reservation/swap, cpu shares/period/quota and
+// blockIO weight mean "unset", as runc treats them.
+// Ignored (documented) as runc does: memory.kernel everywhere (removed from
+// the kernel); on v2 memory.kernelTCP, swappiness, disableOOMKiller,
+// useHierarchy and network (v2 has no such knobs). Rejected on v2:
+// cpu.realtime*, blockIO.leafWeight; on v1: unified.
+// `bfq_weight`: io.bfq.weight exists, so blockIO weights go there unconverted
+// instead of io.weight.
+std::vector<Write> v2_writes(const spec::Resources& r, bool bfq_weight = false);
 std::vector<Write> v1_writes(const spec::Resources& r);
-uint64_t shares_to_weight(uint64_t shares);  // the runc/crun conversion
+// runc's linear conversion: 1 + ((shares - 2) * 9999) / 262142, shares
+// clamped to the kernel's [2, 262144] first; 0 -> 0 (unset).
+uint64_t shares_to_weight(uint64_t shares);
+// runc's blkio (10..1000) -> io.weight (1..10000): 1 + (w - 10) * 9999 / 990; 0 -> 0.
+uint64_t blkio_weight_to_io_weight(uint64_t weight);
+// memory.swap.max for OCI swap (= memory + swap, v1 semantics) and limit:
+// swap - limit, "max" for -1 (or absent swap with limit -1); nullopt: leave unset.
+std::optional<std::string> v2_swap_max(std::optional<int64_t> limit, std::optional<int64_t> swap);
+// A linux.resources.unified key must be "<controller>.<file>" naming a file
+// directly inside the cgroup; throws Error naming the key otherwise.
+void validate_unified_key(const std::string& key);
+// Parse a cpuset list ("0-3,7"); throws Error prefixed with `field` when malformed.
+std::vector<unsigned> parse_cpu_list(const std::string& list, const std::string& field);
+// cpu.cpus/cpu.mems against the online CPU / memory-node lists (same syntax).
+void check_cpuset(const spec::Resources& r, const std::string& cpus_online,
+                  const std::string& mems_online);
+// ---- not pure: reads /sys/devices/system/{cpu,node}/online ----
+void check_host(const spec::Resources& r);
+
+// ---- devices ----
+// runc's default allow list (mknod of any c/b, null zero full tty random
+// urandom console ptmx /dev/pts/*, /dev/net/tun), appended after the spec's rules.
+std::vector<spec::DeviceRule> default_device_rules();
+// The rules a container gets: a leading deny-all, linux.resources.devices in
+// order, an rwm allow for each linux.devices entry, then default_device_rules().
+std::vector<spec::DeviceRule> effective_device_rules(const std::vector<spec::DeviceRule>& resources_devices,
+                                                      const std::vector<spec::Device>& linux_devices);
+// The semantic both backends implement: per requested access bit, the last
+// rule that matches the device and contains that bit decides; no rule: deny.
+// type 'c' or 'b'; access a subset of "rwm". Empty rule access means "rwm",
+// negative/absent major/minor and type 'a' are wildcards.
+bool device_allowed(const std::vector<spec::DeviceRule>& rules, char type, int64_t major,
+                    int64_t minor, const std::string& access);
+// One eBPF instruction, layout-identical to the kernel's struct bpf_insn.
+struct BpfInsn {
+  uint8_t code;
+  uint8_t dst_reg : 4;
+  uint8_t src_reg : 4;
+  int16_t off;
+  int32_t imm;
+};
+// BPF_PROG_TYPE_CGROUP_DEVICE program implementing device_allowed() for `rules`.
+std::vector<BpfInsn> device_filter_program(const std::vector<spec::DeviceRule>& rules);
 // The cgroup path (relative to each hierarchy's root, starting with '/')
 // for linux.cgroupsPath: absolute stays, relative goes under /husk, absent -> /husk/<id>.
+// ".." components are rejected ("linux.cgroupsPath: ..."); "." and "//" are normalised.
 std::string resolve_path(const std::optional<std::string>& cgroups_path, const std::string& id);
 
 struct Stats {
@@ -60,13 +118,19 @@ class Manager {
   virtual const std::string& path() const = 0;
   // mkdir the cgroup(s), enabling needed controllers in ancestors (v2).
   virtual void create() = 0;
+  // Write the limits. An empty r.devices leaves the device policy as it is
+  // (so `update` does not reset it); pass effective_device_rules() at create.
+  // v2: devices become an eBPF program replacing the previous husk one.
+  // memory.checkBeforeUpdate: refuse a limit below the current usage.
   virtual void apply(const spec::Resources& r) = 0;
-  // An O_CLOEXEC directory fd for clone3 CLONE_INTO_CGROUP, or -1 when not possible (v1).
+  // An O_CLOEXEC directory fd for clone3 CLONE_INTO_CGROUP, or -1 when not possible
+  // (v1 and hybrid). The caller owns and closes it.
   virtual int clone_into_fd() = 0;
   virtual void add_process(pid_t pid) = 0;
   virtual void freeze() = 0;
   virtual void thaw() = 0;
   virtual bool frozen() = 0;
+  // Every process in the cgroup and its descendants (recursive), from cgroup.procs.
   virtual std::vector<pid_t> pids() = 0;
   virtual void kill_all(int sig) = 0;  // cgroup.kill for SIGKILL on v2 when present
   // Remove the cgroup(s); retries briefly while dying tasks leave. Missing dirs are fine.
@@ -74,6 +138,11 @@ class Manager {
   virtual Stats stats() = 0;
   // memory.events oom_kill (v2) / memory.oom_control (v1) counter, for `events`.
   virtual uint64_t oom_kills() = 0;
+  // The cgroup paths (as path()) that create() made, outermost first; destroy()
+  // removes the leaf plus these ancestors when empty. A later process (husk
+  // delete) restores them with set_created() from the container state.
+  virtual std::vector<std::string> created() const = 0;
+  virtual void set_created(std::vector<std::string> paths) = 0;
 };
 
 }  // namespace husk::cgroups
