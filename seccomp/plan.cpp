@@ -159,6 +159,7 @@ Plan plan(const spec::Seccomp& cfg) {
   if (!cfg.listener_metadata.empty() && cfg.listener_path.empty())
     fail("listenerMetadata", "must not be set without listenerPath");
 
+  bool uses_notify = false;
   for (size_t i = 0; i < cfg.syscalls.size(); ++i) {
     const auto& sc = cfg.syscalls[i];
     const std::string field = "syscalls[" + std::to_string(i) + "]";
@@ -172,7 +173,7 @@ Plan plan(const spec::Seccomp& cfg) {
              "SCMP_ACT_NOTIFY cannot be used for write");
     }
     std::vector<ArgCmp> args = translate_args(sc, field);
-    if (act == SCMP_ACT_NOTIFY) p.notify = true;
+    if (act == SCMP_ACT_NOTIFY) uses_notify = true;
     // libseccomp refuses a rule that repeats the default action.
     if (act == p.default_action) continue;
 
@@ -191,10 +192,13 @@ Plan plan(const spec::Seccomp& cfg) {
       } else {
         p.rules.push_back({nr, act, args, name, i});
       }
+      // Only a NOTIFY rule in the filter makes the kernel produce a listener.
+      if (act == SCMP_ACT_NOTIFY) p.notify = true;
     }
   }
 
-  if (p.notify && cfg.listener_path.empty())
+  // Checked on the config, even if no NOTIFY rule survived name resolution.
+  if (uses_notify && cfg.listener_path.empty())
     fail("listenerPath", "required when an action is SCMP_ACT_NOTIFY");
   return p;
 }

@@ -93,6 +93,15 @@ TEST_CASE("plan: errnoRet is folded into ERRNO and TRACE, EPERM by default", "[s
   CHECK(plan(d).default_action == SCMP_ACT_ERRNO(ENOSYS));
 }
 
+TEST_CASE("plan: notify is set only when a NOTIFY rule is emitted", "[seccomp][plan]") {
+  auto c = config("SCMP_ACT_ALLOW", {call({"husk_fake"}, "SCMP_ACT_NOTIFY"),
+                                     call({"mkdir"}, "SCMP_ACT_ERRNO")});
+  c.listener_path = "/run/agent.sock";
+  CHECK_FALSE(plan(c).notify);
+  c.syscalls[0].names.push_back("getppid");
+  CHECK(plan(c).notify);
+}
+
 TEST_CASE("plan: every name of an entry becomes a rule, in order", "[seccomp][plan]") {
   auto p = plan(config("SCMP_ACT_ERRNO", {call({"read", "write"}, "SCMP_ACT_ALLOW"),
                                           call({"exit_group"}, "SCMP_ACT_ALLOW")}));
@@ -255,6 +264,11 @@ TEST_CASE("plan: error messages name the field", "[seccomp][plan]") {
   CHECK(error_of(n).empty());
   n.syscalls = {call({"read", "write"}, "SCMP_ACT_NOTIFY")};
   CHECK(error_of(n) == "linux.seccomp.syscalls[0].names[1]: SCMP_ACT_NOTIFY cannot be used for write");
+
+  // listenerPath is checked on the config even when no NOTIFY rule survives.
+  n.syscalls = {call({"husk_fake"}, "SCMP_ACT_NOTIFY")};
+  n.listener_path.clear();
+  CHECK(error_of(n) == "linux.seccomp.listenerPath: required when an action is SCMP_ACT_NOTIFY");
 
   auto m = config("SCMP_ACT_ALLOW");
   m.listener_metadata = "x";

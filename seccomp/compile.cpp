@@ -1,0 +1,239 @@
+// Plan -> BPF with libseccomp (optionally cached on disk), and loading a BPF
+// program with seccomp(2).
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+#include "seccomp/seccomp.h"
+
+namespace husk::seccomp {
+namespace {
+
+constexpr unsigned kHandledFlags =
+    SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+
+// Above this many rules libseccomp's binary-tree layout gives the container
+// shorter filter runs per syscall (libseccomp <= 2.5.4 mis-builds the tree
+// with no rules, as runc notes).
+constexpr size_t kTreeThreshold = 32;
+
+void check_flags(unsigned flags, const char* stage) {
+  // SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV would need libseccomp >= 2.6.
+  if (flags & ~kHandledFlags)
+    throw Error(std::string("seccomp: ") + stage + ": filter flags " +
+                std::to_string(flags & ~kHandledFlags) + " not supported by libseccomp " +
+                std::to_string(SCMP_VER_MAJOR) + "." + std::to_string(SCMP_VER_MINOR) + "." +
+                std::to_string(SCMP_VER_MICRO));
+}
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+struct CtxDeleter {
+  void operator()(void* ctx) const { seccomp_release(ctx); }
+};
+using Ctx = std::unique_ptr<void, CtxDeleter>;
+
+// libseccomp returns -errno.
+void check(int rc, const std::string& what) {
+  if (rc < 0) throw sys_error("seccomp: compile filter: " + what, -rc);
+}
+
+std::vector<sock_filter> generate(const Plan& p) {
+  Ctx ctx(seccomp_init(p.default_action));
+  if (!ctx) throw Error("seccomp: compile filter: invalid default action");
+  if (p.rules.size() > kTreeThreshold)
+    check(seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2), "set binary tree optimization");
+  for (uint32_t arch : p.arches) {
+    int rc = seccomp_arch_add(ctx.get(), arch);
+    if (rc != -EEXIST) check(rc, "add architecture");
+  }
+  std::vector<scmp_arg_cmp> conds;
+  for (const Rule& r : p.rules) {
+    conds.clear();
+    for (const ArgCmp& a : r.args)
+      conds.push_back({a.index, static_cast<scmp_compare>(a.op), a.value, a.value_two});
+    check(seccomp_rule_add_array(ctx.get(), r.action, r.syscall_nr,
+                                 static_cast<unsigned>(conds.size()), conds.data()),
+          "add rule for " + r.name + " (linux.seccomp.syscalls[" + std::to_string(r.origin) + "])");
+  }
+
+  // libseccomp 2.5 exports only to an fd.
+  Fd mem(memfd_create("husk-seccomp-bpf", MFD_CLOEXEC));
+  if (mem.fd < 0) throw sys_error("seccomp: compile filter: memfd_create");
+  check(seccomp_export_bpf(ctx.get(), mem.fd), "export BPF");
+  struct stat st;
+  if (fstat(mem.fd, &st) != 0) throw sys_error("seccomp: compile filter: fstat");
+  std::vector<sock_filter> insns(static_cast<size_t>(st.st_size) / sizeof(sock_filter));
+  const size_t bytes = insns.size() * sizeof(sock_filter);
+  if (pread(mem.fd, insns.data(), bytes, 0) != static_cast<ssize_t>(bytes))
+    throw sys_error("seccomp: compile filter: read BPF");
+  if (insns.empty() || insns.size() > BPF_MAXINSNS)
+    throw Error("seccomp: compile filter: " + std::to_string(insns.size()) +
+                " BPF instructions, the kernel takes 1.." + std::to_string(BPF_MAXINSNS));
+  return insns;
+}
+
+// ---- cache ----
+// File: magic, key length, key, instructions. The key is everything the BPF
+// depends on, compared whole, so a hash collision cannot pick a wrong filter.
+
+constexpr char kMagic[8] = {'H', 'U', 'S', 'K', 'B', 'P', 'F', '1'};
+
+template <class T>
+void put(std::string& out, const T& v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+std::string cache_key(const Plan& p) {
+  std::string k;
+  put(k, uint32_t{SCMP_VER_MAJOR * 10000 + SCMP_VER_MINOR * 100 + SCMP_VER_MICRO});
+  put(k, seccomp_arch_native());
+  put(k, p.default_action);
+  put(k, static_cast<uint64_t>(p.arches.size()));
+  for (uint32_t a : p.arches) put(k, a);
+  put(k, static_cast<uint64_t>(p.rules.size()));
+  for (const Rule& r : p.rules) {
+    put(k, r.syscall_nr);
+    put(k, r.action);
+    put(k, static_cast<uint64_t>(r.args.size()));
+    for (const ArgCmp& a : r.args) {
+      put(k, a.index);
+      put(k, a.op);
+      put(k, a.value);
+      put(k, a.value_two);
+    }
+  }
+  return k;
+}
+
+std::string cache_name(const std::string& key) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%016llx.bpf", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+// Only trust what this euid owns and nobody else can write.
+bool trusted(int fd, bool dir) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) &&
+         st.st_uid == geteuid() && (st.st_mode & 022) == 0;
+}
+
+bool read_cached(int dfd, const std::string& name, const std::string& key,
+                 std::vector<sock_filter>& insns) {
+  Fd f(openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (f.fd < 0 || !trusted(f.fd, false)) return false;
+  struct stat st;
+  if (fstat(f.fd, &st) != 0) return false;
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  if (pread(f.fd, data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) return false;
+  const size_t head = sizeof kMagic + sizeof(uint64_t);
+  if (data.size() < head || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) return false;
+  uint64_t key_len;
+  std::memcpy(&key_len, data.data() + sizeof kMagic, sizeof key_len);
+  if (key_len != key.size() || data.size() < head + key_len ||
+      data.compare(head, key_len, key) != 0)
+    return false;
+  const size_t rest = data.size() - head - key_len;
+  if (rest == 0 || rest % sizeof(sock_filter) != 0 || rest / sizeof(sock_filter) > BPF_MAXINSNS)
+    return false;
+  insns.resize(rest / sizeof(sock_filter));
+  std::memcpy(insns.data(), data.data() + head + key_len, rest);
+  return true;
+}
+
+void write_cached(int dfd, const std::string& name, const std::string& key,
+                  const std::vector<sock_filter>& insns) {
+  std::string data(kMagic, sizeof kMagic);
+  put(data, static_cast<uint64_t>(key.size()));
+  data += key;
+  data.append(reinterpret_cast<const char*>(insns.data()), insns.size() * sizeof(sock_filter));
+  const std::string tmp = name + "." + std::to_string(getpid()) + ".tmp";
+  Fd f(openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (f.fd < 0) return;
+  // Publish by rename so a concurrent start never reads half a file.
+  if (write(f.fd, data.data(), data.size()) != static_cast<ssize_t>(data.size()) ||
+      renameat(dfd, tmp.c_str(), dfd, name.c_str()) != 0)
+    unlinkat(dfd, tmp.c_str(), 0);
+}
+
+}  // namespace
+
+Program compile(const Plan& p, const std::string& cache_dir) {
+  check_flags(p.flags, "compile filter");
+  Program prog;
+  prog.flags = p.flags;
+  prog.notify = p.notify;
+  if (cache_dir.empty()) {
+    prog.insns = generate(p);
+    return prog;
+  }
+  // A cache that cannot be made or is not safely ours is skipped, not fatal.
+  mkdir(cache_dir.c_str(), 0700);
+  Fd dir(open(cache_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.fd < 0 || !trusted(dir.fd, true)) {
+    prog.insns = generate(p);
+    return prog;
+  }
+  const std::string key = cache_key(p);
+  const std::string name = cache_name(key);
+  if (read_cached(dir.fd, name, key, prog.insns)) return prog;
+  prog.insns = generate(p);
+  write_cached(dir.fd, name, key, prog.insns);
+  return prog;
+}
+
+int load(const Program& prog) {
+  check_flags(prog.flags, "load filter");
+  if (prog.insns.empty() || prog.insns.size() > BPF_MAXINSNS)
+    throw Error("seccomp: load filter: " + std::to_string(prog.insns.size()) +
+                " BPF instructions, the kernel takes 1.." + std::to_string(BPF_MAXINSNS));
+  sock_fprog fprog{static_cast<unsigned short>(prog.insns.size()),
+                   const_cast<sock_filter*>(prog.insns.data())};
+  unsigned flags = prog.flags;
+  if (prog.notify) {
+    flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    // Plain TSYNC reports a failing thread id, which would be ambiguous with
+    // the listener fd; ESRCH makes the failure an errno.
+    if (flags & SECCOMP_FILTER_FLAG_TSYNC) flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+  }
+  long rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+  if (rc < 0) throw sys_error("seccomp: load filter");
+  if (!prog.notify) {
+    if (rc > 0)
+      throw Error("seccomp: load filter: thread " + std::to_string(rc) +
+                      " could not be synchronized (SECCOMP_FILTER_FLAG_TSYNC)",
+                  ESRCH);
+    return -1;
+  }
+  int fd = static_cast<int>(rc);
+  // The kernel creates the listener close-on-exec already; make sure, as the
+  // container's exec must never inherit it.
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+    int err = errno;
+    close(fd);
+    throw sys_error("seccomp: set notify fd close-on-exec", err);
+  }
+  return fd;
+}
+
+int load(const Plan& p) { return load(compile(p)); }
+
+}  // namespace husk::seccomp
