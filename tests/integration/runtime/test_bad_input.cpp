@@ -1,0 +1,200 @@
+// Invalid configs and requests fail clearly and leave nothing behind.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include <signal.h>
+
+#include "harness.h"
+
+using namespace hit;
+namespace fs = std::filesystem;
+
+static void expect_clean_failure(const Container& c, const Result& r) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.code != 0);
+  CHECK_FALSE(r.timed_out);
+  CHECK_FALSE(r.signaled);
+  CHECK_FALSE(trim(r.err).empty());
+  auto st = c.rt({"state", c.id});
+  CHECK(st.code != 0);
+  auto left = leftovers(c);
+  for (auto& l : left) INFO(l);
+  CHECK(left.empty());
+}
+
+static Result raw_create(const Container& c) { return c.rt({"create", "--bundle", c.bundle, c.id}); }
+
+TEST_CASE("malformed config.json", "[bad-input]") {
+  Container c("bad-json");
+  write_file(c.bundle + "/config.json", "{\"ociVersion\": \"1.0.2\", \"process\": {");
+  expect_clean_failure(c, raw_create(c));
+}
+
+TEST_CASE("config.json missing", "[bad-input]") {
+  Container c("no-json");
+  auto r = raw_create(c);
+  expect_clean_failure(c, r);
+  CHECK(contains(r.err, "config.json"));
+}
+
+TEST_CASE("process.args missing", "[bad-input]") {
+  Container c("no-args");
+  c.cfg["process"].erase("args");
+  c.write_config();
+  expect_clean_failure(c, raw_create(c));
+}
+
+TEST_CASE("missing rootfs", "[bad-input]") {
+  Container c("no-rootfs");
+  remove_tree(c.rootfs);
+  c.write_config();
+  expect_clean_failure(c, raw_create(c));
+}
+
+TEST_CASE("unknown rlimit and namespace types", "[bad-input]") {
+  SECTION("rlimit") {
+    Container c("bad-rlimit");
+    c.cfg["process"]["rlimits"] = json::array({{{"type", "RLIMIT_BOGUS"}, {"soft", 1}, {"hard", 1}}});
+    c.write_config();
+    expect_clean_failure(c, raw_create(c));
+  }
+  SECTION("namespace") {
+    Container c("bad-ns");
+    c.cfg["linux"]["namespaces"].push_back({{"type", "bogus"}});
+    c.write_config();
+    expect_clean_failure(c, raw_create(c));
+  }
+}
+
+TEST_CASE("rlimit above the caller's hard limit", "[bad-input]") {
+  // Raising a hard limit needs CAP_SYS_RESOURCE in the initial namespace,
+  // which the processes on these hosts lack (see engine-contract.md).
+  Container c("rlimit-high");
+  c.cfg["process"]["rlimits"] =
+      json::array({{{"type", "RLIMIT_NOFILE"}, {"soft", 1048576}, {"hard", 1048576}}});
+  c.args({"sh", "-c", "ulimit -n"});
+  auto r = c.run();
+  // Either it was allowed (we have CAP_SYS_RESOURCE) and applied, or refused.
+  if (r.code == 0) {
+    CHECK(r.out == "1048576\n");
+  } else {
+    CHECK_FALSE(r.err.empty());
+  }
+  CHECK(leftovers(c).empty());
+}
+
+TEST_CASE("executable not found", "[bad-input]") {
+  Container c("no-exe");
+  c.args({"/does/not/exist"});
+  auto r = c.run();
+  INFO(r.err);
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "/does/not/exist"));
+  CHECK(leftovers(c).empty());
+}
+
+TEST_CASE("unknown id", "[bad-input]") {
+  Container c("unknown");
+  for (auto cmd : std::vector<std::vector<std::string>>{
+           {"state", c.id}, {"start", c.id}, {"kill", c.id, "KILL"}, {"delete", c.id}, {"ps", c.id}}) {
+    auto r = c.rt(cmd);
+    INFO(cmd[0] << ": " << r.err);
+    CHECK(r.code != 0);
+    CHECK(contains(r.err, "does not exist"));
+  }
+  CHECK(leftovers(c).empty());
+}
+
+TEST_CASE("invalid container ids", "[bad-input]") {
+  Container c("badid");
+  c.write_config();
+  for (std::string id : {"../escape", "a/b", ".", ".."}) {
+    INFO(id);
+    auto r = c.rt({"create", "--bundle", c.bundle, id});
+    CHECK(r.code != 0);
+  }
+  CHECK_FALSE(fs::exists(fs::path(c.root).parent_path() / "escape"));
+  CHECK(leftovers(c).empty());
+}
+
+TEST_CASE("invalid signal name", "[bad-input]") {
+  Container c("badsig");
+  c.args({"sleep", "60"});
+  REQUIRE(c.create().ok());
+  int pid = c.pid();
+  for (std::string sig : {"SIGFOO", "FOO", "-1", "1000", "9x"}) {
+    INFO("signal '" << sig << "'");
+    auto r = c.rt({"kill", c.id, sig});
+    CHECK(r.code != 0);
+    CHECK_FALSE(r.err.empty());
+  }
+  CHECK(c.status() == "created");
+  CHECK(::kill(pid, 0) == 0);
+}
+
+TEST_CASE("mount destination with .. stays inside the rootfs", "[bad-input][security]") {
+  Container c("esc-dotdot");
+  auto src = make_tempdir("husk-it-src-");
+  write_file(src + "/f", "x");
+  std::string name = "husk-it-esc-" + c.id;
+  std::string host_target = "/tmp/" + name;
+  c.cfg["mounts"].push_back({{"destination", "/../../../../../../../../tmp/" + name},
+                             {"type", "bind"},
+                             {"source", src},
+                             {"options", {"rbind"}}});
+  c.args({"cat", "/tmp/" + name + "/f"});
+  auto r = c.run();
+  INFO(r.err);
+  // Refusing it is fine; if it ran, the mount landed inside the rootfs.
+  if (r.code == 0) {
+    CHECK(r.out == "x");
+    CHECK(fs::is_directory(c.rootfs + "/tmp/" + name));
+  } else {
+    CHECK_FALSE(r.err.empty());
+  }
+  CHECK_FALSE(fs::exists(host_target));
+  CHECK(leftovers(c).empty());
+  ::rmdir(host_target.c_str());
+  remove_tree(src);
+}
+
+TEST_CASE("mount destination through a symlink out of the rootfs", "[bad-input][security]") {
+  for (bool absolute : {true, false}) {
+    Container c(absolute ? "esc-abs" : "esc-rel");
+    INFO((absolute ? "absolute" : "relative") << " symlink");
+    auto outside = make_tempdir("husk-it-outside-");
+    std::string target = absolute ? outside : "../../../../../../../.." + outside;
+    fs::create_directory_symlink(target, c.rootfs + "/escape");
+    c.cfg["mounts"].push_back({{"destination", "/escape/sub"},
+                               {"type", "tmpfs"},
+                               {"source", "tmpfs"},
+                               {"options", {"size=1m"}}});
+    c.args({"sh", "-c", "echo inside > /escape/sub/file && cat /proc/self/mountinfo"});
+    auto r = c.run();
+    INFO(r.out << r.err);
+    if (r.code == 0) {
+      // Contained: the symlink was resolved against the rootfs.
+      auto m = parse_mountinfo(r.out);
+      CHECK(find_mount(m, outside + "/sub"));
+    } else {
+      CHECK_FALSE(r.err.empty());
+    }
+    // Nothing was created, mounted or written on the host side.
+    CHECK(fs::is_empty(outside));
+    CHECK(leftovers(c).empty());
+    remove_tree(outside);
+  }
+}
+
+TEST_CASE("bind mount source that does not exist", "[bad-input]") {
+  Container c("nosrc");
+  c.cfg["mounts"].push_back({{"destination", "/data"},
+                             {"type", "bind"},
+                             {"source", "/nonexistent/husk-it-source"},
+                             {"options", {"rbind"}}});
+  c.write_config();
+  auto r = raw_create(c);
+  expect_clean_failure(c, r);
+  CHECK(contains(r.err, "/nonexistent/husk-it-source"));
+}
