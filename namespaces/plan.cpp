@@ -257,3 +257,15 @@ void check_sysctl(const spec::Spec& spec) {
 }
 
 }  // namespace husk::ns
+
+namespace husk::ns {
+
+std::vector<std::string> known_mount_options() {
+  std::vector<std::string> out{"bind", "rbind", "idmap", "ridmap"};
+  for (const auto& f : kFlagOpts) out.emplace_back(f.name);
+  for (const auto& p : kPropOpts) out.emplace_back(p.name);
+  for (const auto& a : kAttrOpts) out.emplace_back(a.name);
+  return out;
+}
+
+}  // namespace husk::ns

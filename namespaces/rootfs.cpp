@@ -133,59 +133,80 @@ std::string canonical(const std::string& path) {
   return buf;
 }
 
+// Where `fd` is, as a path inside the root `root_fd` ("/" for the root itself).
+std::string path_in_root(int root_fd, int fd) {
+  auto link = [](int f) {
+    char buf[PATH_MAX];
+    ssize_t n = readlink(fd_path(f).c_str(), buf, sizeof buf - 1);
+    if (n < 0) throw sys_error("readlink " + fd_path(f));
+    return std::string(buf, static_cast<size_t>(n));
+  };
+  std::string root = link(root_fd), p = link(fd);
+  if (root == "/") return p;
+  if (p == root) return "/";
+  if (p.compare(0, root.size() + 1, root + "/") == 0) return p.substr(root.size());
+  throw Error(p + " is outside the rootfs " + root);
+}
+
 // Resolve `path` inside the root, creating what is missing: directories for
 // the parents, and for the last component a directory or (as_file) an empty
 // file. Each missing component is created relative to the fd of its parent,
 // which was itself resolved within the root, so a symlink can only redirect us
-// to somewhere else inside the root.
+// to somewhere else inside the root. A dangling symlink is followed (inside
+// the root) and its target created, as runc does for images with e.g.
+// /var/run -> /run and no /run.
 Fd ensure_in_root(int root_fd, const std::string& path, bool as_file, const std::string& what) {
   std::string r = rel(path);
   int fd = raw_openat2(root_fd, r, O_PATH, kInRoot);
   if (fd >= 0) return Fd(fd);
   if (errno != ENOENT) throw sys_error("open " + what);
 
-  Fd parent(raw_openat2(root_fd, ".", O_PATH | O_DIRECTORY, kInRoot));
-  if (!parent) throw sys_error("open the rootfs");
-  std::string prefix;
-  size_t i = 0;
-  while (i < r.size()) {
-    size_t j = r.find('/', i);
-    if (j == std::string::npos) j = r.size();
-    std::string comp = r.substr(i, j - i);
-    bool last = j == r.size();
-    prefix += (prefix.empty() ? "" : "/") + comp;
-    Fd cur(raw_openat2(root_fd, prefix, O_PATH, kInRoot));
-    if (!cur) {
-      if (errno != ENOENT) throw sys_error("open /" + prefix + " in the rootfs for " + what);
-      int rc;
-      if (last && as_file) {
-        rc = openat(parent.get(), comp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (rc >= 0) close(rc);
-      } else {
-        rc = mkdirat(parent.get(), comp.c_str(), 0755);
+  for (int links = 0; links < 40; ++links) {
+    Fd parent(raw_openat2(root_fd, ".", O_PATH | O_DIRECTORY, kInRoot));
+    if (!parent) throw sys_error("open the rootfs");
+    std::string prefix;
+    size_t i = 0;
+    bool restart = false;
+    while (i < r.size() && !restart) {
+      size_t j = r.find('/', i);
+      if (j == std::string::npos) j = r.size();
+      std::string comp = r.substr(i, j - i);
+      bool last = j == r.size();
+      prefix += (prefix.empty() ? "" : "/") + comp;
+      Fd cur(raw_openat2(root_fd, prefix, O_PATH, kInRoot));
+      if (!cur) {
+        if (errno != ENOENT) throw sys_error("open /" + prefix + " in the rootfs for " + what);
+        int rc;
+        if (last && as_file) {
+          rc = openat(parent.get(), comp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+          if (rc >= 0) close(rc);
+        } else {
+          rc = mkdirat(parent.get(), comp.c_str(), 0755);
+        }
+        if (rc < 0 && errno != EEXIST) throw sys_error("create /" + prefix + " in the rootfs for " + what);
+        cur = Fd(raw_openat2(root_fd, prefix, O_PATH, kInRoot));
+        if (!cur && errno == ENOENT) {
+          // A dangling symlink is in the way: splice its target into the path
+          // (relative to the real location of its directory) and walk again.
+          char target[PATH_MAX];
+          ssize_t n = readlinkat(parent.get(), comp.c_str(), target, sizeof target - 1);
+          if (n < 0) throw sys_error("open /" + prefix + " in the rootfs for " + what);
+          std::string t(target, static_cast<size_t>(n));
+          std::string base = t[0] == '/' ? "" : path_in_root(root_fd, parent.get());
+          r = rel(base + "/" + t + "/" + r.substr(std::min(j + 1, r.size())));
+          restart = true;
+          continue;
+        }
+        if (!cur) throw sys_error("open /" + prefix + " in the rootfs for " + what);
       }
-      if (rc < 0 && errno != EEXIST) throw sys_error("create /" + prefix + " in the rootfs for " + what);
-      cur = Fd(raw_openat2(root_fd, prefix, O_PATH, kInRoot));
-      // EEXIST followed by ENOENT: a dangling symlink is in the way.
-      if (!cur) throw sys_error("open /" + prefix + " in the rootfs for " + what);
+      if (!last && !S_ISDIR(fd_stat(cur.get(), what).st_mode))
+        throw Error("open " + what + ": /" + prefix + " in the rootfs is not a directory", ENOTDIR);
+      parent = std::move(cur);
+      i = j + 1;
     }
-    if (!last && !S_ISDIR(fd_stat(cur.get(), what).st_mode))
-      throw Error("open " + what + ": /" + prefix + " in the rootfs is not a directory", ENOTDIR);
-    parent = std::move(cur);
-    i = j + 1;
+    if (!restart) return parent;
   }
-  return parent;
-}
-
-// The path an fd resolved to, as seen inside the rootfs (for the /proc rules).
-std::string container_path_of(int fd, const std::string& rootfs) {
-  char buf[PATH_MAX];
-  ssize_t n = readlink(fd_path(fd).c_str(), buf, sizeof buf - 1);
-  if (n < 0) throw sys_error("readlink " + fd_path(fd));
-  std::string p(buf, static_cast<size_t>(n));
-  if (p == rootfs) return "/";
-  if (p.compare(0, rootfs.size() + 1, rootfs + "/") == 0) return p.substr(rootfs.size());
-  throw Error("mount target " + p + " is outside the rootfs " + rootfs);
+  throw Error("open " + what + ": too many levels of symbolic links", ELOOP);
 }
 
 bool on_procfs(int fd) {
@@ -246,7 +267,7 @@ const spec::Mount* dev_mount(const spec::Spec& spec, bool* is_bind) {
   return found;
 }
 
-void mount_one(int root_fd, const std::string& rootfs, const spec::Mount& m, size_t index,
+void mount_one(int root_fd, const spec::Mount& m, size_t index,
                const RootfsOptions& opts) {
   std::string what = "mounts[" + std::to_string(index) + "] (" + m.destination + ")";
   if (m.destination.empty() || m.destination[0] != '/')
@@ -269,7 +290,7 @@ void mount_one(int root_fd, const std::string& rootfs, const spec::Mount& m, siz
   }
   std::string dest = clean_path(m.destination);
   Fd target = ensure_in_root(root_fd, dest, as_file, what);
-  std::string resolved = container_path_of(target.get(), rootfs);
+  std::string resolved = path_in_root(root_fd, target.get());
 
   if (m.type == "proc" || m.type == "sysfs") {
     // CVE-2019-16884, CVE-2019-19921: procfs/sysfs must land on a real
@@ -282,7 +303,7 @@ void mount_one(int root_fd, const std::string& rootfs, const spec::Mount& m, siz
     if (!S_ISDIR(fd_stat(self.get(), what).st_mode))
       throw Error(what + ": " + m.type + " must be mounted on a directory, not a symlink or file", ENOTDIR);
     target = std::move(self);
-    resolved = container_path_of(target.get(), rootfs);
+    resolved = path_in_root(root_fd, target.get());
   }
   check_proc_destination(resolved, m, bind, what);
 
@@ -471,7 +492,7 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   Fd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) throw sys_error("open rootfs " + rootfs);
 
-  for (size_t i = 0; i < spec.mounts.size(); ++i) mount_one(root.get(), rootfs, spec.mounts[i], i, opts);
+  for (size_t i = 0; i < spec.mounts.size(); ++i) mount_one(root.get(), spec.mounts[i], i, opts);
 
   bool dev_is_bind = false;
   dev_mount(spec, &dev_is_bind);
