@@ -297,11 +297,25 @@ struct Spec {
 };
 
 // Parse config.json text. Malformed JSON -> "line L, column C: ...";
-// wrong types -> "process.args[1]: expected string". Does not validate.
+// wrong types -> "process.args[1]: expected string"; integers must fit the
+// field's type ("process.user.uid: expected uint32 (got -1)"). Unknown
+// properties are ignored and null counts as absent (as Go's encoding/json
+// does). Map keys appear quoted in paths: linux.sysctl["net.ipv4.ip_forward"].
+// Only rlimits[].type/soft/hard and id mappings' three numbers are required
+// here; everything else is left to validate().
 Spec parse(const std::string& json_text);
 
-// Check every rule the spec states; throws Error naming the JSON path:
+// Check every rule the spec states; throws Error naming the JSON path and
+// the rule, for the first broken rule:
 // "process.args: must not be empty", "mounts[2].destination: must be an absolute path".
+// Beyond the spec's MUSTs it refuses what would reach outside the container:
+// hostname/domainname without a uts namespace entry (new or joined),
+// mounts/maskedPaths/readonlyPaths without a mount namespace entry, sysctls
+// outside the namespaces the container has (runc's rules), ".." components in
+// mount destinations, device paths and cgroupsPath, and non-file-name keys in
+// resources.unified / intelRdt.closID. Capability names must be known
+// (CAP_CHOWN .. CAP_CHECKPOINT_RESTORE). Seccomp action/arch/operator names
+// are left to seccomp::plan().
 // `for_create` adds the rules that only matter when a container is made (root and process required).
 void validate(const Spec& spec, bool for_create = true);
 

@@ -194,6 +194,15 @@ void check_process(const Process& p) {
   }
 
   if (p.user.umask && *p.user.umask > 0777) fail("process.user.umask", "must be <= 0777");
+
+  if (p.exec_cpu_affinity) {
+    for (const auto& [name, list] : {std::pair<const char*, const std::string*>{"initial", &p.exec_cpu_affinity->initial},
+                                     {"final", &p.exec_cpu_affinity->final}}) {
+      if (list->find_first_not_of("0123456789,- ") != std::string::npos) {
+        fail(std::string("process.execCPUAffinity.") + name, "must be a CPU list like \"0-3,7\"");
+      }
+    }
+  }
 }
 
 void check_hooks(const Hooks& h) {
@@ -308,8 +317,16 @@ void check_resources(const Resources& r, const std::string& base) {
       if (!w.weight && !w.leaf_weight) fail(idx(sub("blockIO.weightDevice"), i), "needs weight or leafWeight");
     }
   }
+  // The size becomes part of a cgroup file name (hugetlb.2MB.max).
   for (size_t i = 0; i < r.hugepage_limits.size(); ++i) {
-    if (r.hugepage_limits[i].page_size.empty()) fail(idx(sub("hugepageLimits"), i) + ".pageSize", "required");
+    const std::string& ps = r.hugepage_limits[i].page_size;
+    std::string path = idx(sub("hugepageLimits"), i) + ".pageSize";
+    if (ps.empty()) fail(path, "required");
+    size_t unit = ps.size() >= 2 ? ps.size() - 2 : 0;
+    bool ok = unit > 0 && ps[0] >= '1' && ps[0] <= '9' &&
+              ps.find_first_not_of("0123456789") == unit && std::string("KMG").find(ps[unit]) != std::string::npos &&
+              ps[unit + 1] == 'B';
+    if (!ok) fail(path, "must be a size like \"2MB\" or \"1GB\" (got " + quoted(ps) + ")");
   }
   for (const auto& [dev, rd] : r.rdma) {
     if (!rd.hca_handles && !rd.hca_objects) fail(key(sub("rdma"), dev), "needs hcaHandles or hcaObjects");

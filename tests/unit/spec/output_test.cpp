@@ -210,3 +210,18 @@ TEST_CASE("sys_error and rethrow_with keep errno", "[error]") {
     CHECK(r.err() == EPERM);
   }
 }
+
+TEST_CASE("configs written by `runc spec` load unchanged", "[bundle][compat]") {
+  for (const char* runc : {"/usr/bin/runc", "/usr/sbin/runc", "/usr/local/bin/runc", "/usr/local/sbin/runc"}) {
+    if (access(runc, X_OK) != 0) continue;
+    for (const char* flag : {"", " --rootless"}) {
+      TempDir dir;
+      INFO(runc << flag);
+      REQUIRE(std::system((std::string(runc) + " spec" + flag + " --bundle " + dir.path).c_str()) == 0);
+      Spec s = load_bundle(dir.path);
+      CHECK(s.process->args == std::vector<std::string>{"sh"});
+    }
+    return;
+  }
+  WARN("runc not installed; compatibility with its template not checked");
+}

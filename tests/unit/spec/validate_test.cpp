@@ -108,6 +108,9 @@ TEST_CASE("process scalar ranges", "[validate]") {
   REQUIRE_THROWS_WITH(check(R"({"process": {"ioPriority": {"class": "IOPRIO_CLASS_RT", "priority": 8}}})"),
                       Contains("process.ioPriority.priority: must be between 0 and 7"));
   CHECK_NOTHROW(check(R"({"process": {"ioPriority": {"class": "IOPRIO_CLASS_IDLE", "priority": 7}}})"));
+  CHECK_NOTHROW(check(R"({"process": {"execCPUAffinity": {"initial": "0-3, 7", "final": "1"}}})"));
+  REQUIRE_THROWS_WITH(check(R"({"process": {"execCPUAffinity": {"final": "all"}}})"),
+                      Contains("process.execCPUAffinity.final: must be a CPU list"));
 }
 
 TEST_CASE("process.scheduler", "[validate]") {
@@ -261,6 +264,14 @@ TEST_CASE("linux.resources", "[validate]") {
                       Contains("linux.resources.unified[\"../cgroup.procs\"]: must be a cgroup file name"));
   REQUIRE_THROWS_WITH(check(R"({"linux": {"resources": {"hugepageLimits": [{"limit": 1}]}}})"),
                       Contains("linux.resources.hugepageLimits[0].pageSize: required"));
+  CHECK_NOTHROW(check(R"({"linux": {"resources": {"hugepageLimits": [{"pageSize": "2MB", "limit": 1},
+                                                                      {"pageSize": "64KB", "limit": 1}]}}})"));
+  for (const char* bad : {"64kB", "2M", "MB", "0MB", "2MB/../x", "1TB"}) {
+    INFO(bad);
+    REQUIRE_THROWS_WITH(
+        check((std::string(R"({"linux": {"resources": {"hugepageLimits": [{"limit": 1, "pageSize": ")") + bad + "\"}]}}}").c_str()),
+        Contains("linux.resources.hugepageLimits[0].pageSize: must be a size like"));
+  }
   REQUIRE_THROWS_WITH(check(R"({"linux": {"cgroupsPath": "/a/../../../etc"}})"),
                       Contains("linux.cgroupsPath: must not contain \"..\""));
   CHECK_NOTHROW(check(R"({"linux": {"cgroupsPath": "system.slice:husk:abc"}})"));
