@@ -4,12 +4,18 @@
 
 #include "support.h"
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstring>
+#include <mutex>
 #include <iostream>
 #include <random>
 #include <regex>
@@ -57,6 +63,7 @@ Case format (YAML, see conformance/README.md):
   remove: {"/json/pointer": [objects; array items matching all fields go]}
   raw_config: literal config.json text (instead of the built config)
   files: [{path, content, mode, dir}]  (rootfs paths, or {bundle}/... paths)
+  cleanup_host: shell command run on the host after the case, always
   steps: [create | start | state | kill | delete | exec | run | wait |
           check | background | patch_config | sleep, each with expect:]
 Placeholders in strings: {bundle} {rootfs} {log} {id} {cgroup} {root}
@@ -134,6 +141,76 @@ class Suite {
   friend class CaseRun;
 };
 
+
+// The receiving end of --console-socket: accepts the runtime's connection,
+// takes the pty master passed with SCM_RIGHTS and collects what it prints.
+class Console {
+ public:
+  explicit Console(const fs::path& path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (fd_ < 0 || path.string().size() >= sizeof addr.sun_path) throw SuiteError("console socket " + path.string());
+    std::strcpy(addr.sun_path, path.c_str());
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd_, 1) != 0)
+      throw SuiteError("bind console socket " + path.string() + ": " + std::strerror(errno));
+    reader_ = std::thread([this] { serve(); });
+  }
+  ~Console() {
+    stop_ = true;
+    reader_.join();
+    if (master_ >= 0) ::close(master_);
+    ::close(fd_);
+  }
+  std::string output() {
+    std::lock_guard<std::mutex> l(mu_);
+    return buf_;
+  }
+
+ private:
+  int fd_ = -1, master_ = -1;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::string buf_;
+  std::thread reader_;
+
+  bool wait_readable(int fd) {
+    while (!stop_) {
+      pollfd p{fd, POLLIN, 0};
+      int n = ::poll(&p, 1, 100);
+      if (n > 0) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
+    return false;
+  }
+  void serve() {
+    if (!wait_readable(fd_)) return;
+    int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (conn < 0) return;
+    char data[256];
+    char ctrl[CMSG_SPACE(sizeof(int))] = {};
+    iovec iov{data, sizeof data};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctrl;
+    msg.msg_controllen = sizeof ctrl;
+    if (wait_readable(conn) && ::recvmsg(conn, &msg, MSG_CMSG_CLOEXEC) >= 0) {
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) std::memcpy(&master_, CMSG_DATA(c), sizeof(int));
+    }
+    ::close(conn);
+    if (master_ < 0) return;
+    char b[4096];
+    while (wait_readable(master_)) {
+      ssize_t n = ::read(master_, b, sizeof b);
+      if (n <= 0) break;  // EIO once every slave fd is closed
+      std::lock_guard<std::mutex> l(mu_);
+      buf_.append(b, static_cast<size_t>(n));
+    }
+  }
+};
+
 class CaseRun {
  public:
   CaseRun(Suite& s, const Case& c, size_t index) : s_(s), c_(c) {
@@ -147,6 +224,7 @@ class CaseRun {
   }
 
   Outcome execute();
+  // Never throws: problems are printed as warnings.
   void cleanup();
 
  private:
@@ -159,6 +237,7 @@ class CaseRun {
   json config_;
   bool config_written_ = false;
   fs::path container_out_, container_err_;
+  std::unique_ptr<Console> console_;
   int step_no_ = 0;
 
   std::string subst(std::string s);
@@ -168,6 +247,7 @@ class CaseRun {
   void build_config();
   void write_config();
   void setup_files();
+  void cleanup_steps();
   std::string run_step(const json& step);
   std::string check_step(const json& step, ProcResult& r);
   std::string verify(const json& expect, const ProcResult& r, bool default_exit_zero);
@@ -246,13 +326,7 @@ void CaseRun::build_config() {
   cfg["root"] = {{"path", "rootfs"}, {"readonly", false}};
   cfg["linux"]["cgroupsPath"] = cgroup_;
   if (c_.doc.contains("config")) cfg.merge_patch(c_.doc["config"]);
-  if (c_.doc.contains("append")) {
-    for (auto& [ptr, items] : c_.doc["append"].items()) {
-      json::json_pointer p(ptr);
-      if (!cfg.contains(p) || cfg[p].is_null()) cfg[p] = json::array();
-      for (auto& it : items) cfg[p].push_back(it);
-    }
-  }
+  // remove before append, so a case can replace an entry of the base config.
   if (c_.doc.contains("remove")) {
     for (auto& [ptr, patterns] : c_.doc["remove"].items()) {
       json::json_pointer p(ptr);
@@ -269,6 +343,13 @@ void CaseRun::build_config() {
         if (!drop) kept.push_back(item);
       }
       cfg[p] = kept;
+    }
+  }
+  if (c_.doc.contains("append")) {
+    for (auto& [ptr, items] : c_.doc["append"].items()) {
+      json::json_pointer p(ptr);
+      if (!cfg.contains(p) || cfg[p].is_null()) cfg[p] = json::array();
+      for (auto& it : items) cfg[p].push_back(it);
     }
   }
   config_ = cfg;
@@ -326,6 +407,9 @@ std::string CaseRun::verify(const json& expect, const ProcResult& r, bool defaul
   for (auto& w : string_list(expect.value("stdout_matches", json())))
     if (!std::regex_search(out, std::regex(subst(w), std::regex::multiline)))
       return "output '" + one_line(out) + "' does not match /" + subst(w) + "/" + tail;
+  for (auto& w : string_list(expect.value("output_contains", json())))
+    if ((out + r.err).find(subst(w)) == std::string::npos)
+      return "stdout+stderr '" + one_line(out + " " + r.err) + "' lacks '" + subst(w) + "'";
   for (auto& w : string_list(expect.value("stderr_contains", json())))
     if (r.err.find(subst(w)) == std::string::npos)
       return "stderr '" + one_line(r.err) + "' lacks '" + subst(w) + "'";
@@ -470,7 +554,16 @@ std::string CaseRun::run_step(const json& step_in) {
   if (action == "create" || action == "run") {
     if (!config_written_) write_config();
     std::string id = step_id(step);
-    r = runtime({action, "--bundle", bundle_.string(), id}, std::chrono::milliseconds(step.value("timeout_ms", 20000)));
+    std::vector<std::string> a = {action, "--bundle", bundle_.string()};
+    if (action == "create" && config_.value("/process/terminal"_json_pointer, false)) {
+      fs::path sock = dir_ / "console.sock";
+      ::unlink(sock.c_str());
+      console_.reset();
+      console_ = std::make_unique<Console>(sock);
+      a.insert(a.end(), {"--console-socket", sock.string()});
+    }
+    a.push_back(id);
+    r = runtime(a, std::chrono::milliseconds(step.value("timeout_ms", 20000)));
     return verify(expect, r, true);
   }
   if (action == "start" || action == "state") {
@@ -506,6 +599,7 @@ std::string CaseRun::run_step(const json& step_in) {
       auto st = runtime({"state", id}, std::chrono::milliseconds(5000));
       auto doc = json::parse(st.out, nullptr, false);
       if (st.exit_code == 0 && !doc.is_discarded() && doc.contains("status")) last = as_text(doc["status"]);
+      else if (step.value("or_gone", false)) break;  // destroyed counts as stopped
       else last = "<state failed: " + one_line(st.err, 120) + ">";
       if (last == want) break;
       if (std::chrono::steady_clock::now() > deadline)
@@ -513,7 +607,11 @@ std::string CaseRun::run_step(const json& step_in) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     r.exit_code = 0;
-    if (!container_out_.empty()) r.out = try_read_file(container_out_).value_or("");
+    if (console_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the reader drain the pty
+      r.out = console_->output();
+    } else if (!container_out_.empty())
+      r.out = try_read_file(container_out_).value_or("");
     if (!container_err_.empty()) r.err = try_read_file(container_err_).value_or("");
     return verify(expect, r, false);
   }
@@ -578,13 +676,30 @@ Outcome CaseRun::execute() {
 }
 
 void CaseRun::cleanup() {
+  try {
+    cleanup_steps();
+  } catch (const std::exception& e) {
+    std::cerr << "  warning: cleanup of " << c_.name << ": " << e.what() << "\n";
+  }
+}
+
+void CaseRun::cleanup_steps() {
+  if (!fs::exists(dir_)) return;  // skipped before anything was made
   for (auto& id : ids_) {
     auto st = runtime({"state", id}, std::chrono::milliseconds(10000));
     if (st.exit_code != 0) continue;
     runtime({"delete", "--force", id}, std::chrono::milliseconds(20000));
   }
+  if (c_.doc.contains("cleanup_host")) {
+    SpawnOptions o;
+    o.argv = {"/bin/sh", "-c", subst(as_text(c_.doc["cleanup_host"]))};
+    o.stdout_file = dir_ / "cleanup.out";
+    o.stderr_file = dir_ / "cleanup.err";
+    run_process(o);
+  }
   for (pid_t p : bg_) kill_background(p);
   bg_.clear();
+  console_.reset();
   // Leftover cgroups of this case: rmdir bottom-up (cgroupfs only allows rmdir).
   for (auto& mp : s_.host_.cgroup_mounts) {
     fs::path top = mp / fs::path(cgroup_).relative_path();
@@ -593,6 +708,22 @@ void CaseRun::cleanup() {
     std::vector<fs::path> dirs;
     for (auto it = fs::recursive_directory_iterator(top, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
       if (it->is_directory(ec) && !it->is_symlink(ec)) dirs.push_back(it->path());
+    dirs.push_back(top);
+    // Processes the runtime left behind in this case's own cgroup (e.g. after
+    // a timed-out create) are ours: kill them so the cgroup can go.
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      bool any = false;
+      for (auto& d : dirs) {
+        std::istringstream procs(try_read_file(d / "cgroup.procs").value_or(""));
+        for (std::string pid; std::getline(procs, pid);)
+          if (!trim(pid).empty()) {
+            ::kill(std::stoi(pid), SIGKILL);
+            any = true;
+          }
+      }
+      if (!any) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     std::sort(dirs.begin(), dirs.end(), [](auto& a, auto& b) { return a.string().size() > b.string().size(); });
     for (auto& d : dirs) ::rmdir(d.c_str());
     if (::rmdir(top.c_str()) != 0 && errno != ENOENT)
@@ -761,7 +892,8 @@ std::vector<Case> load_cases(const Options& opt) {
     for (auto key : {"requirement", "section", "level", "steps"})
       if (!c.doc.contains(key)) throw SuiteError(f.string() + ": missing '" + key + "'");
     static const std::set<std::string> known = {"requirement", "section", "level", "requires", "command", "config",
-                                                "append", "remove", "raw_config", "files", "steps", "description"};
+                                                "append", "remove", "raw_config", "files", "steps", "description",
+                                                "cleanup_host"};
     for (auto& [k, v] : c.doc.items())
       if (!known.count(k)) throw SuiteError(f.string() + ": unknown key '" + k + "'");
     c.requirement = as_text(c.doc["requirement"]);

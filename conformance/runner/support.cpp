@@ -283,6 +283,12 @@ json yaml_to_json(const YAML::Node& n) {
     if (s[0] == '-') {
       long long v = std::strtoll(s.c_str(), &end, 10);
       if (*end == '\0' && errno == 0) return v;
+    } else if (s.size() > 2 && s[0] == '0' && s[1] == 'o') {
+      unsigned long long v = std::strtoull(s.c_str() + 2, &end, 8);  // YAML 1.2 octal
+      if (*end == '\0' && errno == 0) return v;
+    } else if (s.size() > 1 && s[0] == '0' && std::isdigit(static_cast<unsigned char>(s[1]))) {
+      unsigned long long v = std::strtoull(s.c_str(), &end, 8);  // YAML 1.1 octal (file modes)
+      if (*end == '\0' && errno == 0) return v;
     } else if (std::isdigit(static_cast<unsigned char>(s[0]))) {
       unsigned long long v = std::strtoull(s.c_str(), &end, 10);
       if (*end == '\0' && errno == 0) return v;
