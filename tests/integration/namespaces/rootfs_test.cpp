@@ -475,6 +475,59 @@ TEST_CASE("read-only /dev and a mount namespace shared with the host") {
   CHECK_THROWS_WITH(ns::prepare_rootfs(s, shared), Catch::Contains("need a new mount namespace"));
 }
 
+namespace {
+
+void write_file(const std::string& path, const std::string& text) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw sys_error("open " + path);
+  ssize_t n = write(fd, text.data(), text.size());
+  int err = errno;
+  close(fd);
+  if (n < 0) throw sys_error("write " + path, err);
+}
+
+}  // namespace
+
+TEST_CASE("inside a user namespace: devices are bind mounts of the host's, sysfs falls back to a bind") {
+  std::string rootfs = make_rootfs("userns");
+  spec::Spec s;
+  s.root = spec::Root{rootfs, true};
+  s.mounts = {mnt("/dev", "tmpfs", "tmpfs", {"nosuid", "mode=755"}),
+              mnt("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"})};
+  s.linux_ = spec::Linux{};
+  spec::Device tun;
+  tun.type = "c";
+  tun.path = "/dev/net/tun";
+  tun.major = 10;
+  tun.minor = 200;
+  if (fs::exists("/dev/net/tun")) s.linux_->devices = {tun};
+  // No network namespace of its own: the user namespace may not mount sysfs.
+  auto o = in_child(CLONE_NEWUSER | CLONE_NEWNS, [&](Report& r) {
+    // We created the user namespace: map our own root (uid/gid 0) into it.
+    write_file("/proc/self/setgroups", "deny");
+    write_file("/proc/self/uid_map", "0 0 1");
+    write_file("/proc/self/gid_map", "0 0 1");
+    ns::RootfsOptions opts;
+    opts.rootfs = rootfs;
+    opts.user_ns = true;
+    ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts);
+    ns::finalize_rootfs(s, opts);
+    struct stat st{};
+    r.expect(lstat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3),
+             "/dev/null is the host's null device");
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    r.expect(fd >= 0 && write(fd, "x", 1) == 1, "/dev/null is usable");
+    if (fd >= 0) close(fd);
+    if (!s.linux_->devices.empty())
+      r.expect(lstat("/dev/net/tun", &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(10, 200),
+               "linux.devices entry bound from the host");
+    r.expect(fs_type("/sys") == SYSFS_MAGIC && is_ro("/sys"), "/sys is the host's sysfs, read-only");
+    r.expect(is_ro("/"), "root.readonly in a user namespace");
+  });
+  expect_ok(o);
+}
+
 int main(int argc, char** argv) {
   if (geteuid() != 0) {
     std::printf("SKIP: husk-it-namespaces needs root (mounts, mknod, pivot_root)\n");
