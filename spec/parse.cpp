@@ -55,6 +55,8 @@ T as_num(const json& v, const std::string& path) {
   if (v.is_number_integer()) {
     auto i = v.get<int64_t>();
     if constexpr (std::is_unsigned_v<T>) {
+      // "-0" parses as a signed zero.
+      if (i == 0) return 0;
       expected(path, std::string(int_name<T>()) + " (got " + std::to_string(i) + ")");
     } else {
       if (i < static_cast<int64_t>(lim::min()) || i > static_cast<int64_t>(lim::max())) {

@@ -3,7 +3,9 @@
 // masked paths and mounts only inside namespaces the container owns).
 // The first broken rule is thrown as "<json path>: <rule>".
 #include <algorithm>
+#include <cctype>
 #include <set>
+#include <utility>
 
 #include "spec/spec.h"
 
