@@ -8,8 +8,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "seccomp/seccomp.h"
 
@@ -53,6 +56,111 @@ void check(int rc, const std::string& what) {
   if (rc < 0) throw sys_error("seccomp: compile filter: " + what, -rc);
 }
 
+// ---- ENOSYS prologue ----
+// A few instructions run before libseccomp's program: for each arch with a
+// limit, syscall numbers above it return ERRNO(ENOSYS); everything else falls
+// through to the filter unchanged.
+
+// Conditional jumps name labels; offsets are resolved at the end.
+class Assembler {
+ public:
+  static constexpr int kNext = -1;  // fall through
+  int label() {
+    at_.push_back(-1);
+    return static_cast<int>(at_.size()) - 1;
+  }
+  void bind(int label) { at_[static_cast<size_t>(label)] = static_cast<long>(code_.size()); }
+  void load_word(uint32_t offset) { emit(BPF_LD | BPF_W | BPF_ABS, offset); }
+  void jump_if(uint16_t test, uint32_t k, int if_true, int if_false = kNext) {
+    emit(BPF_JMP | test | BPF_K, k, if_true, if_false);
+  }
+  void jump(int label) { emit(BPF_JMP | BPF_JA, 0, label); }
+  void ret(uint32_t k) { emit(BPF_RET | BPF_K, k); }
+
+  std::vector<sock_filter> finish() {
+    std::vector<sock_filter> out;
+    for (size_t i = 0; i < code_.size(); ++i) {
+      const Insn& in = code_[i];
+      sock_filter f{in.code, 0, 0, in.k};
+      auto offset = [&](int label) -> long {
+        return label == kNext ? 0 : at_[static_cast<size_t>(label)] - static_cast<long>(i) - 1;
+      };
+      if (in.code == (BPF_JMP | BPF_JA)) {
+        f.k = static_cast<uint32_t>(offset(in.if_true));
+      } else if (BPF_CLASS(in.code) == BPF_JMP) {
+        // The prologue is a few dozen instructions, far below the 255 limit.
+        f.jt = static_cast<uint8_t>(offset(in.if_true));
+        f.jf = static_cast<uint8_t>(offset(in.if_false));
+      }
+      out.push_back(f);
+    }
+    return out;
+  }
+
+ private:
+  struct Insn {
+    uint16_t code;
+    uint32_t k;
+    int if_true, if_false;
+  };
+  void emit(uint16_t code, uint32_t k, int if_true = kNext, int if_false = kNext) {
+    code_.push_back({code, k, if_true, if_false});
+  }
+  std::vector<Insn> code_;
+  std::vector<long> at_;
+};
+
+constexpr uint32_t kX32Bit = 0x40000000;  // x32 syscalls run as x86_64 with this bit set
+
+std::vector<sock_filter> enosys_prologue(const std::vector<EnosysLimit>& limits) {
+  // The kernel reports x32 as x86_64, so both share one section.
+  struct Section {
+    uint32_t audit_arch;
+    std::optional<uint32_t> max_nr, max_x32_nr;
+    int label = 0;
+  };
+  std::vector<Section> sections;
+  for (const EnosysLimit& l : limits) {
+    const bool x32 = l.arch == SCMP_ARCH_X32;
+    const uint32_t audit = x32 ? SCMP_ARCH_X86_64 : l.arch;
+    auto it = std::find_if(sections.begin(), sections.end(),
+                           [&](const Section& s) { return s.audit_arch == audit; });
+    if (it == sections.end()) it = sections.insert(sections.end(), {audit, {}, {}});
+    (x32 ? it->max_x32_nr : it->max_nr) = l.max_nr;
+  }
+
+  Assembler a;
+  const int filter = a.label(), enosys = a.label();
+  a.load_word(offsetof(seccomp_data, arch));
+  for (Section& s : sections) {
+    s.label = a.label();
+    a.jump_if(BPF_JEQ, s.audit_arch, s.label);
+  }
+  a.jump(filter);
+  for (const Section& s : sections) {
+    a.bind(s.label);
+    a.load_word(offsetof(seccomp_data, nr));
+    // s390 funnels syscall numbers the kernel does not know into 0.
+    if (s.audit_arch == SCMP_ARCH_S390 || s.audit_arch == SCMP_ARCH_S390X)
+      a.jump_if(BPF_JEQ, 0, enosys);
+    if (s.audit_arch == SCMP_ARCH_X86_64) {
+      const int x32 = a.label();
+      a.jump_if(BPF_JSET, kX32Bit, x32);
+      if (s.max_nr) a.jump_if(BPF_JGT, *s.max_nr, enosys);
+      a.jump(filter);
+      a.bind(x32);
+      if (s.max_x32_nr) a.jump_if(BPF_JGT, *s.max_x32_nr, enosys);
+    } else {
+      a.jump_if(BPF_JGT, *s.max_nr, enosys);
+    }
+    a.jump(filter);
+  }
+  a.bind(enosys);
+  a.ret(SCMP_ACT_ERRNO(ENOSYS));
+  a.bind(filter);
+  return a.finish();
+}
+
 std::vector<sock_filter> generate(const Plan& p) {
   Ctx ctx(seccomp_init(p.default_action));
   if (!ctx) throw Error("seccomp: compile filter: invalid default action");
@@ -78,9 +186,12 @@ std::vector<sock_filter> generate(const Plan& p) {
   check(seccomp_export_bpf(ctx.get(), mem.fd), "export BPF");
   struct stat st;
   if (fstat(mem.fd, &st) != 0) throw sys_error("seccomp: compile filter: fstat");
-  std::vector<sock_filter> insns(static_cast<size_t>(st.st_size) / sizeof(sock_filter));
-  const size_t bytes = insns.size() * sizeof(sock_filter);
-  if (pread(mem.fd, insns.data(), bytes, 0) != static_cast<ssize_t>(bytes))
+  std::vector<sock_filter> insns;
+  if (!p.enosys.empty()) insns = enosys_prologue(p.enosys);
+  const size_t prologue = insns.size();
+  insns.resize(prologue + static_cast<size_t>(st.st_size) / sizeof(sock_filter));
+  const size_t bytes = (insns.size() - prologue) * sizeof(sock_filter);
+  if (pread(mem.fd, insns.data() + prologue, bytes, 0) != static_cast<ssize_t>(bytes))
     throw sys_error("seccomp: compile filter: read BPF");
   if (insns.empty() || insns.size() > BPF_MAXINSNS)
     throw Error("seccomp: compile filter: " + std::to_string(insns.size()) +
@@ -106,6 +217,11 @@ std::string cache_key(const Plan& p) {
   put(k, p.default_action);
   put(k, static_cast<uint64_t>(p.arches.size()));
   for (uint32_t a : p.arches) put(k, a);
+  put(k, static_cast<uint64_t>(p.enosys.size()));
+  for (const EnosysLimit& l : p.enosys) {
+    put(k, l.arch);
+    put(k, l.max_nr);
+  }
   put(k, static_cast<uint64_t>(p.rules.size()));
   for (const Rule& r : p.rules) {
     put(k, r.syscall_nr);

@@ -197,6 +197,24 @@ Plan plan(const spec::Seccomp& cfg) {
     }
   }
 
+  const uint32_t def = p.default_action;
+  const bool lets_through = def == SCMP_ACT_ALLOW || def == SCMP_ACT_LOG ||
+                            (def & 0xffff0000u) == SCMP_ACT_TRACE(0) ||
+                            def == SCMP_ACT_ERRNO(ENOSYS);
+  if (!lets_through) {
+    std::vector<uint32_t> arches{native};
+    arches.insert(arches.end(), p.arches.begin(), p.arches.end());
+    for (uint32_t arch : arches) {
+      // Every name counts, also those of rules dropped above: they are
+      // still syscalls the profile knows about.
+      int max_nr = -1;
+      for (const auto& sc : cfg.syscalls)
+        for (const auto& name : sc.names)
+          max_nr = std::max(max_nr, seccomp_syscall_resolve_name_arch(arch, name.c_str()));
+      if (max_nr >= 0) p.enosys.push_back({arch, static_cast<uint32_t>(max_nr)});
+    }
+  }
+
   // Checked on the config, even if no NOTIFY rule survived name resolution.
   if (uses_notify && cfg.listener_path.empty())
     fail("listenerPath", "required when an action is SCMP_ACT_NOTIFY");

@@ -27,12 +27,25 @@ struct Rule {
   size_t origin = 0;     // index into linux.seccomp.syscalls, for error messages
 };
 
+// Syscalls numbered above max_nr on arch (an SCMP_ARCH_* token; x32 numbers
+// carry bit 30) fail with ENOSYS instead of taking the default action.
+struct EnosysLimit {
+  uint32_t arch;
+  uint32_t max_nr;
+};
+
 struct Plan {
   uint32_t default_action = 0;
   std::vector<uint32_t> arches;  // SCMP_ARCH_* besides native
   std::vector<Rule> rules;       // unknown syscall names are skipped (as runc does)
   unsigned flags = 0;            // SECCOMP_FILTER_FLAG_* requested
   bool notify = false;           // some emitted rule is SCMP_ACT_NOTIFY
+  // As runc does: a profile cannot know syscalls newer than the newest it
+  // names, and libc only falls back to older syscalls on ENOSYS. One limit
+  // per filter arch (native included) that has a named syscall; empty when
+  // the default action lets syscalls through (ALLOW, LOG, TRACE) or already
+  // is ERRNO(ENOSYS).
+  std::vector<EnosysLimit> enosys;
 };
 
 // The filter compiled to classic BPF, ready for seccomp(2).

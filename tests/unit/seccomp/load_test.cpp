@@ -377,6 +377,74 @@ TEST_CASE("load: SCMP_ACT_NOTIFY hands a working listener fd to the agent", "[se
 
 namespace {
 
+// Default ERRNO(EPERM); every syscall numbered up to 300 (natively) is allowed
+// except mkdir.
+spec::Seccomp allow_up_to_300() {
+  spec::Seccomp c;
+  c.default_action = "SCMP_ACT_ERRNO";
+  spec::SeccompSyscall allow;
+  allow.action = "SCMP_ACT_ALLOW";
+  for (int nr = 0; nr <= 300; ++nr) {
+    char* n = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+    if (!n) continue;
+    if (std::string(n) != "mkdir") allow.names.push_back(n);
+    free(n);
+  }
+  c.syscalls.push_back(allow);
+  return c;
+}
+
+#if defined(__x86_64__)
+// A syscall through the i386 entry point (arch AUDIT_ARCH_I386).
+long i386_syscall(long nr, long arg) {
+  long ret;
+  __asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(arg) : "memory");
+  return ret;
+}
+#endif
+
+}  // namespace
+
+TEST_CASE("load: syscalls newer than the profile fail with ENOSYS, not the default", "[seccomp][load]") {
+  auto p = seccomp::plan(allow_up_to_300());
+  int st = in_child([&] {
+    seccomp::load(p);
+    if (errno_of([] { return mkdir("/tmp/husk-seccomp-never", 0700); }) != EPERM) return 1;
+    // Above the highest named syscall: libc's fallbacks need ENOSYS.
+    for (long nr : {301L, 437L /* openat2 */, 452L /* fchmodat2 */, 1000L})
+      if (errno_of([&] { return syscall(nr, 0, 0, 0, 0); }) != ENOSYS) return 2;
+    if (getpid() <= 0) return 3;
+    return 0;
+  });
+  CHECK(status_text(st) == "exit 0");
+}
+
+#if defined(__x86_64__)
+TEST_CASE("load: the ENOSYS limit of the x86 arch is its own", "[seccomp][load]") {
+  if (i386_syscall(20 /* getpid */, 0) != getpid()) {
+    WARN("no i386 syscall entry on this kernel; skipped");
+    return;
+  }
+  auto c = allow_up_to_300();
+  c.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86"};
+  auto p = seccomp::plan(c);
+  REQUIRE(p.enosys.size() == 2);
+  REQUIRE(p.enosys[1].arch == SCMP_ARCH_X86);
+  const long x86_max = p.enosys[1].max_nr;
+  REQUIRE(x86_max < 437);
+  int st = in_child([&] {
+    seccomp::load(p);
+    if (i386_syscall(39 /* i386 mkdir */, 0) != -EPERM) return 1;
+    if (i386_syscall(437 /* i386 openat2 */, 0) != -ENOSYS) return 2;
+    if (i386_syscall(x86_max + 1, 0) != -ENOSYS) return 3;
+    return i386_syscall(20 /* getpid */, 0) == getpid() ? 0 : 4;
+  });
+  CHECK(status_text(st) == "exit 0");
+}
+#endif
+
+namespace {
+
 // A Docker-default-sized profile: default ERRNO, ~350 allowed syscalls in a
 // few entries, plus Docker-style argument rules for personality and clone.
 spec::Seccomp docker_sized_profile() {

@@ -198,6 +198,43 @@ TEST_CASE("plan: architectures map to libseccomp tokens, native left out", "[sec
   CHECK_NOTHROW(plan(c));
 }
 
+TEST_CASE("plan: syscalls newer than the profile get ENOSYS (runc's stub)", "[seccomp][plan]") {
+  auto c = config("SCMP_ACT_ERRNO", {call({"read", "openat2"}, "SCMP_ACT_ALLOW"),
+                                     call({"husk_fake"}, "SCMP_ACT_KILL")});
+  c.architectures = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+  auto p = plan(c);
+  const uint32_t native = seccomp_arch_native();
+  std::vector<std::pair<uint32_t, uint32_t>> got;
+  for (const auto& l : p.enosys) got.emplace_back(l.arch, l.max_nr);
+  std::vector<std::pair<uint32_t, uint32_t>> want{{native, 437}};
+  for (uint32_t a : p.arches)
+    want.emplace_back(a, static_cast<uint32_t>(seccomp_syscall_resolve_name_arch(a, "openat2")));
+  CHECK(got == want);
+  if (native == SCMP_ARCH_X86_64) {
+    REQUIRE(got.size() == 3);
+    CHECK(got[1] == std::pair<uint32_t, uint32_t>{SCMP_ARCH_X86, 437});
+    CHECK(got[2] == std::pair<uint32_t, uint32_t>{SCMP_ARCH_X32, 0x40000000u | 437});
+  }
+
+  // Names of rules dropped for repeating the default still count.
+  auto d = plan(config("SCMP_ACT_ERRNO", {call({"read"}, "SCMP_ACT_ALLOW"), call({"openat2"}, "SCMP_ACT_ERRNO")}));
+  REQUIRE(d.enosys.size() == 1);
+  CHECK(d.enosys[0].max_nr == static_cast<uint32_t>(nr("openat2")));
+  CHECK(d.rules.size() == 1);
+
+  CHECK_FALSE(plan(config("SCMP_ACT_KILL_PROCESS", {call({"read"}, "SCMP_ACT_ALLOW")})).enosys.empty());
+  // Nothing to do when the default lets syscalls through, or is ENOSYS already.
+  for (const char* def : {"SCMP_ACT_ALLOW", "SCMP_ACT_LOG", "SCMP_ACT_TRACE"}) {
+    INFO(def);
+    CHECK(plan(config(def, {call({"mkdir"}, "SCMP_ACT_ERRNO")})).enosys.empty());
+  }
+  auto e = config("SCMP_ACT_ERRNO", {call({"read"}, "SCMP_ACT_ALLOW")});
+  e.default_errno_ret = ENOSYS;
+  CHECK(plan(e).enosys.empty());
+  // A profile naming no syscall libseccomp knows has no limit to apply.
+  CHECK(plan(config("SCMP_ACT_ERRNO", {call({"husk_fake"}, "SCMP_ACT_ALLOW")})).enosys.empty());
+}
+
 TEST_CASE("plan: flags", "[seccomp][plan]") {
   auto c = config("SCMP_ACT_ALLOW");
   c.flags = {"SECCOMP_FILTER_FLAG_LOG", "SECCOMP_FILTER_FLAG_SPEC_ALLOW", "SECCOMP_FILTER_FLAG_TSYNC"};
