@@ -340,3 +340,50 @@ TEST_CASE("memoryPolicy, intelRdt, seccomp structure", "[validate]") {
   // Action and architecture names belong to seccomp/, not here.
   CHECK_NOTHROW(check(R"({"linux": {"seccomp": {"defaultAction": "SCMP_ACT_SOMETHING_NEW"}}})"));
 }
+
+TEST_CASE("less common rules", "[validate]") {
+  REQUIRE_THROWS_WITH(check(R"({"linux": {"devices": [{"type": "c", "path": "/dev/x", "major": 1, "fileMode": 8192}]}})"),
+                      Contains("linux.devices[0].fileMode: must contain only permission bits"));
+  REQUIRE_THROWS_WITH(check(R"({"linux": {"devices": [{"type": "c", "path": "/dev/../etc/x", "major": 1}]}})"),
+                      Contains("linux.devices[0].path: must not contain \"..\""));
+  REQUIRE_THROWS_WITH(check(R"({"linux": {"personality": {"domain": "LINUX", "flags": ["ADDR_NO_RANDOMIZE"]}}})"),
+                      Contains("linux.personality.flags[0]: unknown flag \"ADDR_NO_RANDOMIZE\""));
+  REQUIRE_THROWS_WITH(check(R"({"linux": {"seccomp": {"syscalls": []}}})"),
+                      Contains("linux.seccomp.defaultAction: required"));
+  REQUIRE_THROWS_WITH(check(R"({"linux": {"intelRdt": {"schemata": ["L3:0=f", "MB:0=1\nL3:1=f"]}}})"),
+                      Contains("linux.intelRdt.schemata[1]: must not contain newlines"));
+  REQUIRE_THROWS_WITH(check(R"({"mounts": null, "linux": {"namespaces": [{"type": "uts"}], "readonlyPaths": ["/proc/sys"]}})"),
+                      Contains("linux.readonlyPaths: requires a mount namespace"));
+  REQUIRE_THROWS_WITH(check(R"({"linux": {"sysctl": {"user.max_user_namespaces": "0"}}})"),
+                      Contains("linux.sysctl[\"user.max_user_namespaces\"]: requires a user namespace"));
+  REQUIRE_THROWS_WITH(check(R"({"process": {"env": ["A=1"]}, "hooks": {"poststart": [{"path": "/h", "env": ["BAD"]}]}})"),
+                      Contains("hooks.poststart[0].env[0]: must be of the form KEY=value"));
+  REQUIRE_THROWS_WITH(
+      check(R"({"linux": {"namespaces": [{"type": "mount"}, {"type": "uts"}, {"type": "user"}],
+                          "uidMappings": [{"containerID": 4294967295, "hostID": 0, "size": 2}],
+                          "gidMappings": [{"containerID": 0, "hostID": 0, "size": 1}]}})"),
+      Contains("linux.uidMappings[0]: containerID + size overflows uint32"));
+
+  nlohmann::json many = nlohmann::json::array();
+  for (uint32_t i = 0; i < 341; ++i) many.push_back({{"containerID", i}, {"hostID", 1000 + i}, {"size", 1}});
+  auto j = nlohmann::json::parse(kBase);
+  j["linux"]["namespaces"].push_back({{"type", "user"}});
+  j["linux"]["uidMappings"] = many;
+  j["linux"]["gidMappings"] = many;
+  REQUIRE_THROWS_WITH(validate(parse(j.dump()), true), Contains("linux.uidMappings: at most 340 mappings"));
+  many.erase(many.end() - 1);
+  j["linux"]["uidMappings"] = many;
+  j["linux"]["gidMappings"] = many;
+  CHECK_NOTHROW(validate(parse(j.dump()), true));
+}
+
+TEST_CASE("validate_resources checks a standalone resources object", "[validate]") {
+  Resources r;
+  r.devices.push_back({true, "c", 1, 3, "rwq"});
+  REQUIRE_THROWS_WITH(validate_resources(r), "devices[0].access: must contain only r, w and m");
+  r.devices.clear();
+  r.unified["cgroup.procs"] = "1";
+  CHECK_NOTHROW(validate_resources(r));
+  r.unified["a/b"] = "1";
+  REQUIRE_THROWS_WITH(validate_resources(r), "unified[\"a/b\"]: must be a cgroup file name");
+}
