@@ -41,6 +41,7 @@ struct MountOptions {
   bool recursive_bind = false;      // rbind
   std::string data;                 // filesystem-specific options joined with ','
   bool idmap = false;               // "idmap"/"ridmap"
+  bool recursive_idmap = false;     // "ridmap": idmap every mount of an rbind, not just the top
 };
 // Parses every option runc accepts; unknown strings go to `data` (they are fs options).
 MountOptions parse_mount_options(const std::vector<std::string>& options);
@@ -86,7 +87,20 @@ struct RootfsOptions {
   bool no_pivot = false;     // --no-pivot: MS_MOVE + chroot
   bool user_ns = false;      // inside a new user namespace: bind devices instead of mknod
   bool new_mount_ns = true;  // false when the mount namespace is shared/joined
+  // spec.mounts index -> fd from make_idmapped_mount (not closed by prepare_rootfs).
+  std::map<size_t, int> idmapped;
 };
+
+// Build the detached, idmapped bind mount for spec mount `m` (options
+// "idmap"/"ridmap", or uidMappings/gidMappings). The kernel only allows this
+// to a caller with CAP_SYS_ADMIN over the source filesystem, i.e. root outside
+// the container's user namespace: with a user namespace the runtime must call
+// it on the host once the namespace exists and pass the fd to the init in
+// RootfsOptions::idmapped. The mapping is m's uidMappings/gidMappings (a
+// throwaway user namespace is made for them), else `userns_fd` (the
+// container's, e.g. an open /proc/<init>/ns/user). Returns an O_CLOEXEC fd.
+// Without a user namespace prepare_rootfs builds idmapped mounts itself.
+int make_idmapped_mount(const spec::Mount& m, int userns_fd);
 
 // Make / rslave (or rootfsPropagation), bind the rootfs on itself, mount
 // spec.mounts in order (targets resolved inside the rootfs, never following a

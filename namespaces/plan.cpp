@@ -162,6 +162,7 @@ MountOptions parse_mount_options(const std::vector<std::string>& options) {
     }
     if (o == "idmap" || o == "ridmap") {
       mo.idmap = true;
+      mo.recursive_idmap = o == "ridmap";
       continue;
     }
     if (o == "tmpcopyup")

@@ -15,6 +15,8 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <climits>
@@ -47,6 +49,7 @@ class Fd {
   ~Fd() { reset(); }
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }
   void reset() {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
@@ -238,9 +241,9 @@ void check_proc_destination(const std::string& dest, const spec::Mount& m, bool 
 }
 
 // A bind mount built detached (open_tree) so that its flags, recursive
-// attributes and propagation are set before anything in the container can
-// see it, and without remounting (which could clear locked flags).
-void bind_mount(const std::string& source, int target, const MountOptions& mo, const std::string& what) {
+// attributes (and idmapping) are set before anything in the container can see
+// it, and without remounting (which could clear locked flags).
+Fd bind_tree(const std::string& source, const MountOptions& mo, const std::string& what) {
   unsigned ot = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (mo.recursive_bind ? AT_RECURSIVE : 0);
   Fd tree(open_tree(AT_FDCWD, source.c_str(), ot));
   if (!tree) throw sys_error(what + ": open bind source " + source);
@@ -249,9 +252,91 @@ void bind_mount(const std::string& source, int target, const MountOptions& mo, c
   auto [set, clr] = attrs_of_flags(mo.flags);
   if (set || clr) setattr(tree.get(), 0, set, clr, 0, what);
   if (mo.attr_set || mo.attr_clr) setattr(tree.get(), AT_RECURSIVE, mo.attr_set, mo.attr_clr, 0, what);
-  attach(tree.get(), target, what);
+  return tree;
+}
+
+// Attach a detached tree and then set its propagation (the kernel does not
+// take propagation changes on a detached mount).
+void attach_tree(int tree, int target, const MountOptions& mo, const std::string& what) {
+  attach(tree, target, what);
   if (mo.propagation)
-    setattr(tree.get(), (mo.propagation & MS_REC) ? AT_RECURSIVE : 0, 0, 0, mo.propagation & ~MS_REC, what);
+    setattr(tree, (mo.propagation & MS_REC) ? AT_RECURSIVE : 0, 0, 0, mo.propagation & ~MS_REC, what);
+}
+
+void bind_mount(const std::string& source, int target, const MountOptions& mo, const std::string& what) {
+  Fd tree = bind_tree(source, mo, what);
+  attach_tree(tree.get(), target, mo, what);
+}
+
+// A user namespace holding only the given mappings, for an idmapped mount:
+// a child unshares it and waits while we write its maps and open it.
+Fd userns_with_mappings(const spec::Mount& m, const std::string& what) {
+  int ready[2], hold[2];
+  if (pipe2(ready, O_CLOEXEC) < 0) throw sys_error("pipe");
+  if (pipe2(hold, O_CLOEXEC) < 0) {
+    close(ready[0]);
+    close(ready[1]);
+    throw sys_error("pipe");
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(ready[0]);
+    close(hold[1]);
+    char c = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
+    if (write(ready[1], &c, 1) != 1) _exit(1);
+    (void)!read(hold[0], &c, 1);  // until the parent is done with us
+    _exit(0);
+  }
+  int fork_err = errno;
+  close(ready[1]);
+  close(hold[0]);
+  Fd hold_w(hold[1]);
+  Fd ready_r(ready[0]);
+  if (pid < 0) throw sys_error("fork for the user namespace of " + what, fork_err);
+  Fd ns;
+  std::string err;
+  char c = 'n';
+  if (read(ready_r.get(), &c, 1) != 1 || c != 'y') {
+    err = what + ": could not create a user namespace for the idmapped mount";
+  } else {
+    std::string dir = "/proc/" + std::to_string(pid) + "/";
+    auto put = [&](const std::string& file, const std::string& text) {
+      int fd = open((dir + file).c_str(), O_WRONLY | O_CLOEXEC);
+      bool ok = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      if (!ok && err.empty()) err = sys_error(what + ": write " + dir + file).what();
+      if (fd >= 0) close(fd);
+    };
+    put("uid_map", id_map_text(m.uid_mappings));
+    put("gid_map", id_map_text(m.gid_mappings));
+    if (err.empty()) {
+      ns = Fd(open((dir + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+      if (!ns) err = sys_error(what + ": open " + dir + "ns/user").what();
+    }
+  }
+  hold_w.reset();
+  waitpid(pid, nullptr, 0);
+  if (!err.empty()) throw Error(err);
+  return ns;
+}
+
+Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what) {
+  MountOptions mo = parse_mount_options(m.options);
+  if (!mo.bind && m.type != "bind") throw Error(what + ": idmap is only supported on bind mounts");
+  if (m.uid_mappings.empty() != m.gid_mappings.empty())
+    throw Error(what + ": uidMappings and gidMappings must be given together");
+  Fd own;
+  if (!m.uid_mappings.empty()) {
+    own = userns_with_mappings(m, what);
+    userns_fd = own.get();
+  }
+  if (userns_fd < 0) throw Error(what + ": an idmapped mount needs uidMappings/gidMappings or a user namespace");
+  Fd tree = bind_tree(m.source, mo, what);
+  struct mount_attr a{};
+  a.attr_set = MOUNT_ATTR_IDMAP;
+  a.userns_fd = static_cast<uint64_t>(userns_fd);
+  if (mount_setattr(tree.get(), "", AT_EMPTY_PATH | (mo.recursive_idmap ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
+    throw sys_error(what + ": idmap " + m.source);
+  return tree;
 }
 
 // Is the mount at /dev a bind mount? Then its devices are the host's and we
@@ -279,8 +364,21 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
     rethrow_with(what, e);
   }
   bool bind = mo.bind || m.type == "bind";
-  if (mo.idmap || !m.uid_mappings.empty() || !m.gid_mappings.empty())
-    throw Error(what + ": idmapped mounts are not supported");
+  bool idmap = mo.idmap || !m.uid_mappings.empty() || !m.gid_mappings.empty();
+  Fd premade;
+  if (idmap) {
+    auto it = opts.idmapped.find(index);
+    if (it != opts.idmapped.end()) {
+      premade = Fd(fcntl(it->second, F_DUPFD_CLOEXEC, 0));
+      if (!premade) throw sys_error(what + ": idmapped mount fd");
+    } else if (opts.user_ns) {
+      // Inside the container's user namespace we lack CAP_SYS_ADMIN over the
+      // source filesystem; only the runtime on the host can build it.
+      throw Error(what + ": an idmapped mount in a user namespace must be prepared by the runtime (make_idmapped_mount)");
+    } else {
+      premade = idmapped_tree(m, -1, what);
+    }
+  }
 
   bool as_file = false;
   if (bind) {
@@ -307,6 +405,10 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
   }
   check_proc_destination(resolved, m, bind, what);
 
+  if (premade) {
+    attach_tree(premade.get(), target.get(), mo, what);
+    return;
+  }
   if (bind) {
     bind_mount(m.source, target.get(), mo, what);
     return;
@@ -464,6 +566,12 @@ bool needs_mount_ns(const spec::Spec& spec) {
 }
 
 }  // namespace
+
+int make_idmapped_mount(const spec::Mount& m, int userns_fd) {
+  std::string what = "mount " + m.destination;
+  Fd tree = idmapped_tree(m, userns_fd, what);
+  return tree.release();
+}
 
 int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode) {
   int fd = raw_openat2(root_fd, rel(path), static_cast<uint64_t>(flags), kInRoot, mode);

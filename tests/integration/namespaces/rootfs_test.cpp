@@ -528,6 +528,39 @@ TEST_CASE("inside a user namespace: devices are bind mounts of the host's, sysfs
   expect_ok(o);
 }
 
+TEST_CASE("idmapped bind mounts with their own mappings") {
+  std::string rootfs = make_rootfs("idmap");
+  fs::path src = fs::path(g_tmp) / "idmap-src";
+  fs::create_directories(src);
+  std::ofstream(src / "root-owned") << "x";
+  std::ofstream(src / "user-owned") << "y";
+  REQUIRE(chown((src / "root-owned").c_str(), 0, 0) == 0);
+  REQUIRE(chown((src / "user-owned").c_str(), 1000, 1000) == 0);
+  spec::Spec s;
+  s.root = spec::Root{rootfs, false};
+  spec::Mount m = mnt("/idmapped", "bind", src.string(), {"rbind", "idmap"});
+  // On-disk ids 0..1999 are shown as 100000..101999.
+  m.uid_mappings = {{0, 100000, 2000}};
+  m.gid_mappings = {{0, 100000, 2000}};
+  s.mounts = {m};
+  auto o = in_child(CLONE_NEWNS, [&](Report& r) {
+    ns::RootfsOptions opts;
+    opts.rootfs = rootfs;
+    ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts);
+    struct stat st{};
+    r.expect(stat("/idmapped/root-owned", &st) == 0 && st.st_uid == 100000 && st.st_gid == 100000,
+             "on-disk root shows as 100000, got " + std::to_string(st.st_uid));
+    r.expect(stat("/idmapped/user-owned", &st) == 0 && st.st_uid == 101000 && st.st_gid == 101000,
+             "on-disk 1000 shows as 101000, got " + std::to_string(st.st_uid));
+  });
+  expect_ok(o);
+  // The source itself is unchanged.
+  struct stat st{};
+  REQUIRE(stat((src / "user-owned").c_str(), &st) == 0);
+  CHECK(st.st_uid == 1000);
+}
+
 int main(int argc, char** argv) {
   if (geteuid() != 0) {
     std::printf("SKIP: husk-it-namespaces needs root (mounts, mknod, pivot_root)\n");
