@@ -1,5 +1,6 @@
 // Reading a bundle's config.json and writing the `husk spec` template.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -10,9 +11,23 @@ namespace husk::spec {
 
 namespace {
 
+// config.json comes from whoever prepared the bundle: refuse a FIFO or a
+// device (a symlink to /dev/zero would never end) and absurd sizes.
+constexpr size_t kMaxConfigSize = 64 << 20;
+
 std::string read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw sys_error("open " + path);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw sys_error("stat " + path, err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": not a regular file");
+  }
   std::string out;
   char buf[65536];
   for (;;) {
@@ -25,6 +40,10 @@ std::string read_file(const std::string& path) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
+    if (out.size() > kMaxConfigSize) {
+      ::close(fd);
+      throw Error(path + ": larger than 64 MiB");
+    }
   }
   ::close(fd);
   return out;

@@ -62,6 +62,10 @@ TEST_CASE("load_bundle reads, parses and validates config.json", "[bundle]") {
 
   dir.write(R"({"ociVersion": "1.0.0", "root": {"path": "rootfs"}, "process": {"args": [], "cwd": "/"}})");
   REQUIRE_THROWS_WITH(load_bundle(dir.path), "config.json: process.args: must not be empty");
+
+  unlink((dir.path + "/config.json").c_str());
+  REQUIRE(symlink("/dev/zero", (dir.path + "/config.json").c_str()) == 0);
+  REQUIRE_THROWS_WITH(load_bundle(dir.path), dir.path + "/config.json: not a regular file");
 }
 
 TEST_CASE("default_config_json is a valid runc-like config", "[bundle]") {
