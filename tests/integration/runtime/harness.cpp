@@ -327,12 +327,12 @@ std::string status_field(int pid, const std::string& field) {
 
 // ---- Container ----
 
-Container::Container(const std::string& tag) : id(unique_id(tag)) {
+Container::Container(const std::string& tag, bool private_rootfs) : id(unique_id(tag)) {
   if (g_template.empty()) throw std::logic_error("template bundle not built");
   bundle = make_tempdir("husk-it-b-");
   root = make_tempdir("husk-it-r-");
   rootfs = bundle + "/rootfs";
-  auto r = hit::run({"cp", "-a", g_template + "/b/rootfs", rootfs});
+  auto r = hit::run({"cp", private_rootfs ? "-a" : "-al", g_template + "/b/rootfs", rootfs});
   if (!r.ok()) throw std::runtime_error("cp rootfs: " + r.err);
   cfg = json::parse(read_file(g_template + "/b/config.json"));
   cfg["root"] = {{"path", "rootfs"}, {"readonly", false}};

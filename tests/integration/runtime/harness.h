@@ -116,7 +116,9 @@ std::string status_field(int pid, const std::string& field);
 // --root directory; the destructor force-deletes it and removes everything.
 class Container {
  public:
-  explicit Container(const std::string& tag = "c");
+  // The rootfs is a hard-linked copy of the template's (symlinks are slow to
+  // create here); private_rootfs makes a real copy, for tests that chown it.
+  explicit Container(const std::string& tag = "c", bool private_rootfs = false);
   Container(const Container&) = delete;
   Container& operator=(const Container&) = delete;
   ~Container();

@@ -222,6 +222,7 @@ TEST_CASE("list, list --format json, list -q", "[lifecycle][list]") {
   REQUIRE(a.create().ok());
   // b shares a's --root so both are listed.
   Container b("list-b");
+  remove_tree(b.root);
   b.root = a.root;
   b.args({"sleep", "60"});
   REQUIRE(b.create().ok());

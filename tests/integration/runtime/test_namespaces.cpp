@@ -68,7 +68,7 @@ TEST_CASE("joining an existing namespace by path", "[ns]") {
 }
 
 TEST_CASE("user namespace with uid/gid mappings", "[ns][userns]") {
-  Container c("userns");
+  Container c("userns", true);
   c.cfg["linux"]["namespaces"].push_back({{"type", "user"}});
   c.cfg["linux"]["uidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
   c.cfg["linux"]["gidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});

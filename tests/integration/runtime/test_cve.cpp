@@ -1,0 +1,69 @@
+// Regressions for published runc vulnerabilities.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "harness.h"
+
+using namespace hit;
+namespace fs = std::filesystem;
+
+TEST_CASE("CVE-2024-21626: cwd through a leaked fd", "[cve][security]") {
+  // A runtime fd open on a host directory (runc leaked one on
+  // /sys/fs/cgroup) plus cwd=/proc/self/fd/N gave a cwd outside the rootfs.
+  std::string marker_dir = make_tempdir("husk-it-cve-");
+  write_file(marker_dir + "/marker", "host\n");
+  write_file(marker_dir + "/evil.sh", "#!/bin/sh\necho ESCAPED-EXEC\n", 0755);
+  std::string up = "../../../../../../../../..";
+  for (int n = 3; n <= 10; ++n) {
+    std::string fd = "/proc/self/fd/" + std::to_string(n);
+    INFO("fd " << n);
+    {
+      Container c("cve-cwd");
+      c.cfg["process"]["cwd"] = fd;
+      c.args({"sh", "-c", "cat " + up + marker_dir + "/marker && echo ESCAPED-CWD; true"});
+      auto r = c.run();
+      INFO(r.out << r.err);
+      CHECK_FALSE(contains(r.out, "ESCAPED"));
+      CHECK(leftovers(c).empty());
+    }
+    {
+      Container c("cve-exe");
+      c.args({fd + "/" + up + marker_dir + "/evil.sh"});
+      auto r = c.run();
+      INFO(r.out << r.err);
+      CHECK_FALSE(contains(r.out, "ESCAPED"));
+      CHECK(leftovers(c).empty());
+    }
+  }
+  remove_tree(marker_dir);
+}
+
+TEST_CASE("CVE-2019-16884: /proc in the rootfs is a symlink", "[cve][security]") {
+  for (bool absolute : {false, true}) {
+    Container c(absolute ? "cve-proc-abs" : "cve-proc-rel");
+    INFO((absolute ? "absolute" : "relative") << " /proc symlink");
+    auto outside = make_tempdir("husk-it-fakeproc-");
+    fs::create_directory(c.rootfs + "/fakeproc");
+    fs::remove(c.rootfs + "/proc");
+    fs::create_directory_symlink(absolute ? outside : "fakeproc", c.rootfs + "/proc");
+    c.args({"cat", "/proc/self/mountinfo"});
+    auto r = c.run();
+    INFO(r.out << r.err);
+    if (r.code == 0) {
+      // Contained: procfs is at /proc and nowhere else.
+      auto m = parse_mountinfo(r.out);
+      auto* p = find_mount(m, "/proc");
+      REQUIRE(p);
+      CHECK(p->fstype == "proc");
+      for (auto& e : m)
+        if (e.fstype == "proc") CHECK(e.mount_point.rfind("/proc", 0) == 0);
+    } else {
+      CHECK_FALSE(r.err.empty());
+    }
+    CHECK(fs::is_empty(outside));
+    CHECK(fs::is_empty(c.rootfs + "/fakeproc"));
+    CHECK(leftovers(c).empty());
+    remove_tree(outside);
+  }
+}
