@@ -13,6 +13,7 @@
 #include <linux/magic.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -22,6 +23,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -559,6 +561,119 @@ TEST_CASE("idmapped bind mounts with their own mappings") {
   struct stat st{};
   REQUIRE(stat((src / "user-owned").c_str(), &st) == 0);
   CHECK(st.st_uid == 1000);
+}
+
+namespace {
+
+void send_fd(int sock, int fd) {
+  char byte = 'f';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = ctrl;
+  msg.msg_controllen = sizeof ctrl;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  REQUIRE(sendmsg(sock, &msg, 0) == 1);
+}
+
+int recv_fd(int sock) {
+  char byte;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = ctrl;
+  msg.msg_controllen = sizeof ctrl;
+  if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1) throw sys_error("recvmsg");
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  if (!c || c->cmsg_type != SCM_RIGHTS) throw Error("no fd received");
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("idmapped mount into a user namespace: made on the host, attached by the init") {
+  std::string rootfs = make_rootfs("idmap-userns");
+  fs::path src = fs::path(g_tmp) / "idmap-src2";
+  fs::create_directories(src);
+  std::ofstream(src / "user-owned") << "y";
+  REQUIRE(chown((src / "user-owned").c_str(), 1000, 1000) == 0);
+  spec::Spec s;
+  s.root = spec::Root{rootfs, false};
+  s.mounts = {mnt("/data", "bind", src.string(), {"rbind", "idmap"})};
+
+  int sv[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+  int p[2];
+  REQUIRE(pipe2(p, O_CLOEXEC) == 0);
+  fflush(nullptr);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // The "container init": a new user namespace, then its mount namespace.
+    close(sv[0]);
+    close(p[0]);
+    Report r;
+    try {
+      if (unshare(CLONE_NEWUSER) < 0) throw sys_error("unshare user");
+      if (write(sv[1], "u", 1) != 1) throw sys_error("signal");
+      int fd = recv_fd(sv[1]);  // after the host wrote our maps and built the mount
+      if (unshare(CLONE_NEWNS) < 0) throw sys_error("unshare mount");
+      ns::RootfsOptions opts;
+      opts.rootfs = rootfs;
+      opts.user_ns = true;
+      ns::RootfsOptions without = opts;
+      try {
+        ns::prepare_rootfs(s, without);
+        r.fail("idmap inside a user namespace without a prepared fd was accepted");
+      } catch (const Error& e) {
+        r.expect(std::string(e.what()).find("make_idmapped_mount") != std::string::npos, e.what());
+      }
+      opts.idmapped[0] = fd;
+      ns::prepare_rootfs(s, opts);
+      ns::enter_rootfs(opts);
+      struct stat st{};
+      r.expect(stat("/data/user-owned", &st) == 0 && st.st_uid == 1000 && st.st_gid == 1000,
+               "the container sees the on-disk owner 1000, got " + std::to_string(st.st_uid));
+      r.expect(stat("/bin/busybox", &st) == 0 && st.st_uid == 65534, "unmapped rootfs files show as nobody");
+    } catch (const std::exception& e) {
+      r.text += std::string("ERROR: ") + e.what() + "\n";
+    }
+    if (write(p[1], r.text.data(), r.text.size()) < 0) _exit(3);
+    _exit(r.text.empty() ? 0 : 1);
+  }
+  close(sv[1]);
+  close(p[1]);
+  char c;
+  REQUIRE(read(sv[0], &c, 1) == 1);
+  std::string dir = "/proc/" + std::to_string(pid) + "/";
+  std::ofstream(dir + "uid_map") << "0 100000 65536\n";
+  std::ofstream(dir + "gid_map") << "0 100000 65536\n";
+  int nsfd = open((dir + "ns/user").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(nsfd >= 0);
+  int tree = ns::make_idmapped_mount(s.mounts[0], nsfd);
+  CHECK(tree >= 0);
+  send_fd(sv[0], tree);
+  close(tree);
+  close(nsfd);
+  close(sv[0]);
+  std::string report;
+  char buf[1024];
+  ssize_t n;
+  while ((n = read(p[0], buf, sizeof buf)) > 0) report.append(buf, static_cast<size_t>(n));
+  close(p[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  expect_ok({status, report});
 }
 
 int main(int argc, char** argv) {
