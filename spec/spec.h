@@ -319,10 +319,17 @@ Spec parse(const std::string& json_text);
 // `for_create` adds the rules that only matter when a container is made (root and process required).
 void validate(const Spec& spec, bool for_create = true);
 
-// Read <bundle>/config.json, parse and validate. Errors are prefixed with "config.json: ".
+// Read <bundle>/config.json, parse and validate(for_create). Parse and
+// validation errors are prefixed with "config.json: "; a missing file gives
+// "open <bundle>/config.json: No such file or directory" (errno kept); a
+// config.json that is not a regular file or is over 64 MiB is refused.
+// root.path is left as written (relative to the bundle).
 Spec load_bundle(const std::string& bundle_dir);
 
-// `husk spec` output: a runnable busybox-style config (sh, terminal true as runc does).
+// `husk spec` output (tab-indented JSON, ociVersion kOciVersionMax): runc's
+// template with hostname "husk" and a cgroup namespace. rootless: adds a user
+// namespace mapping 0 to geteuid()/getegid() (size 1), drops the network
+// namespace, linux.resources, the cgroup mount and devpts gid=5, and binds /sys.
 std::string default_config_json(bool rootless);
 
 // Convert a linux.resources JSON object (as `update --resources` receives it)
