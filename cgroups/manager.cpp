@@ -24,8 +24,8 @@ namespace husk::cgroups {
 
 namespace {
 
-const std::string kRoot = "/sys/fs/cgroup";
-const std::string kUnifiedHybrid = "/sys/fs/cgroup/unified";
+constexpr const char* kRoot = "/sys/fs/cgroup";
+constexpr const char* kUnifiedHybrid = "/sys/fs/cgroup/unified";
 
 // ---------------------------------------------------------------- files ---
 
