@@ -858,6 +858,7 @@ int Suite::run(std::vector<Case>& cases) {
     if (opt_.verbose) std::cerr << "== " << c.name << "\n";
     auto t0 = std::chrono::steady_clock::now();
     Outcome o = run_case(c, index);
+    o.note = replace_all(o.note, tmp_.string(), "$TMP");  // keep notes short and stable
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
     const char* word = o.kind == Outcome::Pass ? "PASS" : o.kind == Outcome::Fail ? "FAIL" : "SKIP";
     std::cout << word << "  " << c.name << " (" << ms << " ms)";
