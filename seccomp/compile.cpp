@@ -203,6 +203,7 @@ std::vector<sock_filter> generate(const Plan& p) {
 // File: magic, key length, key, instructions. The key is everything the BPF
 // depends on, compared whole, so a hash collision cannot pick a wrong filter.
 
+// Bump the digit whenever husk changes the code it generates for a plan.
 constexpr char kMagic[8] = {'H', 'U', 'S', 'K', 'B', 'P', 'F', '1'};
 
 template <class T>
