@@ -339,6 +339,22 @@ Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what) {
   return tree;
 }
 
+// CVE-2019-16884, CVE-2019-19921: procfs and sysfs only land on a real
+// directory; a symlink as the last component is refused even if it points
+// inside the rootfs (LSM policies are written against the path /proc).
+Fd real_dir_in_root(int root_fd, const std::string& dest, const std::string& type, const std::string& what) {
+  size_t slash = dest.rfind('/');
+  Fd parent = ensure_in_root(root_fd, dest.substr(0, slash), false, what);
+  std::string base = dest.substr(slash + 1);
+  if (base.empty()) return parent;
+  if (mkdirat(parent.get(), base.c_str(), 0755) < 0 && errno != EEXIST) throw sys_error("create " + what);
+  Fd self(openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!self) throw sys_error("open " + what);
+  if (!S_ISDIR(fd_stat(self.get(), what).st_mode))
+    throw Error(what + ": " + type + " must be mounted on a directory, not a symlink or file", ENOTDIR);
+  return self;
+}
+
 // Is the mount at /dev a bind mount? Then its devices are the host's and we
 // leave them alone (as runc does); otherwise we populate it.
 const spec::Mount* dev_mount(const spec::Spec& spec, bool* is_bind) {
@@ -387,22 +403,9 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
     as_file = !S_ISDIR(st.st_mode);
   }
   std::string dest = clean_path(m.destination);
-  Fd target = ensure_in_root(root_fd, dest, as_file, what);
+  Fd target = (m.type == "proc" || m.type == "sysfs") ? real_dir_in_root(root_fd, dest, m.type, what)
+                                                      : ensure_in_root(root_fd, dest, as_file, what);
   std::string resolved = path_in_root(root_fd, target.get());
-
-  if (m.type == "proc" || m.type == "sysfs") {
-    // CVE-2019-16884, CVE-2019-19921: procfs/sysfs must land on a real
-    // directory; a symlink (even one pointing inside the rootfs) is refused.
-    size_t slash = dest.rfind('/');
-    Fd parent = ensure_in_root(root_fd, dest.substr(0, slash), false, what);
-    std::string base = dest.substr(slash + 1);
-    Fd self(base.empty() ? fcntl(parent.get(), F_DUPFD_CLOEXEC, 0) : openat(parent.get(), base.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-    if (!self) throw sys_error("open " + what);
-    if (!S_ISDIR(fd_stat(self.get(), what).st_mode))
-      throw Error(what + ": " + m.type + " must be mounted on a directory, not a symlink or file", ENOTDIR);
-    target = std::move(self);
-    resolved = path_in_root(root_fd, target.get());
-  }
   check_proc_destination(resolved, m, bind, what);
 
   if (premade) {

@@ -477,6 +477,43 @@ TEST_CASE("read-only /dev and a mount namespace shared with the host") {
   CHECK_THROWS_WITH(ns::prepare_rootfs(s, shared), Catch::Contains("need a new mount namespace"));
 }
 
+TEST_CASE("--no-pivot moves the rootfs onto / and chroots; a shared mount namespace is only chrooted") {
+  std::string rootfs = make_rootfs("nopivot");
+  spec::Spec s;
+  s.root = spec::Root{rootfs, true};
+  s.mounts = {mnt("/proc", "proc", "proc", {}), mnt("/dev", "tmpfs", "tmpfs", {"mode=755"})};
+  pid_t host = getpid();
+  auto o = in_child(CLONE_NEWNS, [&](Report& r) {
+    ns::RootfsOptions opts;
+    opts.rootfs = rootfs;
+    opts.no_pivot = true;
+    ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts);
+    ns::finalize_rootfs(s, opts);
+    r.expect(fs::exists("/bin/busybox") && !fs::exists(g_tmp), "the rootfs is /");
+    r.expect(is_ro("/"), "root.readonly after MS_MOVE");
+    struct stat st{};
+    r.expect(lstat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "/dev populated");
+    expect_no_leak(r, host, rootfs);
+  });
+  expect_ok(o);
+
+  spec::Spec bare;
+  bare.root = spec::Root{rootfs, false};
+  auto o2 = in_child(0, [&](Report& r) {
+    ns::RootfsOptions opts;
+    opts.rootfs = rootfs;
+    opts.new_mount_ns = false;
+    auto before = mountinfo("/proc/self/mountinfo").size();
+    ns::prepare_rootfs(bare, opts);
+    r.expect(mountinfo("/proc/self/mountinfo").size() == before, "nothing mounted in a shared namespace");
+    ns::enter_rootfs(opts);
+    ns::finalize_rootfs(bare, opts);
+    r.expect(fs::exists("/bin/busybox") && !fs::exists(g_tmp), "chrooted into the rootfs");
+  });
+  expect_ok(o2);
+}
+
 namespace {
 
 void write_file(const std::string& path, const std::string& text) {

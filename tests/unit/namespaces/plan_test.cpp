@@ -172,7 +172,9 @@ TEST_CASE("parse_mount_options: unknown options are filesystem data, in order") 
 
 TEST_CASE("parse_mount_options: idmap and tmpcopyup") {
   CHECK(parse_mount_options({"idmap"}).idmap);
+  CHECK_FALSE(parse_mount_options({"rbind", "idmap"}).recursive_idmap);
   CHECK(parse_mount_options({"rbind", "ridmap"}).idmap);
+  CHECK(parse_mount_options({"rbind", "ridmap"}).recursive_idmap);
   CHECK_FALSE(parse_mount_options({"rbind"}).idmap);
   CHECK_THROWS_WITH(parse_mount_options({"tmpcopyup"}), Catch::Contains("not supported"));
 }
