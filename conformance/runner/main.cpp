@@ -243,7 +243,7 @@ class CaseRun {
   std::string subst(std::string s);
   json subst_json(const json& j);
   std::string container_pid(const std::string& id);
-  ProcResult runtime(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::milliseconds(20000));
+  ProcResult runtime(const std::vector<std::string>& args, std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
   void build_config();
   void write_config();
   void setup_files();
@@ -311,7 +311,7 @@ ProcResult CaseRun::runtime(const std::vector<std::string>& args, std::chrono::m
 }
 
 std::string CaseRun::container_pid(const std::string& id) {
-  auto r = runtime({"state", id}, std::chrono::milliseconds(10000));
+  auto r = runtime({"state", id}, std::chrono::milliseconds(5000));
   if (r.exit_code != 0) throw SuiteError("state " + id + " failed while resolving {pid}: " + one_line(r.err));
   auto st = json::parse(r.out, nullptr, false);
   if (st.is_discarded() || !st.contains("pid") || !st["pid"].is_number())
@@ -687,11 +687,7 @@ void CaseRun::cleanup() {
 
 void CaseRun::cleanup_steps() {
   if (!fs::exists(dir_)) return;  // skipped before anything was made
-  for (auto& id : ids_) {
-    auto st = runtime({"state", id}, std::chrono::milliseconds(10000));
-    if (st.exit_code != 0) continue;
-    runtime({"delete", "--force", id}, std::chrono::milliseconds(20000));
-  }
+  for (auto& id : ids_) runtime({"delete", "--force", id}, std::chrono::milliseconds(10000));
   if (c_.doc.contains("cleanup_host")) {
     SpawnOptions o;
     o.argv = {"/bin/sh", "-c", subst(as_text(c_.doc["cleanup_host"]))};
