@@ -170,6 +170,13 @@ std::string make_tempdir(const std::string& prefix) {
   return t;
 }
 
+TempDir::~TempDir() {
+  try {
+    remove_tree(path);
+  } catch (...) {
+  }
+}
+
 void remove_tree(const std::string& path) {
   if (path.size() < 6 || path.rfind("/tmp/", 0) != 0) throw std::logic_error("refusing to remove " + path);
   run({"rm", "-rf", "--one-file-system", path});
@@ -343,6 +350,12 @@ Container::Container(const std::string& tag, bool private_rootfs) : id(unique_id
   cfg["linux"]["cgroupsPath"] = "/husk-test/" + id;
 }
 
+void Container::share_root(const std::string& dir) {
+  if (owns_root_) remove_tree(root);
+  root = dir;
+  owns_root_ = false;
+}
+
 void Container::write_config() const { write_file(bundle + "/config.json", cfg.dump(2)); }
 
 Result Container::rt(const std::vector<std::string>& args, const SpawnOpts& opts) const {
@@ -439,7 +452,7 @@ Container::~Container() {
   }
   try {
     remove_tree(bundle);
-    remove_tree(root);
+    if (owns_root_) remove_tree(root);
   } catch (...) {
   }
   for (auto& d : cgroup_dirs(id)) ::rmdir(d.c_str());
@@ -448,8 +461,12 @@ Container::~Container() {
 std::vector<std::string> leftovers(const Container& c) {
   std::vector<std::string> v;
   std::error_code ec;
-  if (fs::exists(c.root, ec))
-    for (auto& e : fs::directory_iterator(c.root, ec)) v.push_back("state left in --root: " + e.path().string());
+  // runc keeps its state in ROOT/<id>; other layouts still must not leave
+  // anything in a root of its own.
+  if (fs::exists(fs::path(c.root) / c.id, ec)) v.push_back("state left: " + c.root + "/" + c.id);
+  if (c.owns_root() && fs::exists(c.root, ec))
+    for (auto& e : fs::directory_iterator(c.root, ec))
+      if (e.path().filename() != c.id) v.push_back("state left in --root: " + e.path().string());
   for (auto& l : lines(read_file("/proc/self/mountinfo")))
     if (contains(l, c.bundle)) v.push_back("mount left: " + l);
   for (auto& e : fs::directory_iterator("/proc", ec)) {

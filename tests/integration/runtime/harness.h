@@ -84,6 +84,15 @@ const std::string& runtime();
 bool runtime_is_runc();
 
 std::string make_tempdir(const std::string& prefix);
+
+// A temp dir under /tmp removed on scope exit, also when a REQUIRE throws.
+struct TempDir {
+  explicit TempDir(const std::string& prefix) : path(make_tempdir(prefix)) {}
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+  std::string path;
+};
 void remove_tree(const std::string& path);  // rm -rf without crossing mounts
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& data, int mode = 0644);
@@ -127,6 +136,10 @@ class Container {
   json cfg;  // edited by tests, written on create/run
 
   void args(const std::vector<std::string>& argv) { cfg["process"]["args"] = argv; }
+  // Use a --root shared with other containers; the caller owns the
+  // directory and must keep it until every container in it is destroyed.
+  void share_root(const std::string& dir);
+  bool owns_root() const { return owns_root_; }
   void write_config() const;
 
   // `runtime --root ROOT args...`
@@ -150,6 +163,7 @@ class Container {
 
  private:
   std::shared_ptr<Capture> create_out_;
+  bool owns_root_ = true;
 };
 
 // Everything a container could leave behind once it was deleted or failed to

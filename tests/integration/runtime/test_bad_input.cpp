@@ -135,7 +135,8 @@ TEST_CASE("invalid signal name", "[bad-input]") {
 
 TEST_CASE("mount destination with .. stays inside the rootfs", "[bad-input][security]") {
   Container c("esc-dotdot");
-  auto src = make_tempdir("husk-it-src-");
+  TempDir srcdir("husk-it-src-");
+  auto& src = srcdir.path;
   write_file(src + "/f", "x");
   std::string name = "husk-it-esc-" + c.id;
   std::string host_target = "/tmp/" + name;
@@ -156,14 +157,14 @@ TEST_CASE("mount destination with .. stays inside the rootfs", "[bad-input][secu
   CHECK_FALSE(fs::exists(host_target));
   CHECK(leftovers(c).empty());
   ::rmdir(host_target.c_str());
-  remove_tree(src);
 }
 
 TEST_CASE("mount destination through a symlink out of the rootfs", "[bad-input][security]") {
   for (bool absolute : {true, false}) {
     Container c(absolute ? "esc-abs" : "esc-rel");
     INFO((absolute ? "absolute" : "relative") << " symlink");
-    auto outside = make_tempdir("husk-it-outside-");
+    TempDir outdir("husk-it-outside-");
+    auto& outside = outdir.path;
     std::string target = absolute ? outside : "../../../../../../../.." + outside;
     fs::create_directory_symlink(target, c.rootfs + "/escape");
     c.cfg["mounts"].push_back({{"destination", "/escape/sub"},
@@ -183,7 +184,6 @@ TEST_CASE("mount destination through a symlink out of the rootfs", "[bad-input][
     // Nothing was created, mounted or written on the host side.
     CHECK(fs::is_empty(outside));
     CHECK(leftovers(c).empty());
-    remove_tree(outside);
   }
 }
 

@@ -11,13 +11,11 @@ using namespace hit;
 
 TEST_CASE("50 containers created and deleted concurrently", "[concurrency]") {
   constexpr int kCount = 50;
+  TempDir shared("husk-it-r-");
   std::vector<std::unique_ptr<Container>> cs;
   for (int i = 0; i < kCount; ++i) {
     cs.push_back(std::make_unique<Container>("conc"));
-    if (i > 0) {
-      remove_tree(cs[i]->root);
-      cs[i]->root = cs[0]->root;
-    }
+    cs[i]->share_root(shared.path);
     cs[i]->args({"sleep", "60"});
     cs[i]->write_config();
   }

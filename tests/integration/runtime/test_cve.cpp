@@ -11,7 +11,8 @@ namespace fs = std::filesystem;
 TEST_CASE("CVE-2024-21626: cwd through a leaked fd", "[cve][security]") {
   // A runtime fd open on a host directory (runc leaked one on
   // /sys/fs/cgroup) plus cwd=/proc/self/fd/N gave a cwd outside the rootfs.
-  std::string marker_dir = make_tempdir("husk-it-cve-");
+  TempDir marker("husk-it-cve-");
+  auto& marker_dir = marker.path;
   write_file(marker_dir + "/marker", "host\n");
   write_file(marker_dir + "/evil.sh", "#!/bin/sh\necho ESCAPED-EXEC\n", 0755);
   std::string up = "../../../../../../../../..";
@@ -36,14 +37,14 @@ TEST_CASE("CVE-2024-21626: cwd through a leaked fd", "[cve][security]") {
       CHECK(leftovers(c).empty());
     }
   }
-  remove_tree(marker_dir);
 }
 
 TEST_CASE("CVE-2019-16884: /proc in the rootfs is a symlink", "[cve][security]") {
   for (bool absolute : {false, true}) {
     Container c(absolute ? "cve-proc-abs" : "cve-proc-rel");
     INFO((absolute ? "absolute" : "relative") << " /proc symlink");
-    auto outside = make_tempdir("husk-it-fakeproc-");
+    TempDir outdir("husk-it-fakeproc-");
+    auto& outside = outdir.path;
     fs::create_directory(c.rootfs + "/fakeproc");
     fs::remove(c.rootfs + "/proc");
     fs::create_directory_symlink(absolute ? outside : "fakeproc", c.rootfs + "/proc");
@@ -64,6 +65,5 @@ TEST_CASE("CVE-2019-16884: /proc in the rootfs is a symlink", "[cve][security]")
     CHECK(fs::is_empty(outside));
     CHECK(fs::is_empty(c.rootfs + "/fakeproc"));
     CHECK(leftovers(c).empty());
-    remove_tree(outside);
   }
 }

@@ -24,9 +24,10 @@ struct HookLog {
 };
 
 struct HookSetup {
-  std::string logdir, log, script;
+  TempDir dir{"husk-it-hooks-"};
+  std::string logdir = dir.path, log, script;
 
-  explicit HookSetup(Container& c) : logdir(make_tempdir("husk-it-hooks-")) {
+  explicit HookSetup(Container& c) {
     log = logdir + "/log";
     script = c.bundle + "/hook.sh";
     write_file(script, kHookScript, 0755);
@@ -35,7 +36,6 @@ struct HookSetup {
     c.cfg["mounts"].push_back({{"destination", "/hooklog"}, {"type", "bind"}, {"source", logdir},
                                {"options", {"rbind", "rw"}}});
   }
-  ~HookSetup() { remove_tree(logdir); }
 
   json host_hook(const std::string& name, int exit_code = 0) const {
     return {{"path", script}, {"args", {"hook.sh", name, log, std::to_string(exit_code)}}};

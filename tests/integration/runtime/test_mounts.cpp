@@ -105,7 +105,8 @@ TEST_CASE("readonly root", "[mounts]") {
 
 TEST_CASE("bind mounts of a host directory, rw and ro", "[mounts]") {
   Container c("mnt-bind");
-  auto host = make_tempdir("husk-it-bind-");
+  TempDir hostdir("husk-it-bind-");
+  auto& host = hostdir.path;
   write_file(host + "/in", "from-host\n");
   c.cfg["mounts"].push_back(
       {{"destination", "/data"}, {"type", "bind"}, {"source", host}, {"options", {"rbind", "rw"}}});
@@ -129,7 +130,6 @@ TEST_CASE("bind mounts of a host directory, rw and ro", "[mounts]") {
   REQUIRE(rw);
   CHECK_FALSE(rw->has_opt("ro"));
   CHECK(leftovers(c).empty());
-  remove_tree(host);
 }
 
 TEST_CASE("masked and readonly paths", "[mounts]") {
