@@ -511,9 +511,16 @@ void make_device(int root_fd, const spec::Device& d, bool user_ns, const std::st
   if (fchownat(dir.get(), name.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) < 0) throw sys_error("chown " + path);
 }
 
-void setup_dev(int root_fd, const RootfsOptions& opts) {
+// The default devices (unless linux.devices lists the same path), /dev/ptmx
+// and the /dev symlinks, then linux.devices.
+void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
+  static const std::vector<spec::Device> kNone;
+  const auto& devices = spec.linux_ ? spec.linux_->devices : kNone;
   Fd dev = ensure_in_root(root_fd, "/dev", false, "/dev");
   for (const auto& d : kDefaultDevices) {
+    bool listed = false;
+    for (const auto& sd : devices) listed |= clean_path(sd.path) == d.path;
+    if (listed) continue;
     spec::Device sd;
     sd.type = "c";
     sd.path = d.path;
@@ -531,6 +538,8 @@ void setup_dev(int root_fd, const RootfsOptions& opts) {
   for (const auto& [target, name] : links)
     if (symlinkat(target, dev.get(), name) < 0 && errno != EEXIST)
       throw sys_error(std::string("symlink /dev/") + name);
+  for (size_t i = 0; i < devices.size(); ++i)
+    make_device(root_fd, devices[i], opts.user_ns, "linux.devices[" + std::to_string(i) + "]");
 }
 
 // The mount point of the mount holding `path` (from /proc/self/mountinfo).
@@ -605,12 +614,10 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
 
   for (size_t i = 0; i < spec.mounts.size(); ++i) mount_one(root.get(), spec.mounts[i], i, opts);
 
+  // A /dev bound from the host is the host's: never create nodes in it.
   bool dev_is_bind = false;
   dev_mount(spec, &dev_is_bind);
-  if (!dev_is_bind) setup_dev(root.get(), opts);
-  if (spec.linux_)
-    for (size_t i = 0; i < spec.linux_->devices.size(); ++i)
-      make_device(root.get(), spec.linux_->devices[i], opts.user_ns, "linux.devices[" + std::to_string(i) + "]");
+  if (!dev_is_bind) setup_dev(root.get(), spec, opts);
 }
 
 void enter_rootfs(const RootfsOptions& opts) {

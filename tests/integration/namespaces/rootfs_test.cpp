@@ -213,7 +213,13 @@ TEST_CASE("a full container rootfs: mounts, /dev, sysctl, masked and readonly pa
   spec::Device fifo;
   fifo.type = "p";
   fifo.path = "/dev/sub/dir/fifo";
-  l.devices = {fuse, fifo};
+  spec::Device zero;  // overrides the default /dev/zero
+  zero.type = "c";
+  zero.path = "/dev/zero";
+  zero.major = 1;
+  zero.minor = 5;
+  zero.file_mode = 0640;
+  l.devices = {fuse, fifo, zero};
 
   pid_t host = getpid();
   auto o = in_child(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS, [&](Report& r) {
@@ -256,8 +262,9 @@ TEST_CASE("a full container rootfs: mounts, /dev, sysctl, masked and readonly pa
     for (const auto& d : devs) {
       struct stat st{};
       bool ok = lstat(d.p, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == d.maj &&
-                minor(st.st_rdev) == d.min && (st.st_mode & 07777) == 0666;
-      r.expect(ok, std::string(d.p) + " is a 0666 char device " + std::to_string(d.maj) + ":" + std::to_string(d.min));
+                minor(st.st_rdev) == d.min &&
+                (st.st_mode & 07777) == (std::string(d.p) == "/dev/zero" ? 0640u : 0666u);
+      r.expect(ok, std::string(d.p) + " is a char device with the right mode " + std::to_string(d.maj) + ":" + std::to_string(d.min));
     }
     int zfd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
     char zb[4] = {1, 1, 1, 1};
@@ -450,6 +457,29 @@ TEST_CASE("maskedPaths refuse a /dev/null that is not the null device (CVE-2025-
     } catch (const Error& e) {
       r.expect(std::string(e.what()).find("not the null device") != std::string::npos, e.what());
     }
+  });
+  expect_ok(o);
+}
+
+TEST_CASE("a /dev bound from the host is left alone") {
+  std::string rootfs = make_rootfs("devbind");
+  fs::path hostdev = fs::path(g_tmp) / "hostdev";
+  fs::create_directories(hostdev);
+  spec::Spec s;
+  s.root = spec::Root{rootfs, false};
+  s.mounts = {mnt("/dev", "bind", hostdev.string(), {"rbind"})};
+  s.linux_ = spec::Linux{};
+  spec::Device d;
+  d.type = "c";
+  d.path = "/dev/fuse";
+  d.major = 10;
+  d.minor = 229;
+  s.linux_->devices = {d};
+  auto o = in_child(CLONE_NEWNS, [&](Report& r) {
+    ns::RootfsOptions opts;
+    opts.rootfs = rootfs;
+    ns::prepare_rootfs(s, opts);
+    r.expect(fs::is_empty(hostdev), "no nodes or symlinks created in the host's directory");
   });
   expect_ok(o);
 }
