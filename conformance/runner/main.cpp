@@ -119,7 +119,8 @@ std::vector<std::string> string_list(const json& j) {
   return out;
 }
 
-// Builds the per-run busybox rootfs template data and the base config.
+// One run: the temporary tree, the rootfs of each case, the base config from
+// `<runtime> spec`, and the report.
 class Suite {
  public:
   Suite(Options opt, HostInfo host) : opt_(std::move(opt)), host_(std::move(host)) {}
@@ -860,6 +861,7 @@ int Suite::run(std::vector<Case>& cases) {
     std::cout << word << "  " << c.name << " (" << ms << " ms)";
     if (!o.note.empty()) std::cout << ": " << o.note;
     std::cout << std::endl;
+    if (o.kind == Outcome::Fail) std::cout << "      " << c.section << " " << c.level << ": " << c.requirement << "\n";
     (o.kind == Outcome::Pass ? passed : o.kind == Outcome::Fail ? failed : skipped)++;
     table << "| " << c.name << " | " << md_escape(c.section) << " | " << c.level << " | " << word << " | "
           << md_escape(one_line(o.note, 200)) << " |\n";
@@ -970,7 +972,7 @@ int main(int argc, char** argv) {
     }
     auto cases = load_cases(opt);
     if (opt.list) {
-      for (auto& c : cases) std::cout << c.name << "\t" << c.level << "\t" << c.section << "\n";
+      for (auto& c : cases) std::cout << c.name << "\t" << c.level << "\t" << c.section << "\t" << c.requirement << "\n";
       return 0;
     }
     if (opt.runtime.empty()) throw SuiteError("--runtime PATH is required (see --help)");
