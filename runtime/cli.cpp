@@ -193,7 +193,7 @@ int cli_main(int argc, char** argv) {
   auto globals = global_options();
   po::variables_map gvm;
   try {
-    po::store(po::command_line_parser(cmd_at - 1, argv + 1).options(globals).style(style()).run(), gvm);
+    po::store(po::command_line_parser(cmd_at, argv).options(globals).style(style()).run(), gvm);
   } catch (const po::error& e) {
     std::cerr << e.what() << std::endl;
     return 1;

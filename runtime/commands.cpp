@@ -144,11 +144,15 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   InitRequest req;
   req.spec = &sp;
   req.rootfs = b.rootfs;
-  req.state_dir_fd = c->handle.dir_fd();
+  Fd state_dir(::open(c->handle.dir().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!state_dir) throw sys_error("open " + c->handle.dir());
+  req.state_dir_fd = state_dir.get();
+  req.lock_fd = c->handle.dir_fd();
   req.console_fd = console_fd;
   req.preserve_fds = o.preserve_fds;
   req.no_pivot = o.no_pivot;
   req.cgroup = c->cgroup.get();
+  req.seccomp_cache_dir = g.root + "/.seccomp-cache";
   Creation* cp = c.get();
   req.on_pid = [cp](pid_t pid) {
     cp->rec.oci.pid = pid;
@@ -469,7 +473,7 @@ int cmd_features() {
   f.seccomp_operators = seccomp::known_operators();
   f.seccomp_archs = seccomp::known_archs();
   f.seccomp_known_flags = seccomp::known_flags();
-  f.seccomp_supported_flags = seccomp::known_flags();
+  f.seccomp_supported_flags = seccomp::supported_flags();
   std::cout << spec::features_to_json(f) << std::endl;
   return 0;
 }

@@ -78,9 +78,10 @@ struct ChildContext {
   const InitRequest& req;
   const spec::Spec& spec;
   ns::NamespacePlan plan;
-  seccomp::Plan seccomp_plan;
+  seccomp::Program seccomp_prog;
   bool has_seccomp = false;
   int sock;
+  pid_t host_pid = 0;  // the init's pid as the host sees it, from the go message
 };
 
 bool has_new_ns(const spec::Linux& l, const char* type) {
@@ -98,6 +99,10 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   char t;
   std::string hook_state;
   if (!recv_msg(c.sock, t, hook_state) || t != kGo) _exit(1);
+  // payload: "<host pid>\n<state json for hooks>"
+  size_t nl = hook_state.find('\n');
+  c.host_pid = std::stoi(hook_state.substr(0, nl));
+  hook_state.erase(0, nl + 1);
 
   // Joined namespaces other than user/pid (handled before the fork); mount last.
   for (const auto& j : c.plan.joins)
@@ -138,7 +143,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it before
   // the capabilities go. With it, load as late as possible (fewer syscalls to allow).
   int listener = -1;
-  if (c.has_seccomp && !proc.no_new_privileges) listener = seccomp::load(c.seccomp_plan);
+  if (c.has_seccomp && !proc.no_new_privileges) listener = seccomp::load(c.seccomp_prog);
   switch_user_and_caps(proc, ro.user_ns);
   apply_no_new_privs(proc);
 
@@ -154,9 +159,11 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
 
   // startContainer hooks get the state with status "created" (we are not running yet).
   run_hooks(hooks.start_container, "startContainer", hook_state);
-  if (c.has_seccomp && proc.no_new_privileges) listener = seccomp::load(c.seccomp_plan);
+  if (c.has_seccomp && proc.no_new_privileges) listener = seccomp::load(c.seccomp_prog);
   if (listener >= 0) {
-    seccomp::send_to_listener(lx.seccomp->listener_path, listener, hook_state);
+    seccomp::send_to_listener(lx.seccomp->listener_path, listener,
+                              seccomp::process_state_json(spec.oci_version, c.host_pid,
+                                                          lx.seccomp->listener_metadata, hook_state));
     ::close(listener);
   }
   prepare_fds_for_exec(c.req.preserve_fds);
@@ -171,6 +178,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     // Not dumpable until exec: the container cannot open our /proc/<pid>/exe
     // or mem (CVE-2019-5736).
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (c.req.lock_fd >= 0) ::close(c.req.lock_fd);
     container_init(c);
   } catch (const std::exception& e) {
     try {
@@ -250,7 +258,9 @@ pid_t spawn_init(const InitRequest& req) {
   const spec::Linux& lx = *spec.linux_;
   ChildContext c{req, spec, ns::plan_namespaces(lx), {}, false, -1};
   if (lx.seccomp) {
-    c.seccomp_plan = seccomp::plan(*lx.seccomp);
+    // Compiled here, before the clone, so a bad profile fails create early and
+    // the init only makes one seccomp(2) call; the cache makes repeats cheap.
+    c.seccomp_prog = seccomp::compile(seccomp::plan(*lx.seccomp), req.seccomp_cache_dir);
     c.has_seccomp = true;
   }
 
@@ -318,7 +328,7 @@ pid_t spawn_init(const InitRequest& req) {
         if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
         write_oom_score_adj(guard.pid, *spec.process);
         hook_state = req.on_pid(guard.pid);
-        send_msg(parent_sock.get(), kGo, hook_state);
+        send_msg(parent_sock.get(), kGo, std::to_string(guard.pid) + "\n" + hook_state);
         break;
       case kHooks:
         run_hooks(spec.hooks.prestart, "prestart", hook_state);

@@ -17,10 +17,13 @@ struct InitRequest {
   const spec::Spec* spec = nullptr;
   std::string rootfs;          // absolute
   int state_dir_fd = -1;       // holds exec.fifo; the init opens it relative to this fd
+  int lock_fd = -1;            // the container lock: closed in the init at once, so
+                               // the lock ends with the husk command, not the container
   int console_fd = -1;         // connected console socket, or -1 (no terminal)
   int preserve_fds = 0;
   bool no_pivot = false;
   cgroups::Manager* cgroup = nullptr;  // null: no cgroup
+  std::string seccomp_cache_dir;       // compiled filters, keyed by profile
   // Called once the init pid is known, before any hook runs: writes state.json
   // (status creating) and returns the state JSON hooks receive.
   std::function<std::string(pid_t)> on_pid;

@@ -15,6 +15,7 @@
 
 #include <cstring>
 
+#include "runtime/log.h"
 #include "spec/error.h"
 
 namespace husk::rt {
@@ -117,14 +118,24 @@ void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg) {
   }
 }
 
+// config.md: a capability that cannot be granted (unknown name, or newer than
+// this kernel) is logged as a warning and skipped, not fatal.
+static int cap_number_or_warn(const std::string& name, const char* field) {
+  int v = spec::capability_number(name);
+  if (v < 0 || v > static_cast<int>(cap_max_bits()) - 1) {
+    log::warn(std::string("process.capabilities.") + field + ": ignoring capability \"" + name +
+              "\" that this kernel cannot grant");
+    return -1;
+  }
+  return v;
+}
+
 static void set_cap_list(cap_t caps, cap_flag_t flag, const std::vector<std::string>& names,
                          const char* field) {
   std::vector<cap_value_t> values;
   for (const auto& n : names) {
-    int v = spec::capability_number(n);
-    if (v < 0) throw Error(std::string("process.capabilities.") + field + ": unknown capability \"" + n + "\"");
-    // Capabilities newer than the kernel are skipped, as runc does.
-    if (v > static_cast<int>(cap_max_bits()) - 1) continue;
+    int v = cap_number_or_warn(n, field);
+    if (v < 0) continue;
     values.push_back(v);
   }
   if (!values.empty() && cap_set_flag(caps, flag, static_cast<int>(values.size()), values.data(), CAP_SET) != 0)
@@ -139,9 +150,8 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
   // Bounding set first: it needs CAP_SETPCAP, which the user switch may drop.
   std::vector<bool> keep(static_cast<size_t>(last + 1), false);
   for (const auto& n : c.bounding) {
-    int v = spec::capability_number(n);
-    if (v < 0) throw Error("process.capabilities.bounding: unknown capability \"" + n + "\"");
-    if (v <= last) keep[static_cast<size_t>(v)] = true;
+    int v = cap_number_or_warn(n, "bounding");
+    if (v >= 0) keep[static_cast<size_t>(v)] = true;
   }
   for (int v = 0; v <= last; ++v)
     if (!keep[static_cast<size_t>(v)] && ::prctl(PR_CAPBSET_DROP, v, 0, 0, 0) != 0 && errno != EINVAL)
@@ -170,9 +180,8 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
   if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
     throw sys_error("clear ambient capabilities");
   for (const auto& n : c.ambient) {
-    int v = spec::capability_number(n);
-    if (v < 0) throw Error("process.capabilities.ambient: unknown capability \"" + n + "\"");
-    if (v > last) continue;
+    int v = cap_number_or_warn(n, "ambient");
+    if (v < 0) continue;
     // Raising an ambient cap not in permitted+inheritable fails; runc ignores that.
     ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0);
   }

@@ -17,11 +17,12 @@ using json = nlohmann::json;
 Store::Store(std::string root) : root_(std::move(root)) {}
 
 void Store::check_id(const std::string& id) {
-  bool ok = !id.empty() && id != "." && id != ".." && id.size() <= 1024;
+  // A leading dot is refused: <root>/.name holds husk's own files.
+  bool ok = !id.empty() && id[0] != '.' && id.size() <= 1024;
   for (char c : id)
     if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '+' || c == '-' || c == '.'))
       ok = false;
-  if (!ok) throw Error("invalid container id \"" + id + "\": must match [A-Za-z0-9_+.-]+");
+  if (!ok) throw Error("invalid container id \"" + id + "\": must match [A-Za-z0-9_+-][A-Za-z0-9_+.-]*");
 }
 
 std::vector<std::string> Store::ids() const {

@@ -26,7 +26,7 @@ class Store {
   const std::string& root() const { return root_; }
   std::string dir(const std::string& id) const { return root_ + "/" + id; }
 
-  // ID rules as runc: [A-Za-z0-9_+.-]+, not "." or "..".
+  // ID rules as runc ([A-Za-z0-9_+.-]+) without a leading dot.
   static void check_id(const std::string& id);
 
   std::vector<std::string> ids() const;

@@ -202,6 +202,8 @@ Mount parse_mount(const json& j, const std::string& path) {
   Obj o(j, path);
   Mount m;
   o.str("destination", m.destination);
+  // config.md: a relative destination MUST be interpreted as relative to "/".
+  if (!m.destination.empty() && m.destination[0] != '/') m.destination.insert(0, "/");
   o.str("source", m.source);
   o.str("type", m.type);
   o.strings("options", m.options);

@@ -91,10 +91,8 @@ TEST_CASE("process.rlimits", "[validate]") {
 
 TEST_CASE("process.capabilities names", "[validate]") {
   CHECK_NOTHROW(check(R"({"process": {"capabilities": {"bounding": ["CAP_CHECKPOINT_RESTORE", "CAP_BPF"]}}})"));
-  REQUIRE_THROWS_WITH(check(R"({"process": {"capabilities": {"bounding": ["CAP_KILL", "CAP_FOO"]}}})"),
-                      Contains("process.capabilities.bounding[1]: unknown capability \"CAP_FOO\""));
-  REQUIRE_THROWS_WITH(check(R"({"process": {"capabilities": {"ambient": ["kill"]}}})"),
-                      Contains("process.capabilities.ambient[0]: unknown capability \"kill\""));
+  // config.md: runtimes SHOULD NOT fail on capabilities they cannot grant
+  CHECK_NOTHROW(check(R"({"process": {"capabilities": {"bounding": ["CAP_KILL", "CAP_FOO"]}}})"));
 }
 
 TEST_CASE("process scalar ranges", "[validate]") {
@@ -133,10 +131,10 @@ TEST_CASE("process.scheduler", "[validate]") {
 
 TEST_CASE("mounts", "[validate]") {
   CHECK_NOTHROW(check(R"({"mounts": [{"destination": "/foo..bar"}, {"destination": "/a/..b/c.."}]})"));
-  REQUIRE_THROWS_WITH(check(R"({"mounts": [{"destination": "/a"}, {"destination": "/b"}, {"destination": "rel/x"}]})"),
-                      Contains("mounts[2].destination: must be an absolute path"));
+  // config.md: a relative destination is relative to "/"
+  CHECK(husk::spec::parse(R"({"mounts": [{"destination": "rel/x"}]})").mounts[0].destination == "/rel/x");
   REQUIRE_THROWS_WITH(check(R"({"mounts": [{"destination": ""}]})"),
-                      Contains("mounts[0].destination: must be an absolute path"));
+                      Contains("mounts[0].destination: must not be empty"));
   REQUIRE_THROWS_WITH(check(R"({"mounts": [{"destination": "/a"}, {"destination": "/a/../../etc"}]})"),
                       Contains("mounts[1].destination: must not contain \"..\""));
   REQUIRE_THROWS_WITH(check(R"({"mounts": [{"destination": "/a/.."}]})"),
