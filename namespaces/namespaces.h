@@ -46,6 +46,9 @@ struct MountOptions {
 // Parses every option runc accepts; unknown strings go to `data` (they are fs options).
 MountOptions parse_mount_options(const std::vector<std::string>& options);
 
+// Every option string parse_mount_options() understands (for features.json).
+std::vector<std::string> known_mount_options();
+
 // Propagation flag for linux.rootfsPropagation: "" -> MS_SLAVE|MS_REC (runc's
 // default), "rshared" -> MS_SHARED|MS_REC, ...; throws on an unknown value.
 // prepare_rootfs applies it to the container's copy of "/" before mounting
@@ -131,9 +134,4 @@ void set_hostname(const spec::Spec& spec);
 // Returns an O_CLOEXEC fd; throws Error naming the path.
 int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode = 0);
 
-}  // namespace husk::ns
-
-namespace husk::ns {
-// Every option string parse_mount_options() understands (for features.json).
-std::vector<std::string> known_mount_options();
 }  // namespace husk::ns

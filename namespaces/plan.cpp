@@ -257,10 +257,6 @@ void check_sysctl(const spec::Spec& spec) {
   }
 }
 
-}  // namespace husk::ns
-
-namespace husk::ns {
-
 std::vector<std::string> known_mount_options() {
   std::vector<std::string> out{"bind", "rbind", "idmap", "ridmap"};
   for (const auto& f : kFlagOpts) out.emplace_back(f.name);

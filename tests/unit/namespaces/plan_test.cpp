@@ -1,6 +1,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 
+#include <algorithm>
 #include <functional>
 
 #include <catch2/catch.hpp>
@@ -246,4 +247,15 @@ TEST_CASE("check_sysctl refuses keys that could leave /proc/sys") {
     CHECK_THROWS_WITH(check_sysctl(spec_with_sysctl({{"network", ""}}, {{k, "1"}})),
                       Catch::Contains("is not a valid sysctl name"));
   }
+}
+
+TEST_CASE("known_mount_options lists only options parse_mount_options understands") {
+  auto all = known_mount_options();
+  CHECK(all.size() > 60);
+  for (const auto& o : all) {
+    INFO(o);
+    CHECK(parse_mount_options({o}).data.empty());
+  }
+  CHECK(std::find(all.begin(), all.end(), "rro") != all.end());
+  CHECK(std::find(all.begin(), all.end(), "tmpcopyup") == all.end());
 }
