@@ -28,6 +28,7 @@ commands:
   start     run the user process of a created container
   run       create and start a container (foreground unless -d)
   state     print the state of a container as JSON
+  exec      run a new process inside a running container
   kill      send a signal to the container's init (or all processes)
   delete    delete a container and everything it made
   list      list containers
@@ -46,6 +47,7 @@ constexpr Command kCommands[] = {
     {"start", "ID"},
     {"run", "[create options] [--detach] [--keep] ID"},
     {"state", "ID"},
+    {"exec", "[--process F | ...flags] [--detach] [--pid-file F] [--tty] ID [COMMAND ARGS...]"},
     {"kill", "[--all] ID [SIGNAL]"},
     {"delete", "[--force] ID"},
     {"list", "[--format table|json] [--quiet]"},
@@ -98,6 +100,24 @@ po::options_description command_options(const std::string& cmd) {
       d.add_options()
           ("detach,d", po::bool_switch(), "return after start")
           ("keep", po::bool_switch(), "do not delete the container after it exits");
+  } else if (cmd == "exec") {
+    d.add_options()
+        ("process,p", po::value<std::string>(), "process.json to run instead of the command")
+        ("detach,d", po::bool_switch(), "return once the process runs")
+        ("pid-file", po::value<std::string>(), "write the process's pid here")
+        ("console-socket", po::value<std::string>(), "unix socket that receives the pty master")
+        ("tty,t", po::bool_switch(), "allocate a pty")
+        ("cwd", po::value<std::string>(), "working directory inside the container")
+        ("env,e", po::value<std::vector<std::string>>(), "KEY=value (repeatable)")
+        ("user,u", po::value<std::string>(), "uid[:gid]")
+        ("additional-gids,g", po::value<std::vector<uint32_t>>(), "extra group (repeatable)")
+        ("cap,c", po::value<std::vector<std::string>>(), "add a capability (repeatable)")
+        ("no-new-privs", po::bool_switch(), "set no_new_privs")
+        ("preserve-fds", po::value<int>()->default_value(0), "pass N fds after stdio")
+        ("ignore-paused", po::bool_switch(), "exec even if the container is paused")
+        ("process-label", po::value<std::string>(), "SELinux label (no SELinux support: must be empty)")
+        ("apparmor", po::value<std::string>(), "AppArmor profile (no AppArmor support: must be empty)")
+        ("cgroup", po::value<std::vector<std::string>>(), "accepted for runc compatibility; the container's cgroup is used");
   } else if (cmd == "kill") {
     d.add_options()("all,a", po::bool_switch(), "signal every process in the container");
   } else if (cmd == "delete") {
@@ -148,6 +168,27 @@ int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& 
     o.keep = flag("keep");
     return cmd_run(g, o);
   }
+  if (cmd == "exec") {
+    ExecOptions o;
+    o.id = need_id(args, cmd);
+    o.args.assign(args.begin() + 1, args.end());
+    o.process_file = str("process");
+    o.detach = flag("detach");
+    o.pid_file = str("pid-file");
+    o.console_socket = str("console-socket");
+    o.tty = flag("tty");
+    o.cwd = str("cwd");
+    if (vm.count("env")) o.env = vm["env"].as<std::vector<std::string>>();
+    o.user = str("user");
+    if (vm.count("additional-gids")) o.additional_gids = vm["additional-gids"].as<std::vector<uint32_t>>();
+    if (vm.count("cap")) o.caps = vm["cap"].as<std::vector<std::string>>();
+    o.no_new_privs = flag("no-new-privs");
+    o.preserve_fds = vm["preserve-fds"].as<int>();
+    o.ignore_paused = flag("ignore-paused");
+    if (!str("process-label").empty()) throw Error("--process-label: SELinux labels are not supported");
+    if (!str("apparmor").empty()) throw Error("--apparmor: AppArmor profiles are not supported");
+    return cmd_exec(g, o);
+  }
   if (cmd == "start" || cmd == "state") {
     check_arg_count(args, 1, cmd);
     std::string id = need_id(args, cmd);
@@ -174,6 +215,36 @@ int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& 
     return cmd_features();
   }
   throw Error("\"" + cmd + "\" is not a husk command");
+}
+
+// `exec ID sh -c x`: flags after the command belong to the command. Cut the
+// argument list after the first positional (the ID); the rest is the command.
+void split_exec_command(std::vector<std::string>& args, const po::options_description& opts,
+                        std::vector<std::string>& tail) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {  // everything after is positional: the ID, then the command
+      std::vector<std::string> after(args.begin() + static_cast<long>(i) + 1, args.end());
+      args.resize(i);
+      if (!after.empty()) {
+        args.push_back(after[0]);
+        tail.assign(after.begin() + 1, after.end());
+      }
+      return;
+    }
+    if (a.size() > 1 && a[0] == '-') {
+      if (a.find('=') != std::string::npos) continue;
+      // "--cwd", "-cwd" (long in disguise) or "-c" (short, looked up with its dash)
+      bool is_short = a.size() == 2;
+      std::string key = is_short ? a : a.substr(a.find_first_not_of('-'));
+      const po::option_description* d = opts.find_nothrow(key, false);
+      if (d && d->semantic()->max_tokens() > 0) ++i;  // skip its value
+      continue;
+    }
+    tail.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+    args.resize(i + 1);
+    return;
+  }
 }
 
 void print_help(const po::options_description& globals) {
@@ -207,7 +278,15 @@ int cli_main(int argc, char** argv) {
     po::positional_options_description pos;
     pos.add("args", -1);
     std::vector<std::string> rest(argv + std::min(cmd_at + 1, argc), argv + argc);
+    std::vector<std::string> command_tail;
+    if (cmd == "exec") split_exec_command(rest, all, command_tail);
     po::store(po::command_line_parser(rest).options(all).positional(pos).style(style()).run(), vm);
+    if (!command_tail.empty()) {
+      auto args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
+      args.insert(args.end(), command_tail.begin(), command_tail.end());
+      vm.erase("args");
+      vm.insert({"args", po::variable_value(args, false)});
+    }
   } catch (const po::error& e) {
     std::cerr << cmd << ": " << e.what() << std::endl;
     return 1;

@@ -22,6 +22,7 @@
 #include "cgroups/cgroups.h"
 #include "namespaces/namespaces.h"
 #include "runtime/console.h"
+#include "runtime/foreground.h"
 #include "runtime/hooks.h"
 #include "runtime/init.h"
 #include "runtime/log.h"
@@ -220,85 +221,6 @@ spec::State visible_state(const Record& rec) {
   return s;
 }
 
-// ---- foreground run: forward signals, proxy a terminal, reap ----
-
-class RawTerminal {
- public:
-  explicit RawTerminal(int fd) : fd_(fd) {
-    if (!::isatty(fd) || ::tcgetattr(fd, &saved_) != 0) return;
-    termios raw = saved_;
-    cfmakeraw(&raw);
-    active_ = ::tcsetattr(fd, TCSANOW, &raw) == 0;
-  }
-  ~RawTerminal() {
-    if (active_) ::tcsetattr(fd_, TCSANOW, &saved_);
-  }
-
- private:
-  int fd_;
-  termios saved_{};
-  bool active_ = false;
-};
-
-bool copy_once(int from, int to) {
-  char buf[8192];
-  ssize_t n = ::read(from, buf, sizeof buf);
-  if (n <= 0) return false;
-  for (ssize_t off = 0; off < n;) {
-    ssize_t w = ::write(to, buf + off, static_cast<size_t>(n - off));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    off += w;
-  }
-  return true;
-}
-
-int wait_foreground(pid_t pid, int sigfd, int master) {
-  RawTerminal raw(master >= 0 ? STDIN_FILENO : -1);
-  if (master >= 0) {
-    winsize ws;
-    if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) ::ioctl(master, TIOCSWINSZ, &ws);
-  }
-  bool stdin_open = master >= 0;
-  for (;;) {
-    pollfd fds[3] = {{sigfd, POLLIN, 0}, {master, POLLIN, 0}, {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}};
-    if (::poll(fds, 3, -1) < 0) {
-      if (errno == EINTR) continue;
-      throw sys_error("poll");
-    }
-    if (fds[1].revents & (POLLIN | POLLHUP)) {
-      if (!copy_once(master, STDOUT_FILENO) && !(fds[1].revents & POLLIN)) fds[1].fd = -1, master = -1;
-    }
-    if (fds[2].revents & (POLLIN | POLLHUP)) {
-      if (!copy_once(STDIN_FILENO, master)) stdin_open = false;
-    }
-    if (!(fds[0].revents & POLLIN)) continue;
-    signalfd_siginfo si;
-    if (::read(sigfd, &si, sizeof si) != sizeof si) continue;
-    int sig = static_cast<int>(si.ssi_signo);
-    if (sig == SIGWINCH && master >= 0) {
-      winsize ws;
-      if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0) ::ioctl(master, TIOCSWINSZ, &ws);
-      continue;
-    }
-    if (sig != SIGCHLD) {
-      ::kill(pid, sig);
-      continue;
-    }
-    int status;
-    pid_t r;
-    while ((r = ::waitpid(-1, &status, WNOHANG)) > 0) {
-      if (r != pid) continue;
-      if (master >= 0)
-        while (copy_once(master, STDOUT_FILENO)) {
-        }
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-  }
-}
-
 }  // namespace
 
 int cmd_create(const Global& g, const CreateOptions& o) {
@@ -323,16 +245,7 @@ int cmd_run(const Global& g, const CreateOptions& o) {
 
   // Signals are taken through a signalfd from before the clone on, so none is
   // lost; the init unblocks them for itself.
-  sigset_t mask;
-  sigfillset(&mask);
-  for (int s : {SIGILL, SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGKILL, SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE})
-    sigdelset(&mask, s);
-  Fd sigfd;
-  if (!o.detach) {
-    sigprocmask(SIG_BLOCK, &mask, nullptr);
-    sigfd.reset(::signalfd(-1, &mask, SFD_CLOEXEC));
-    if (!sigfd) throw sys_error("signalfd");
-  }
+  Fd sigfd(o.detach ? -1 : forwarding_signalfd());
 
   Fd console_parent, console_child;
   if (terminal && !o.console_socket.empty()) {

@@ -2,6 +2,7 @@
 // each function returns the process exit status.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,29 @@ int cmd_delete(const Global& g, const std::string& id, bool force);
 int cmd_list(const Global& g, const std::string& format, bool quiet);
 int cmd_spec(const std::string& bundle, bool rootless);
 int cmd_features();
+
+}  // namespace husk::rt
+
+namespace husk::rt {
+
+struct ExecOptions {
+  std::string id;
+  std::string process_file;  // --process: a process.json; else built from the flags below
+  std::vector<std::string> args;
+  bool detach = false;
+  std::string pid_file;
+  std::string console_socket;
+  bool tty = false;
+  std::string cwd;
+  std::vector<std::string> env;
+  std::string user;  // uid[:gid]
+  std::vector<uint32_t> additional_gids;
+  std::vector<std::string> caps;
+  bool no_new_privs = false;
+  int preserve_fds = 0;
+  bool ignore_paused = false;
+};
+
+int cmd_exec(const Global& g, const ExecOptions& o);
 
 }  // namespace husk::rt

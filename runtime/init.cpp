@@ -1,7 +1,6 @@
 #include "runtime/init.h"
 
 #include <fcntl.h>
-#include <linux/sched.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include "runtime/console.h"
 #include "runtime/hooks.h"
 #include "runtime/process.h"
+#include "runtime/sync.h"
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
 #include "spec/error.h"
@@ -37,41 +37,11 @@ enum : char {
 // Parent -> init:
 enum : char { kGo = 'g', kMapsDone = 'm', kHooksDone = 'h' };
 
-void send_msg(int fd, char type, const std::string& payload = {}) {
-  std::string m(1, type);
-  m += payload;
-  if (::send(fd, m.data(), m.size(), MSG_NOSIGNAL) < 0) throw sys_error("init sync: send");
-}
-
-// Returns false on EOF (the other side exited).
-bool recv_msg(int fd, char& type, std::string& payload) {
-  std::string buf(256 * 1024, '\0');
-  ssize_t n;
-  do n = ::recv(fd, buf.data(), buf.size(), 0);
-  while (n < 0 && errno == EINTR);
-  if (n < 0) throw sys_error("init sync: receive");
-  if (n == 0) return false;
-  type = buf[0];
-  payload.assign(buf.data() + 1, static_cast<size_t>(n) - 1);
-  return true;
-}
-
 void expect(int fd, char want) {
   char t;
   std::string p;
   if (!recv_msg(fd, t, p)) _exit(1);  // parent gone: nothing to report to
   if (t != want) throw Error(std::string("init sync: unexpected message '") + t + "'");
-}
-
-pid_t clone3_raw(uint64_t flags, int cgroup_fd) {
-  clone_args args{};
-  args.flags = flags;
-  args.exit_signal = SIGCHLD;
-  if (cgroup_fd >= 0) {
-    args.flags |= CLONE_INTO_CGROUP;
-    args.cgroup = static_cast<uint64_t>(cgroup_fd);
-  }
-  return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
 }
 
 struct ChildContext {
@@ -181,12 +151,8 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     if (c.req.lock_fd >= 0) ::close(c.req.lock_fd);
     container_init(c);
   } catch (const std::exception& e) {
-    try {
-      send_msg(c.sock, kError, e.what());
-    } catch (...) {
-    }
+    child_fail(c.sock, e.what());
   }
-  _exit(1);
 }
 
 // Slow path: join user/pid namespaces, unshare the rest, fork the real init
@@ -209,12 +175,8 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     send_msg(c.sock, kPid, std::to_string(pid));
     _exit(0);
   } catch (const std::exception& e) {
-    try {
-      send_msg(c.sock, kError, e.what());
-    } catch (...) {
-    }
+    child_fail(c.sock, e.what());
   }
-  _exit(1);
 }
 
 void write_id_maps(pid_t pid, const spec::Linux& lx) {

@@ -1,0 +1,249 @@
+// `husk exec`: a new process inside a running container. husk clones a
+// child that joins the init's namespaces (pid last: it needs one more fork,
+// made with CLONE_PARENT so the exec'd process stays our child), is placed in
+// the container's cgroup, gets the process settings and execs.
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <optional>
+
+#include "cgroups/cgroups.h"
+#include "runtime/commands.h"
+#include "runtime/console.h"
+#include "runtime/foreground.h"
+#include "runtime/process.h"
+#include "runtime/state.h"
+#include "runtime/sync.h"
+#include "runtime/util.h"
+#include "seccomp/seccomp.h"
+#include "spec/error.h"
+
+namespace husk::rt {
+namespace {
+
+enum : char { kPid = 'P', kSync = 'S', kGo = 'g' };
+
+struct NsFile {
+  const char* type;  // spec name
+  const char* file;  // /proc/<pid>/ns/<file>
+  int flag;
+};
+// setns order: user first (it grants the rights for the rest), mount last
+// (it changes our root), pid separately (it applies to children only).
+constexpr NsFile kJoinOrder[] = {
+    {"user", "user", CLONE_NEWUSER}, {"ipc", "ipc", CLONE_NEWIPC},          {"uts", "uts", CLONE_NEWUTS},
+    {"network", "net", CLONE_NEWNET}, {"cgroup", "cgroup", CLONE_NEWCGROUP}, {"time", "time", CLONE_NEWTIME},
+    {"mount", "mnt", CLONE_NEWNS}};
+
+spec::Process load_process(const ExecOptions& o, const spec::Spec& container) {
+  if (!o.process_file.empty()) {
+    // Reuse the config parser and validator on {"process": <file>}.
+    std::string text = read_file(o.process_file);
+    try {
+      spec::Spec s = spec::parse("{\"ociVersion\":\"" + container.oci_version + "\",\"process\":" + text + "}");
+      if (!s.process) throw Error("process: required");
+      if (s.process->args.empty()) throw Error("process.args: must not be empty");
+      return *s.process;
+    } catch (const Error& e) {
+      rethrow_with(o.process_file, e);
+    }
+  }
+  if (o.args.empty()) throw Error("exec: a command to run is required");
+  spec::Process p = *container.process;
+  p.args = o.args;
+  p.terminal = o.tty;
+  if (!o.cwd.empty()) p.cwd = o.cwd;
+  for (const auto& e : o.env) {
+    if (e.find('=') == std::string::npos) throw Error("--env " + e + ": must be KEY=value");
+    std::string key = e.substr(0, e.find('=') + 1);
+    std::erase_if(p.env, [&](const std::string& x) { return x.rfind(key, 0) == 0; });
+    p.env.push_back(e);
+  }
+  if (!o.user.empty()) {
+    auto colon = o.user.find(':');
+    try {
+      p.user.uid = static_cast<uint32_t>(std::stoul(o.user.substr(0, colon)));
+      p.user.gid = colon == std::string::npos ? p.user.uid : static_cast<uint32_t>(std::stoul(o.user.substr(colon + 1)));
+    } catch (const std::exception&) {
+      throw Error("--user " + o.user + ": must be uid[:gid]");
+    }
+  }
+  if (!o.additional_gids.empty()) p.user.additional_gids = o.additional_gids;
+  if (!o.caps.empty()) {
+    if (!p.capabilities) p.capabilities.emplace();
+    for (auto* set : {&p.capabilities->bounding, &p.capabilities->effective, &p.capabilities->permitted,
+                      &p.capabilities->ambient})
+      set->insert(set->end(), o.caps.begin(), o.caps.end());
+  }
+  if (o.no_new_privs) p.no_new_privileges = true;
+  return p;
+}
+
+struct ExecChild {
+  const spec::Spec& container;
+  const spec::Process& proc;
+  std::vector<std::pair<int, int>> ns_fds;  // (fd, flag) in join order
+  int pid_ns_fd = -1;
+  int console_fd = -1;
+  int preserve_fds = 0;
+  int sock = -1;
+  const seccomp::Program* filter = nullptr;
+};
+
+[[noreturn]] void exec_final(ExecChild& c) {
+  try {
+    send_msg(c.sock, kSync);
+    char t;
+    std::string payload;
+    if (!recv_msg(c.sock, t, payload) || t != kGo) _exit(1);
+    const spec::Process& p = c.proc;
+    bool in_user_ns = c.container.linux_->has_namespace("user");
+    if (c.console_fd >= 0) {
+      setup_console(c.console_fd, p.console_size);
+      ::close(c.console_fd);
+    }
+    enter_cwd(p.cwd);
+    apply_limits(p, nullptr);
+    std::string exe = find_executable(p.args[0], p.env);
+    if (c.filter && !p.no_new_privileges) seccomp::load(*c.filter);
+    switch_user_and_caps(p, in_user_ns);
+    apply_no_new_privs(p);
+    if (c.filter && p.no_new_privileges) seccomp::load(*c.filter);
+    prepare_fds_for_exec(c.preserve_fds);
+    exec_process(exe, p);
+  } catch (const std::exception& e) {
+    child_fail(c.sock, e.what());
+  }
+}
+
+[[noreturn]] void exec_stage1(ExecChild& c) {
+  try {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Not dumpable: container processes cannot reach our exe or memory (CVE-2019-5736).
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    for (auto [fd, flag] : c.ns_fds)
+      if (::setns(fd, flag) != 0) throw sys_error("join the container's namespace (setns " + std::to_string(flag) + ")");
+    if (c.pid_ns_fd >= 0 && ::setns(c.pid_ns_fd, CLONE_NEWPID) != 0) throw sys_error("join the container's pid namespace");
+    pid_t pid = clone3_raw(CLONE_PARENT, -1);
+    if (pid < 0) throw sys_error("clone exec process");
+    if (pid == 0) exec_final(c);
+    send_msg(c.sock, kPid, std::to_string(pid));
+    _exit(0);
+  } catch (const std::exception& e) {
+    child_fail(c.sock, e.what());
+  }
+}
+
+}  // namespace
+
+int cmd_exec(const Global& g, const ExecOptions& o) {
+  std::optional<Handle> h(Handle::open(Store(g.root), o.id));
+  Record rec = h->load();
+  std::string st = live_status(rec);
+  if (st == "stopped") throw Error("cannot exec in a stopped container");
+  if (st == "paused" && !o.ignore_paused) throw Error("cannot exec in a paused container (use --ignore-paused)");
+  if (st == "creating") throw Error("cannot exec in a container that is being created");
+  spec::Spec container = h->config();
+  spec::Process proc = load_process(o, container);
+  if (proc.terminal && o.detach && o.console_socket.empty())
+    throw Error("cannot allocate tty if husk will detach without setting console socket");
+
+  // Open the init's namespaces first, then check it is still the same
+  // process: a recycled pid cannot hand us someone else's namespaces.
+  std::vector<Fd> owned;
+  ExecChild c{container, proc, {}, -1, -1, o.preserve_fds, -1, nullptr};
+  std::string base = "/proc/" + std::to_string(rec.oci.pid) + "/ns/";
+  for (const auto& n : kJoinOrder) {
+    if (!container.linux_->has_namespace(n.type)) continue;
+    owned.emplace_back(::open((base + n.file).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!owned.back()) throw sys_error("open " + base + n.file);
+    c.ns_fds.emplace_back(owned.back().get(), n.flag);
+  }
+  if (container.linux_->has_namespace("pid")) {
+    owned.emplace_back(::open((base + "pid").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!owned.back()) throw sys_error("open " + base + "pid");
+    c.pid_ns_fd = owned.back().get();
+  }
+  if (!process_alive(rec.oci.pid, rec.start_time)) throw Error("container not running");
+
+  seccomp::Program filter;
+  if (container.linux_->seccomp) {
+    filter = seccomp::compile(seccomp::plan(*container.linux_->seccomp), g.root + "/.seccomp-cache");
+    c.filter = &filter;
+  }
+
+  Fd sigfd(o.detach ? -1 : forwarding_signalfd());
+  Fd console_parent, console_child;
+  if (proc.terminal && !o.console_socket.empty()) {
+    console_child.reset(connect_console_socket(o.console_socket));
+  } else if (proc.terminal) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for console");
+    console_parent.reset(sv[0]);
+    console_child.reset(sv[1]);
+  }
+  c.console_fd = console_child.get();
+
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for exec");
+  Fd parent_sock(sv[0]), child_sock(sv[1]);
+  c.sock = child_sock.get();
+  // The container lock must not live on in the exec'd process.
+  int lock_fd = h->dir_fd();
+  pid_t stage1 = clone3_raw(0, -1);
+  if (stage1 == 0) {
+    ::close(lock_fd);
+    exec_stage1(c);
+  }
+  if (stage1 < 0) throw sys_error("clone exec process");
+  child_sock.reset();
+  console_child.reset();
+
+  pid_t pid = -1;
+  auto fail = [&](const std::string& msg) -> Error {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    if (stage1 > 0) ::waitpid(stage1, nullptr, 0);
+    return Error(msg);
+  };
+  for (;;) {
+    char t;
+    std::string payload;
+    if (!recv_msg(parent_sock.get(), t, payload)) {
+      if (pid > 0) break;  // exec succeeded: the socket closed on exec
+      throw fail("exec: process setup exited unexpectedly");
+    }
+    if (t == 'E') throw fail(payload);
+    if (t == kPid) {
+      pid = std::stoi(payload);
+      ::waitpid(stage1, nullptr, 0);
+      stage1 = -1;
+    } else if (t == kSync) {
+      try {
+        if (!rec.cgroup_path.empty())
+          cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode())->add_process(pid);
+        if (proc.oom_score_adj)
+          write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*proc.oom_score_adj));
+      } catch (const Error& e) {
+        throw fail(e.what());
+      }
+      send_msg(parent_sock.get(), kGo);
+    }
+  }
+  if (!o.pid_file.empty()) write_file_atomic(o.pid_file, std::to_string(pid), 0644);
+  Fd master(console_parent ? recv_fd(console_parent.get()) : -1);
+  if (o.detach) return 0;
+  h.reset();  // unlock: kill and delete must work while we wait
+  return wait_foreground(pid, sigfd.get(), master.get());
+}
+
+}  // namespace husk::rt
