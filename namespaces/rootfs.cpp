@@ -68,10 +68,12 @@ int raw_openat2(int dirfd, const std::string& path, uint64_t flags, uint64_t res
   how.flags = flags | O_CLOEXEC;
   how.mode = mode;
   how.resolve = resolve;
-  int fd;
-  do {
+  int fd = -1;
+  // A concurrent rename or mount makes RESOLVE_IN_ROOT answer EAGAIN: retry a few times.
+  for (int tries = 0; tries < 32; ++tries) {
     fd = static_cast<int>(syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how));
-  } while (fd < 0 && errno == EAGAIN);  // a concurrent rename makes the kernel ask for a retry
+    if (fd >= 0 || errno != EAGAIN) break;
+  }
   return fd;
 }
 
