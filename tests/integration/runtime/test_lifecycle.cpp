@@ -339,16 +339,31 @@ TEST_CASE("global flags after the command", "[lifecycle][cli][husk-only]") {
   CHECK(json::parse(s.out).value("status", "") == "created");
 }
 
-TEST_CASE("single-dash long options as engines pass them", "[lifecycle][cli]") {
-  // containerd passes -no-subreaper (Go flag syntax); runc accepts any long
-  // option with a single dash.
-  Container c("singledash");
+TEST_CASE("run -no-subreaper (single dash, as containerd passes it)", "[lifecycle][cli]") {
+  Container c("nosubreaper");
   c.args({"sh", "-c", "echo sd-ok"});
   c.write_config();
-  auto r = run({runtime(), "-root", c.root, "run", "-no-subreaper", "-bundle", c.bundle, c.id});
+  auto r = c.rt({"run", "-no-subreaper", "--bundle", c.bundle, c.id});
   INFO(r.err);
   CHECK(r.code == 0);
   CHECK(r.out == "sd-ok\n");
+  CHECK(leftovers(c).empty());
+}
+
+TEST_CASE("single-dash long options everywhere", "[lifecycle][cli]") {
+  // runc parses flags with Go's flag syntax: -flag, -flag value and
+  // -flag=value work for every long option, global ones included.
+  Container c("singledash");
+  c.args({"sleep", "60"});
+  c.write_config();
+  std::string pf = c.bundle + "/pid";
+  auto r = run({runtime(), "-root", c.root, "create", "-bundle", c.bundle, "-pid-file=" + pf, c.id});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(read_file(pf) == std::to_string(c.pid()));
+  auto s = run({runtime(), "-root=" + c.root, "delete", "-force", c.id});
+  INFO(s.err);
+  CHECK(s.code == 0);
   CHECK(leftovers(c).empty());
 }
 
