@@ -2,6 +2,9 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+
+#include <fcntl.h>
+#include <unistd.h>
 #include <thread>
 
 #include "harness.h"
@@ -56,12 +59,30 @@ TEST_CASE("run of a container killed by a signal exits 128+n", "[run]") {
 }
 
 TEST_CASE("run passes stdin through", "[run]") {
-  Container c("run-stdin");
-  c.args({"cat"});
-  auto r = c.run({}, SpawnOpts{.stdin_data = "piped into cat\nsecond line\n"});
-  INFO(r.err);
-  CHECK(r.code == 0);
-  CHECK(r.out == "piped into cat\nsecond line\n");
+  const std::string data = "piped into cat\nsecond line\n";
+  SECTION("a pipe, as engines pass it") {
+    Container c("run-stdin-pipe");
+    c.args({"cat"});
+    int p[2];
+    REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+    Fd rd(p[0]);
+    {
+      Fd wr(p[1]);
+      REQUIRE(::write(wr.get(), data.data(), data.size()) == static_cast<ssize_t>(data.size()));
+    }  // closed: cat sees EOF
+    auto r = c.run({}, SpawnOpts{.extra_fds = {{rd.get(), 0}}});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.out == data);
+  }
+  SECTION("a regular file") {
+    Container c("run-stdin-file");
+    c.args({"cat"});
+    auto r = c.run({}, SpawnOpts{.stdin_data = data});
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(r.out == data);
+  }
 }
 
 TEST_CASE("run passes stderr through", "[run]") {
