@@ -42,6 +42,7 @@ struct MountOptions {
   std::string data;                 // filesystem-specific options joined with ','
   bool idmap = false;               // "idmap"/"ridmap"
   bool recursive_idmap = false;     // "ridmap": idmap every mount of an rbind, not just the top
+  bool tmpcopyup = false;           // tmpfs only: copy what the image has at the destination into it
 };
 // Parses every option runc accepts; unknown strings go to `data` (they are fs options).
 MountOptions parse_mount_options(const std::vector<std::string>& options);

@@ -165,8 +165,10 @@ MountOptions parse_mount_options(const std::vector<std::string>& options) {
       mo.recursive_idmap = o == "ridmap";
       continue;
     }
-    if (o == "tmpcopyup")
-      throw Error("mount option \"tmpcopyup\" is not supported");
+    if (o == "tmpcopyup") {
+      mo.tmpcopyup = true;
+      continue;
+    }
     bool done = false;
     for (const auto& f : kFlagOpts) {
       if (f.name != o) continue;
@@ -258,7 +260,7 @@ void check_sysctl(const spec::Spec& spec) {
 }
 
 std::vector<std::string> known_mount_options() {
-  std::vector<std::string> out{"bind", "rbind", "idmap", "ridmap"};
+  std::vector<std::string> out{"bind", "rbind", "idmap", "ridmap", "tmpcopyup"};
   for (const auto& f : kFlagOpts) out.emplace_back(f.name);
   for (const auto& p : kPropOpts) out.emplace_back(p.name);
   for (const auto& a : kAttrOpts) out.emplace_back(a.name);

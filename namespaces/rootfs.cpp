@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <dirent.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -22,6 +24,7 @@
 #include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -341,6 +344,62 @@ Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what) {
   return tree;
 }
 
+// tmpcopyup: copy the directory tree under `from` (the image's content at a
+// tmpfs destination) into `to` (the new tmpfs). Everything is done relative to
+// the two directory fds and no symlink is followed: they are copied as links.
+void copy_tree(int from, int to, const std::string& where, int depth = 0) {
+  if (depth > 128) throw Error("tmpcopyup " + where + ": directory tree too deep", ELOOP);
+  int dup_fd = fcntl(from, F_DUPFD_CLOEXEC, 0);
+  if (dup_fd < 0) throw sys_error("tmpcopyup " + where);
+  DIR* dir = fdopendir(dup_fd);
+  if (!dir) {
+    close(dup_fd);
+    throw sys_error("tmpcopyup: read " + where);
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> guard(dir, closedir);
+  while (dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    std::string path = where + "/" + name;
+    struct stat st{};
+    if (fstatat(from, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) throw sys_error("tmpcopyup: stat " + path);
+    if (S_ISDIR(st.st_mode)) {
+      if (mkdirat(to, name.c_str(), 0700) < 0) throw sys_error("tmpcopyup: mkdir " + path);
+      Fd sub_from(openat(from, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      Fd sub_to(openat(to, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub_from || !sub_to) throw sys_error("tmpcopyup: open " + path);
+      copy_tree(sub_from.get(), sub_to.get(), path, depth + 1);
+    } else if (S_ISREG(st.st_mode)) {
+      Fd in(openat(from, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      Fd out(openat(to, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (!in || !out) throw sys_error("tmpcopyup: open " + path);
+      for (off_t left = st.st_size; left > 0;) {
+        ssize_t n = sendfile(out.get(), in.get(), nullptr, static_cast<size_t>(left));
+        if (n < 0) throw sys_error("tmpcopyup: copy " + path);
+        if (n == 0) break;  // the file shrank meanwhile
+        left -= n;
+      }
+    } else if (S_ISLNK(st.st_mode)) {
+      std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
+      ssize_t n = readlinkat(from, name.c_str(), target.data(), target.size());
+      if (n < 0) throw sys_error("tmpcopyup: readlink " + path);
+      target.resize(static_cast<size_t>(n));
+      if (symlinkat(target.c_str(), to, name.c_str()) < 0) throw sys_error("tmpcopyup: symlink " + path);
+    } else if (S_ISSOCK(st.st_mode)) {
+      continue;  // a socket file is meaningless without its listener
+    } else if (mknodat(to, name.c_str(), st.st_mode, st.st_rdev) < 0) {
+      throw sys_error("tmpcopyup: mknod " + path);
+    }
+    if (fchownat(to, name.c_str(), st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+      throw sys_error("tmpcopyup: chown " + path);
+    // After chown, which clears set-id bits; symlinks have no mode of their own.
+    if (!S_ISLNK(st.st_mode) && fchmodat(to, name.c_str(), st.st_mode & 07777, 0) < 0)
+      throw sys_error("tmpcopyup: chmod " + path);
+    timespec times[2] = {st.st_atim, st.st_mtim};
+    if (utimensat(to, name.c_str(), times, AT_SYMLINK_NOFOLLOW) < 0) throw sys_error("tmpcopyup: utimes " + path);
+  }
+}
+
 // CVE-2019-16884, CVE-2019-19921: procfs and sysfs only land on a real
 // directory; a symlink as the last component is refused even if it points
 // inside the rootfs (LSM policies are written against the path /proc).
@@ -430,6 +489,15 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
     type = "cgroup2";
     data.clear();
   }
+  Fd lower;  // tmpcopyup: the image's directory that the tmpfs will cover
+  bool ro_after_copy = false;
+  if (mo.tmpcopyup) {
+    if (type != "tmpfs") throw Error(what + ": tmpcopyup is only for tmpfs mounts");
+    lower = Fd(openat(target.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!lower) throw sys_error("open " + what + " for tmpcopyup");
+    ro_after_copy = flags & MS_RDONLY;
+    flags &= ~MS_RDONLY;
+  }
   std::string source = m.source.empty() ? type : m.source;
   uint64_t before = mount_id(target.get(), what);
   if (mount(source.c_str(), fd_path(target.get()).c_str(), type.c_str(), flags,
@@ -446,11 +514,15 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
     }
     throw sys_error("mount " + m.type + " on " + m.destination, err);
   }
-  if (!mo.propagation && !mo.attr_set && !mo.attr_clr) return;
+  if (!mo.propagation && !mo.attr_set && !mo.attr_clr && !mo.tmpcopyup) return;
   // Reach the new mount itself (the target fd still names the directory under it).
   Fd mounted(raw_openat2(root_fd, rel(resolved), O_PATH, kInRoot));
   if (!mounted) throw sys_error("open " + what + " after mounting");
   if (mount_id(mounted.get(), what) == before) throw Error(what + ": the new mount is not at its destination");
+  if (lower) {
+    copy_tree(lower.get(), mounted.get(), resolved);
+    if (ro_after_copy) setattr(mounted.get(), 0, MOUNT_ATTR_RDONLY, 0, 0, what);
+  }
   if (mo.attr_set || mo.attr_clr) setattr(mounted.get(), AT_RECURSIVE, mo.attr_set, mo.attr_clr, 0, what);
   if (mo.propagation)
     setattr(mounted.get(), (mo.propagation & MS_REC) ? AT_RECURSIVE : 0, 0, 0, mo.propagation & ~MS_REC, what);

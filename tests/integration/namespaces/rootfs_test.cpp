@@ -461,6 +461,38 @@ TEST_CASE("maskedPaths refuse a /dev/null that is not the null device (CVE-2025-
   expect_ok(o);
 }
 
+TEST_CASE("tmpcopyup copies the image's content into the new tmpfs") {
+  std::string rootfs = make_rootfs("copyup");
+  fs::path run = fs::path(rootfs) / "run";
+  fs::create_directories(run / "sub/deeper");
+  std::ofstream(run / "sub/deeper/file") << "content\n";
+  REQUIRE(chown((run / "sub/deeper/file").c_str(), 1, 2) == 0);
+  REQUIRE(chmod((run / "sub/deeper/file").c_str(), 0640) == 0);
+  REQUIRE(chmod((run / "sub").c_str(), 0711) == 0);
+  fs::create_symlink("/etc/passwd", run / "link");
+  spec::Spec s;
+  s.root = spec::Root{rootfs, false};
+  s.mounts = {mnt("/run", "tmpfs", "tmpfs", {"tmpcopyup", "ro", "mode=755"})};
+  auto o = in_child(CLONE_NEWNS, [&](Report& r) {
+    ns::RootfsOptions opts;
+    opts.rootfs = rootfs;
+    ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts);
+    struct stat st{};
+    r.expect(fs_type("/run") == TMPFS_MAGIC, "/run is a tmpfs");
+    r.expect(slurp("/run/sub/deeper/file") == "content\n", "file content copied");
+    r.expect(lstat("/run/sub/deeper/file", &st) == 0 && st.st_uid == 1 && st.st_gid == 2 &&
+                 (st.st_mode & 07777) == 0640,
+             "owner and mode kept");
+    r.expect((mode_of("/run/sub") & 07777) == 0711, "directory mode kept");
+    r.expect(fs::read_symlink("/run/link") == "/etc/passwd", "symlink copied as a symlink");
+    r.expect(is_ro("/run") && write_errno("/run/new") == EROFS, "ro applied after the copy");
+  });
+  expect_ok(o);
+  // The image itself is unchanged underneath.
+  CHECK(slurp((run / "sub/deeper/file").string()) == "content\n");
+}
+
 TEST_CASE("a /dev bound from the host is left alone") {
   std::string rootfs = make_rootfs("devbind");
   fs::path hostdev = fs::path(g_tmp) / "hostdev";

@@ -177,7 +177,9 @@ TEST_CASE("parse_mount_options: idmap and tmpcopyup") {
   CHECK(parse_mount_options({"rbind", "ridmap"}).idmap);
   CHECK(parse_mount_options({"rbind", "ridmap"}).recursive_idmap);
   CHECK_FALSE(parse_mount_options({"rbind"}).idmap);
-  CHECK_THROWS_WITH(parse_mount_options({"tmpcopyup"}), Catch::Contains("not supported"));
+  CHECK(parse_mount_options({"tmpcopyup", "mode=755"}).tmpcopyup);
+  CHECK(parse_mount_options({"tmpcopyup", "mode=755"}).data == "mode=755");
+  CHECK_FALSE(parse_mount_options({"mode=755"}).tmpcopyup);
 }
 
 TEST_CASE("rootfs_propagation_flag") {
@@ -257,5 +259,5 @@ TEST_CASE("known_mount_options lists only options parse_mount_options understand
     CHECK(parse_mount_options({o}).data.empty());
   }
   CHECK(std::find(all.begin(), all.end(), "rro") != all.end());
-  CHECK(std::find(all.begin(), all.end(), "tmpcopyup") == all.end());
+  CHECK(std::find(all.begin(), all.end(), "tmpcopyup") != all.end());
 }
