@@ -616,31 +616,68 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
     make_device(root_fd, devices[i], opts.user_ns, "linux.devices[" + std::to_string(i) + "]");
 }
 
-// The mount point of the mount holding `path` (from /proc/self/mountinfo).
+struct MountInfo {
+  uint64_t id;
+  std::string mount_point, fstype;
+};
+
+// /proc/self/mountinfo, mount points unescaped (\040 for space, ...).
+std::vector<MountInfo> read_mountinfo() {
+  std::ifstream in("/proc/self/mountinfo");
+  if (!in) throw sys_error("open /proc/self/mountinfo");
+  std::vector<MountInfo> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    MountInfo mi{};
+    std::string parent, devno, root, mp, field;
+    if (!(ls >> mi.id >> parent >> devno >> root >> mp)) continue;
+    while (ls >> field && field != "-") {
+    }
+    ls >> mi.fstype;
+    for (size_t i = 0; i < mp.size(); ++i) {
+      if (mp[i] == '\\' && i + 3 < mp.size()) {
+        mi.mount_point += static_cast<char>(std::stoi(mp.substr(i + 1, 3), nullptr, 8));
+        i += 3;
+      } else {
+        mi.mount_point += mp[i];
+      }
+    }
+    out.push_back(std::move(mi));
+  }
+  return out;
+}
+
+// The mount point of the mount holding `path`.
 std::string mount_point_of(const std::string& path) {
   Fd fd(open(path.c_str(), O_PATH | O_CLOEXEC));
   if (!fd) throw sys_error("open " + path);
   uint64_t id = mount_id(fd.get(), path);
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    uint64_t mid;
-    std::string parent, devno, root, mp;
-    if (!(ls >> mid >> parent >> devno >> root >> mp) || mid != id) continue;
-    // Unescape the octal escapes (\040 for space, ...) of mountinfo.
-    std::string out;
-    for (size_t i = 0; i < mp.size(); ++i) {
-      if (mp[i] == '\\' && i + 3 < mp.size()) {
-        out += static_cast<char>(std::stoi(mp.substr(i + 1, 3), nullptr, 8));
-        i += 3;
-      } else {
-        out += mp[i];
-      }
-    }
-    return out;
-  }
+  for (const auto& mi : read_mountinfo())
+    if (mi.id == id) return mi.mount_point;
   throw Error("find the mount holding " + path + " in /proc/self/mountinfo");
+}
+
+// --no-pivot leaves the old root underneath. While a fully visible host procfs
+// or sysfs is anywhere in the mount namespace, the kernel lets the container
+// mount a fresh, unmasked one; so detach those first (or cover them).
+void hide_host_proc_sys(const std::string& rootfs) {
+  auto infos = read_mountinfo();
+  for (auto it = infos.rbegin(); it != infos.rend(); ++it) {  // children before parents
+    const std::string& p = it->mount_point;
+    if (it->fstype != "proc" && it->fstype != "sysfs") continue;
+    if (p == rootfs || p.rfind(rootfs + "/", 0) == 0) continue;
+    // The unmount must not propagate to the host.
+    if (mount(nullptr, p.c_str(), nullptr, MS_SLAVE | MS_REC, nullptr) < 0) {
+      if (errno == ENOENT || errno == EINVAL) continue;  // already gone with a parent
+      throw sys_error("make " + p + " rslave");
+    }
+    if (umount2(p.c_str(), MNT_DETACH) == 0) continue;
+    if (errno != EINVAL && errno != EPERM) throw sys_error("detach host " + it->fstype + " at " + p);
+    // Locked under a user namespace: cover it with an empty tmpfs instead.
+    if (mount("tmpfs", p.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) < 0)
+      throw sys_error("cover host " + it->fstype + " at " + p);
+  }
 }
 
 bool needs_mount_ns(const spec::Spec& spec) {
@@ -705,6 +742,7 @@ void enter_rootfs(const RootfsOptions& opts) {
   if (opts.no_pivot) {
     // --no-pivot (rootfs on a ramfs): the old root stays underneath, reachable
     // by a process with CAP_SYS_CHROOT; that is the documented cost of the option.
+    hide_host_proc_sys(rootfs);
     if (mount(rootfs.c_str(), "/", nullptr, MS_MOVE, nullptr) < 0) throw sys_error("move rootfs " + rootfs + " to /");
     if (chroot(".") < 0) throw sys_error("chroot " + rootfs);
     if (chdir("/") < 0) throw sys_error("chdir / in the rootfs");
