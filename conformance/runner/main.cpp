@@ -55,7 +55,7 @@ Case format (YAML, see conformance/README.md):
   section: runtime.md#... / config.md#... / config-linux.md#...
   level: MUST | SHOULD
   requires: [root, userns, timens, apparmor, selinux, cgroup-v1, cgroup-v2,
-             cgroup-v1:<ctrl>, resctrl, no-resctrl, numa, shared-root,
+             cgroup-v1:<ctrl>, cgroup-controller:<ctrl>, resctrl, no-resctrl, numa, shared-root,
              x86_64, file:<path>, cmd:<host command>, env:<VAR>]
   command: [argv of process.args]
   config: merge patch (RFC 7386) applied to the base config

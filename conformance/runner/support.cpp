@@ -348,6 +348,15 @@ std::string HostInfo::missing(const std::string& req) const {
     if (cgroup_v2) return "host cgroups are unified (v2), not v1";
     return v1_mounts.count(ctrl) ? "" : "cgroup v1 controller " + ctrl + " is not mounted";
   }
+  if (req.rfind("cgroup-controller:", 0) == 0) {
+    // The controller the runtime would use on this host: v1 mount, or enabled in v2.
+    auto ctrl = req.substr(18);
+    if (!cgroup_v2) return v1_mounts.count(ctrl) ? "" : "cgroup v1 controller " + ctrl + " is not mounted";
+    std::istringstream in(try_read_file("/sys/fs/cgroup/cgroup.controllers").value_or(""));
+    for (std::string c; in >> c;)
+      if (c == ctrl) return "";
+    return "cgroup v2 controller " + ctrl + " is not available";
+  }
   if (req.rfind("file:", 0) == 0) {
     auto p = req.substr(5);
     return fs::exists(p) ? "" : p + " does not exist on this host";
