@@ -432,8 +432,8 @@ const spec::Mount* dev_mount(const spec::Spec& spec, bool* is_bind) {
 void mount_one(int root_fd, const spec::Mount& m, size_t index,
                const RootfsOptions& opts) {
   std::string what = "mounts[" + std::to_string(index) + "] (" + m.destination + ")";
-  if (m.destination.empty() || m.destination[0] != '/')
-    throw Error("mounts[" + std::to_string(index) + "].destination: must be an absolute path");
+  // config.md: a relative destination is relative to "/" (clean_path does that).
+  if (m.destination.empty()) throw Error("mounts[" + std::to_string(index) + "].destination: must not be empty");
   MountOptions mo;
   try {
     mo = parse_mount_options(m.options);

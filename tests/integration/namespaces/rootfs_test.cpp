@@ -187,6 +187,7 @@ TEST_CASE("a full container rootfs: mounts, /dev, sysctl, masked and readonly pa
       mnt("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}),
       mnt("/scratch", "tmpfs", "tmpfs", {"nodev", "mode=700", "size=1024k"}),
       mnt("/mnt/deep/nested", "tmpfs", "tmpfs", {}),
+      mnt("relative/dest", "tmpfs", "tmpfs", {"size=64k"}),
       mnt("/data", "bind", hostdata.string(), {"rbind", "ro", "nosuid"}),
       mnt("/etc/bound.txt", "none", (hostdata / "file.txt").string(), {"bind", "ro"}),
   };
@@ -292,6 +293,7 @@ TEST_CASE("a full container rootfs: mounts, /dev, sysctl, masked and readonly pa
     r.expect((mode_of("/scratch") & 07777) == 0700, "tmpfs mode=700");
     r.expect(write_errno("/scratch/f") == 0, "tmpfs is writable");
     r.expect(fs_type("/mnt/deep/nested") == TMPFS_MAGIC, "missing parents of a destination are created");
+    r.expect(fs_type("/relative/dest") == TMPFS_MAGIC, "a relative destination is relative to /");
 
     // read-only binds
     r.expect(slurp("/data/file.txt") == "host data\n", "bind mount shows the host dir");
