@@ -52,6 +52,7 @@ spec::Spec load_config(const std::string& bundle, std::string& text) {
     if (!s.linux_->has_namespace("mount"))
       throw Error("linux.namespaces: a mount namespace is required");
     ns::check_sysctl(s);
+    ns::check_sysctl_joined(s);
     return s;
   } catch (const Error& e) {
     rethrow_with("config.json", e);

@@ -54,6 +54,16 @@ struct ChildContext {
   pid_t host_pid = 0;  // the init's pid as the host sees it, from the go message
 };
 
+// Indexes of spec.mounts the parent must idmap (only with a user namespace;
+// without one prepare_rootfs does it itself).
+std::vector<size_t> idmapped_mounts(const spec::Spec& spec) {
+  std::vector<size_t> out;
+  if (!spec.linux_->has_namespace("user")) return out;
+  for (size_t i = 0; i < spec.mounts.size(); ++i)
+    if (ns::parse_mount_options(spec.mounts[i].options).idmap) out.push_back(i);
+  return out;
+}
+
 bool has_new_ns(const spec::Linux& l, const char* type) {
   const auto* n = l.find_namespace(type);
   return n && n->path.empty();
@@ -85,10 +95,14 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   }
 
   ns::RootfsOptions ro;
+  // idmapped mounts for a user-namespaced container are built by the parent
+  // (it needs real root over the source) and arrive here, in mount order.
+  for (size_t i : idmapped_mounts(spec)) ro.idmapped[i] = recv_fd(c.sock);
   ro.rootfs = c.req.rootfs;
   ro.no_pivot = c.req.no_pivot;
   ro.user_ns = lx.has_namespace("user");
-  ro.new_mount_ns = has_new_ns(lx, "mount");
+  // create requires a mount namespace, new or joined: set it up either way.
+  ro.new_mount_ns = lx.has_namespace("mount");
   ns::prepare_rootfs(spec, ro);
 
   const auto& hooks = spec.hooks;
@@ -188,6 +202,18 @@ void write_id_maps(pid_t pid, const spec::Linux& lx) {
 void write_oom_score_adj(pid_t pid, const spec::Process& p) {
   if (p.oom_score_adj)
     write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*p.oom_score_adj));
+}
+
+void send_idmapped_mounts(int sock, pid_t pid, const spec::Spec& spec) {
+  auto idx = idmapped_mounts(spec);
+  if (idx.empty()) return;
+  std::string path = "/proc/" + std::to_string(pid) + "/ns/user";
+  Fd userns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!userns) throw sys_error("open " + path);
+  for (size_t i : idx) {
+    Fd m(ns::make_idmapped_mount(spec.mounts[i], userns.get()));
+    send_fd(sock, m.get(), "idmap");
+  }
 }
 
 // Kills and reaps a half-made init on every error path.
@@ -291,6 +317,7 @@ pid_t spawn_init(const InitRequest& req) {
         write_oom_score_adj(guard.pid, *spec.process);
         hook_state = req.on_pid(guard.pid);
         send_msg(parent_sock.get(), kGo, std::to_string(guard.pid) + "\n" + hook_state);
+        send_idmapped_mounts(parent_sock.get(), guard.pid, spec);
         break;
       case kHooks:
         run_hooks(spec.hooks.prestart, "prestart", hook_state);
