@@ -59,9 +59,11 @@ spec::Spec load_config(const std::string& bundle, std::string& text) {
   }
 }
 
-std::unique_ptr<cgroups::Manager> open_cgroup(const std::string& path) {
-  if (path.empty()) return nullptr;
-  return cgroups::Manager::open(path, cgroups::detect_mode());
+std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
+  if (rec.cgroup_path.empty()) return nullptr;
+  auto cg = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
+  cg->set_created(rec.cgroup_created);
+  return cg;
 }
 
 // A container being made: undone unless commit() is called.
@@ -139,9 +141,14 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
 
   const auto& lx = *sp.linux_;
   rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, o.id);
-  c->cgroup = open_cgroup(rec.cgroup_path);
+  c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
   c->cgroup->create();
-  if (lx.resources) c->cgroup->apply(*lx.resources);
+  rec.cgroup_created = c->cgroup->created();
+  // Always applied: the device policy (deny all but the spec's rules, its
+  // linux.devices and the standard /dev nodes) holds even without resources.
+  spec::Resources res = lx.resources.value_or(spec::Resources{});
+  res.devices = cgroups::effective_device_rules(res.devices, lx.devices);
+  c->cgroup->apply(res);
 
   InitRequest req;
   req.spec = &sp;
@@ -190,7 +197,7 @@ void destroy_container(Handle& h, Record& rec, bool force) {
   std::string st = live_status(rec);
   if (st != "stopped" && !force)
     throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
-  auto cg = open_cgroup(rec.cgroup_path);
+  auto cg = open_cgroup(rec);
   if (st != "stopped") {
     if (cg) {
       cg->kill_all(SIGKILL);
@@ -290,7 +297,7 @@ int cmd_kill(const Global& g, const std::string& id, const std::string& signal, 
   std::string st = live_status(rec);
   if (st == "stopped" || st == "creating") throw Error("container not running");
   if (all) {
-    if (auto cg = open_cgroup(rec.cgroup_path)) {
+    if (auto cg = open_cgroup(rec)) {
       cg->kill_all(sig);
       return 0;
     }

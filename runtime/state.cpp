@@ -102,6 +102,7 @@ Record Handle::load() const {
   if (j.contains("annotations")) r.oci.annotations = j["annotations"].get<std::map<std::string, std::string>>();
   r.start_time = j.value("initStartTime", uint64_t{0});
   r.cgroup_path = j.value("cgroupPath", "");
+  r.cgroup_created = j.value("cgroupCreated", std::vector<std::string>{});
   return r;
 }
 
@@ -109,7 +110,8 @@ void Handle::save(const Record& r) const {
   json j = {{"ociVersion", r.oci.oci_version}, {"id", r.oci.id},         {"status", r.oci.status},
             {"pid", r.oci.pid},                {"bundle", r.oci.bundle}, {"rootfs", r.oci.rootfs},
             {"created", r.oci.created},        {"owner", r.oci.owner},   {"annotations", r.oci.annotations},
-            {"initStartTime", r.start_time},   {"cgroupPath", r.cgroup_path}};
+            {"initStartTime", r.start_time},   {"cgroupPath", r.cgroup_path},
+            {"cgroupCreated", r.cgroup_created}};
   write_file_atomic(dir_ + "/state.json", j.dump(), 0600);
 }
 

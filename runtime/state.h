@@ -18,6 +18,7 @@ struct Record {
   spec::State oci;             // status as last written: creating|created|running|stopped
   uint64_t start_time = 0;     // of oci.pid, to detect pid reuse
   std::string cgroup_path;     // resolved cgroupsPath, empty when none was made
+  std::vector<std::string> cgroup_created;  // cgroups create() made, for destroy()
 };
 
 class Store {
