@@ -458,6 +458,30 @@ Container::~Container() {
   for (auto& d : cgroup_dirs(id)) ::rmdir(d.c_str());
 }
 
+static bool zombie_or_gone(const fs::path& procdir) {
+  try {
+    auto stat = read_file(procdir / "stat");
+    auto rp = stat.rfind(')');
+    return rp == std::string::npos || rp + 2 >= stat.size() || stat[rp + 2] == 'Z';
+  } catch (...) {
+    return true;
+  }
+}
+
+std::vector<int> cgroup_pids(const std::string& id) {
+  std::vector<int> v;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator("/proc", ec)) {
+    auto name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || zombie_or_gone(e.path())) continue;
+    try {
+      if (contains(read_file(e.path() / "cgroup"), "/husk-test/" + id + "\n")) v.push_back(std::stoi(name));
+    } catch (...) {
+    }
+  }
+  return v;
+}
+
 std::vector<std::string> leftovers(const Container& c) {
   std::vector<std::string> v;
   std::error_code ec;
@@ -471,24 +495,12 @@ std::vector<std::string> leftovers(const Container& c) {
     if (contains(l, c.bundle)) v.push_back("mount left: " + l);
   for (auto& e : fs::directory_iterator("/proc", ec)) {
     auto name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::string stat;
-    try {
-      stat = read_file(e.path() / "stat");
-    } catch (...) {
-      continue;
-    }
-    auto rp = stat.rfind(')');
-    if (rp == std::string::npos || rp + 2 >= stat.size() || stat[rp + 2] == 'Z') continue;
+    if (name.find_first_not_of("0123456789") != std::string::npos || zombie_or_gone(e.path())) continue;
     std::error_code ec2;
     auto r = fs::read_symlink(e.path() / "root", ec2).string();
     if (!ec2 && r.rfind(c.bundle, 0) == 0) v.push_back("process " + name + " with root " + r);
-    try {
-      if (contains(read_file(e.path() / "cgroup"), "/husk-test/" + c.id + "\n"))
-        v.push_back("process " + name + " in cgroup /husk-test/" + c.id);
-    } catch (...) {
-    }
   }
+  for (int p : cgroup_pids(c.id)) v.push_back("process " + std::to_string(p) + " in cgroup /husk-test/" + c.id);
   for (auto& d : cgroup_dirs(c.id)) v.push_back("cgroup left: " + d);
   return v;
 }

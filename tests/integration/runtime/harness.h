@@ -166,6 +166,9 @@ class Container {
   bool owns_root_ = true;
 };
 
+// Live (non-zombie) processes in the cgroup /husk-test/<id> of any hierarchy.
+std::vector<int> cgroup_pids(const std::string& id);
+
 // Everything a container could leave behind once it was deleted or failed to
 // be created: state in --root, mounts naming the bundle, processes in its
 // rootfs or cgroup, cgroup directories. Empty when clean.

@@ -57,10 +57,8 @@ TEST_CASE("exec --process --detach --pid-file", "[exec]") {
   // The exec'd process is in the container's cgroup, so kill --all and
   // delete --force reach it.
   CHECK(contains(read_file("/proc/" + std::to_string(pid) + "/cgroup"), "/husk-test/" + c.id));
-  auto ps = c.rt({"ps", "--format", "json", c.id});
-  REQUIRE(ps.ok());
-  auto pids = json::parse(ps.out);
-  CHECK(std::find(pids.begin(), pids.end(), json(pid)) != pids.end());
+  auto pids = cgroup_pids(c.id);
+  CHECK(std::find(pids.begin(), pids.end(), pid) != pids.end());
   REQUIRE(c.del(true).ok());
   CHECK(leftovers(c).empty());
 }

@@ -104,17 +104,14 @@ TEST_CASE("kill --all reaches every process of the container", "[lifecycle][kill
   REQUIRE(c.create().ok());
   REQUIRE(c.start().ok());
   // Both sleeps are running: three processes in the container's cgroup.
-  std::string procs;
-  for (int i = 0; i < 200; ++i) {
-    procs = c.rt({"ps", c.id}).out;
-    if (lines(procs).size() >= 4) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  CHECK(lines(procs).size() >= 4);  // header + sh + 2 sleeps
+  for (int i = 0; i < 200 && cgroup_pids(c.id).size() < 3; ++i) std::this_thread::sleep_for(10ms);
+  CHECK(cgroup_pids(c.id).size() == 3);
   auto k = c.rt({"kill", "--all", c.id, "9"});
   INFO(k.err);
   CHECK(k.ok());
   CHECK(c.wait_status("stopped"));
+  for (int i = 0; i < 200 && !cgroup_pids(c.id).empty(); ++i) std::this_thread::sleep_for(10ms);
+  CHECK(cgroup_pids(c.id).empty());
   REQUIRE(c.del().ok());
   CHECK(leftovers(c).empty());
 }
