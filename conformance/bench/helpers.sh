@@ -1,0 +1,63 @@
+#!/bin/bash
+# Small command lines that hyperfine times or runs as --prepare steps.
+# RT is "BINARY --root DIR" (word-split on purpose; bench paths have no spaces).
+#   helpers.sh seq  RT BUNDLE N           N sequential `run`s of one bundle
+#   helpers.sh conc RT BUNDLES N FAILLOG  N `run`s at once, bundle BUNDLES/<i>;
+#                                         appends the failure count to FAILLOG
+#   helpers.sh fresh RT ID                delete ID if it exists
+#   helpers.sh created RT BUNDLE ID       leave ID in the created state
+#   helpers.sh stopped RT BUNDLE ID       leave ID stopped (created, started, exited)
+set -u
+op=$1 rt=$2
+shift 2
+
+case $op in
+seq)
+  bundle=$1 n=$2
+  for ((i = 0; i < n; i++)); do
+    $rt run --bundle "$bundle" seq >/dev/null || exit 1
+  done
+  ;;
+conc)
+  bundles=$1 n=$2 faillog=$3
+  pids=()
+  for ((i = 0; i < n; i++)); do
+    $rt run --bundle "$bundles/$i" "conc-$i" >/dev/null 2>>"$faillog.stderr" &
+    pids+=($!)
+  done
+  fails=0
+  for ((i = 0; i < n; i++)); do
+    if ! wait "${pids[$i]}"; then
+      fails=$((fails + 1))
+      # A failed run may leave its container behind; the next round reuses the id.
+      $rt delete --force "conc-$i" >/dev/null 2>&1
+    fi
+  done
+  echo "$fails" >>"$faillog"
+  [ "$fails" = 0 ]
+  ;;
+fresh)
+  $rt delete --force "$1" >/dev/null 2>&1
+  exit 0
+  ;;
+created)
+  bundle=$1 id=$2
+  $rt delete --force "$id" >/dev/null 2>&1
+  $rt create --bundle "$bundle" "$id" >/dev/null
+  ;;
+stopped)
+  bundle=$1 id=$2
+  $rt delete --force "$id" >/dev/null 2>&1
+  $rt create --bundle "$bundle" "$id" >/dev/null && $rt start "$id" >/dev/null || exit 1
+  # /bin/true exits at once; wait until the runtime sees it stopped (bounded: 5 s).
+  for ((i = 0; i < 5000; i++)); do
+    $rt state "$id" 2>/dev/null | grep -q '"stopped"' && exit 0
+    sleep 0.001
+  done
+  exit 1
+  ;;
+*)
+  echo "helpers.sh: unknown operation $op" >&2
+  exit 2
+  ;;
+esac
