@@ -24,6 +24,7 @@ TEST_CASE("exec runs in the container and returns its exit status", "[exec]") {
   CHECK(r.code == 5);
   CHECK(r.out == "exec-host\nsleep\n");
   auto in = c.rt({"exec", c.id, "cat"}, SpawnOpts{.stdin_data = "exec-stdin\n"});
+  INFO(in.err);
   CHECK(in.code == 0);
   CHECK(in.out == "exec-stdin\n");
   CHECK(c.status() == "running");
