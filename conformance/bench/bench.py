@@ -1,0 +1,454 @@
+#!/usr/bin/python3
+"""husk vs crun vs runc, side by side, in one harness.
+
+Run through scripts/bench, which starts this inside a private mount namespace
+(unshare -m --propagation private). Here /sys/fs/cgroup/unified is unmounted
+in that namespace only, because crun 1.8.1 refuses hybrid cgroup hosts; the
+three runtimes then all see the same cgroup v1 hierarchy.
+
+Every container gets an absolute cgroupsPath /husk-bench/<runtime>-<slot>, and
+its own --root per runtime. All bundles share one rootfs and one config.json;
+per container only cgroupsPath differs (plus args for the exec target and the
+dropped network namespace in the scale test, both the same for all runtimes).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+HELPERS = os.path.join(HERE, "helpers.sh")
+CGROUP_PARENT = "husk-bench"
+UNIFIED = "/sys/fs/cgroup/unified"
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, check=True, **kw):
+    return subprocess.run(cmd, check=check, text=True, capture_output=True, **kw)
+
+
+def output(cmd):
+    try:
+        return run(cmd).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+class Runtime:
+    def __init__(self, name, binary, work):
+        self.name = name
+        self.binary = binary
+        self.root = os.path.join(work, "state", name)
+        os.makedirs(self.root)
+        self.argv = [binary, "--root", self.root]
+        self.cmd = " ".join(self.argv)  # no spaces in any of these paths
+
+    def __call__(self, *args, check=True):
+        return run(self.argv + list(args), check=check)
+
+
+# --- the private mount namespace -------------------------------------------
+
+def mount_fields(path):
+    """The optional fields (shared:N, master:N, ...) of the mount at path."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            parts = line.split()
+            if parts[4] == path:
+                return parts[6:parts.index("-")]
+    return None
+
+
+def hide_unified(parent_ns):
+    """Unmount cgroup2 at /sys/fs/cgroup/unified, but only in a private mount
+    namespace: the same mount in the host namespace must stay."""
+    own = os.readlink("/proc/self/ns/mnt")
+    if not parent_ns or own == parent_ns:
+        sys.exit("bench: not in a new mount namespace (run through scripts/bench); refusing to unmount")
+    fields = mount_fields(UNIFIED)
+    if fields is None:
+        return "no cgroup2 at /sys/fs/cgroup/unified: nothing to hide"
+    if any(f.startswith("shared:") for f in fields):
+        sys.exit(f"bench: {UNIFIED} is a shared mount here; an unmount would propagate to the host")
+    run(["umount", UNIFIED])
+    return ("each runtime ran in a private mount namespace (unshare -m --propagation private) "
+            "in which /sys/fs/cgroup/unified was unmounted, so all three saw a pure cgroup v1 "
+            "hierarchy (crun 1.8.1 refuses hybrid hosts); the host's mounts were not touched")
+
+
+# --- bundles ------------------------------------------------------------------
+
+class Bundles:
+    def __init__(self, work):
+        self.work = work
+        base = os.path.join(work, "base")
+        subprocess.run([os.path.join(REPO, "scripts", "make-bundle"), base, "runc"],
+                       check=True, stdout=subprocess.DEVNULL)
+        self.rootfs = os.path.join(base, "rootfs")
+        with open(os.path.join(base, "config.json")) as f:
+            cfg = json.load(f)
+        cfg["process"]["terminal"] = False
+        cfg["process"]["args"] = ["/bin/true"]
+        cfg["root"]["path"] = self.rootfs  # shared, read-only in the default spec
+        self.base = cfg
+
+    def make(self, runtime, slot, args=None, no_network=False):
+        cfg = json.loads(json.dumps(self.base))
+        cfg["linux"]["cgroupsPath"] = f"/{CGROUP_PARENT}/{runtime}-{slot}"
+        if args:
+            cfg["process"]["args"] = args
+        if no_network:
+            cfg["linux"]["namespaces"] = [n for n in cfg["linux"]["namespaces"] if n["type"] != "network"]
+        path = os.path.join(self.work, "bundles", runtime, str(slot))
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, "config.json"), "w") as f:
+            json.dump(cfg, f)
+        return path
+
+
+# --- hyperfine ------------------------------------------------------------------
+
+def hyperfine(work, test, entries, runs, warmup=0, no_shell=False, ignore_failure=False):
+    """entries: [(label, command, prepare-or-None)]. Returns {label: stats in ms}."""
+    out = os.path.join(work, f"hf-{test}.json")
+    argv = ["hyperfine", "--style", "basic", "--runs", str(runs), "--warmup", str(warmup),
+            "--export-json", out]
+    if no_shell:
+        argv.append("-N")
+    if ignore_failure:
+        argv.append("--ignore-failure")
+    for label, _, prepare in entries:
+        argv += ["--command-name", label]
+        if prepare:
+            argv += ["--prepare", prepare]
+    argv += [cmd for _, cmd, _ in entries]
+    log(f"{test}: hyperfine ({len(entries)} commands, {runs} runs)")
+    if subprocess.run(argv, stdout=sys.stderr).returncode != 0:
+        log(f"{test}: hyperfine failed; this test has no numbers")
+        return {}
+    with open(out) as f:
+        data = json.load(f)
+    res = {}
+    for r in data["results"]:
+        times = [t * 1000 for t in r["times"]]
+        res[r["command"]] = {
+            "median_ms": statistics.median(times), "mean_ms": statistics.mean(times),
+            "stddev_ms": statistics.stdev(times) if len(times) > 1 else 0.0,
+            "min_ms": min(times), "max_ms": max(times), "runs": len(times), "times_ms": times,
+        }
+    return res
+
+
+# --- the tests ------------------------------------------------------------------
+
+def smoke(rts, bundles):
+    """Keep only the runtimes that can run the bundle at all."""
+    ok = {}
+    for name, rt in rts.items():
+        r = rt("run", "--bundle", bundles.make(name, 0), "smoke", check=False)
+        if r.returncode == 0:
+            ok[name] = rt
+        else:
+            log(f"{name}: `run` fails, left out: {r.stderr.strip()}")
+            rt("delete", "--force", "smoke", check=False)
+    return ok
+
+
+def floor_entries(rootfs):
+    ns = "unshare --mount --uts --ipc --net --pid --fork --propagation private"
+    pivot = ("sh -c 'mount --bind \"$0\" \"$0\" && cd \"$0\" && pivot_root . . "
+             "&& umount -l . && exec /bin/true' " + rootfs)
+    return [("floor: unshare+pivot_root", f"{ns} {pivot}", None),
+            ("floor: unshare+chroot", f"{ns} chroot {rootfs} /bin/true", None)]
+
+
+def test_run(work, rts, bundles, runs):
+    entries = [(n, f"{rt.cmd} run --bundle {bundles.make(n, 0)} bench-run", None) for n, rt in rts.items()]
+    return hyperfine(work, "run", entries + floor_entries(bundles.rootfs), runs, warmup=3, no_shell=True)
+
+
+def test_lifecycle(work, rts, bundles, runs):
+    res = {}
+    for step in ("create", "start", "delete"):
+        entries = []
+        for n, rt in rts.items():
+            b = bundles.make(n, 0)
+            if step == "create":
+                entries.append((n, f"{rt.cmd} create --bundle {b} bench-cycle",
+                                f"{HELPERS} fresh '{rt.cmd}' bench-cycle"))
+            elif step == "start":
+                entries.append((n, f"{rt.cmd} start bench-cycle",
+                                f"{HELPERS} created '{rt.cmd}' {b} bench-cycle"))
+            else:
+                entries.append((n, f"{rt.cmd} delete bench-cycle",
+                                f"{HELPERS} stopped '{rt.cmd}' {b} bench-cycle"))
+        res[step] = hyperfine(work, step, entries, runs, warmup=2)
+        for rt in rts.values():
+            rt("delete", "--force", "bench-cycle", check=False)
+    return res
+
+
+def test_exec(work, rts, bundles, runs):
+    for n, rt in rts.items():
+        b = bundles.make(n, "exec", args=["/bin/sleep", "3600"])
+        subprocess.run(rt.argv + ["run", "-d", "--bundle", b, "bench-exec"], check=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        entries = [(n, f"{rt.cmd} exec bench-exec /bin/true", None) for n, rt in rts.items()]
+        return hyperfine(work, "exec", entries, runs, warmup=3, no_shell=True)
+    finally:
+        for rt in rts.values():
+            rt("delete", "--force", "bench-exec", check=False)
+
+
+def test_sequential(work, rts, bundles, n, runs):
+    entries = [(name, f"{HELPERS} seq '{rt.cmd}' {bundles.make(name, 0)} {n}", None)
+               for name, rt in rts.items()]
+    return hyperfine(work, f"seq{n}", entries, runs)
+
+
+def test_concurrent(work, rts, bundles, n, runs):
+    entries, logs = [], {}
+    for name, rt in rts.items():
+        for i in range(n):
+            bundles.make(name, i)
+        logs[name] = os.path.join(work, f"conc{n}-{name}.fails")
+        open(logs[name], "w").close()
+        entries.append((name, f"{HELPERS} conc '{rt.cmd}' {work}/bundles/{name} {n} {logs[name]}", None))
+    # A failed run is counted below and must not stop the others.
+    res = hyperfine(work, f"conc{n}", entries, runs, ignore_failure=True)
+    for name in rts:
+        with open(logs[name]) as f:
+            counts = [int(x) for x in f.read().split()]
+        err = ""
+        if os.path.exists(logs[name] + ".stderr"):
+            with open(logs[name] + ".stderr") as f:
+                err = f.read().strip().splitlines()
+            err = err[0] if err else ""
+        if name in res:
+            res[name]["failed_runs"] = sum(counts)
+            res[name]["total_runs"] = n * len(counts)
+            res[name]["first_error"] = err
+    return res
+
+
+def test_rss(rts, bundles, runs):
+    res = {}
+    for n, rt in rts.items():
+        b = bundles.make(n, 0)
+        kb = []
+        for _ in range(runs):
+            r = run(["/usr/bin/time", "-v"] + rt.argv + ["run", "--bundle", b, "bench-rss"])
+            for line in r.stderr.splitlines():
+                if "Maximum resident set size" in line:
+                    kb.append(int(line.split(":")[1]))
+        res[n] = {"median_kb": statistics.median(kb), "min_kb": min(kb), "max_kb": max(kb), "samples_kb": kb}
+    return res
+
+
+def binary_info(rts, work):
+    res = {}
+    for n, rt in rts.items():
+        path = os.path.realpath(rt.binary)
+        stripped = os.path.join(work, f"stripped-{n}")
+        shutil.copy(path, stripped)
+        run(["strip", stripped], check=False)
+        libs = output(["ldd", path])
+        res[n] = {"path": path, "bytes": os.path.getsize(path), "stripped_bytes": os.path.getsize(stripped),
+                  "dynamic": "not a dynamic executable" not in libs,
+                  "shared_libs": [l.split()[0] for l in libs.splitlines() if "=>" in l]}
+    return res
+
+
+def parse_strace_c(text):
+    rows, total = [], None
+    for line in text.splitlines():
+        p = line.split()
+        if not p or p[0].startswith(("%", "-")):
+            continue
+        if p[-1] == "total":
+            total = {"seconds": float(p[1]), "calls": int(p[3]), "errors": int(p[4]) if len(p) == 6 else 0}
+            continue
+        if len(p) >= 5:
+            try:
+                rows.append({"syscall": p[-1], "pct": float(p[0]), "seconds": float(p[1]),
+                             "calls": int(p[3]), "errors": int(p[4]) if len(p) == 6 else 0})
+            except ValueError:
+                pass
+    return total, rows
+
+
+def test_strace(rts, bundles, work):
+    res = {}
+    for n, rt in rts.items():
+        b = bundles.make(n, 0)
+        entry = {}
+        # -c: time in the kernel per syscall; -w: wall time per syscall (includes blocking).
+        for mode, flags in (("system", ["-f", "-c"]), ("wall", ["-f", "-c", "-w"])):
+            out = os.path.join(work, f"strace-{n}-{mode}.txt")
+            run(["strace", *flags, "-S", "time", "-o", out] + rt.argv + ["run", "--bundle", b, "bench-strace"])
+            with open(out) as f:
+                text = f.read()
+            total, rows = parse_strace_c(text)
+            entry[mode] = {"total": total, "top": rows[:12], "text": text}
+        res[n] = entry
+    return res
+
+
+def test_scale(work, rts, bundles, count, runs):
+    res = {}
+    for n, rt in rts.items():
+        ids = [f"scale-{i}" for i in range(count)]
+        paths = [bundles.make(n, f"scale-{i}", no_network=True) for i in range(count)]
+        log(f"scale: {n}: creating {count} containers")
+        lat, failed = [], 0
+        t0 = time.monotonic()
+        try:
+            for cid, b in zip(ids, paths):
+                s = time.perf_counter()
+                r = rt("create", "--bundle", b, cid, check=False)
+                lat.append((time.perf_counter() - s) * 1000)
+                if r.returncode != 0:
+                    failed += 1
+                    if failed == 1:
+                        log(f"scale: {n}: create {cid} failed: {r.stderr.strip()}")
+                    if failed >= 10:
+                        break
+            create_s = time.monotonic() - t0
+            mem = meminfo_mb()
+            mid = ids[len(lat) // 2]
+            hf = hyperfine(work, f"scale-{n}", [
+                (f"{n} list", f"{rt.cmd} list", None),
+                (f"{n} state", f"{rt.cmd} state {mid}", None)], runs, warmup=1, no_shell=True)
+        finally:
+            log(f"scale: {n}: deleting")
+            t1 = time.monotonic()
+            # Not measured: two at a time to keep the run short.
+            subprocess.run(["xargs", "-P2", "-n50"] + rt.argv + ["delete", "--force"],
+                           input="\n".join(ids), text=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            delete_s = time.monotonic() - t1
+        w = max(1, min(50, len(lat) // 10))
+        res[n] = {"count": len(lat), "failed": failed, "create_total_s": create_s, "delete_total_s": delete_s,
+                  "mem_available_mb_at_full": mem,
+                  "create_ms_first": statistics.median(lat[:w]),
+                  "create_ms_middle": statistics.median(lat[len(lat) // 2 - w // 2:len(lat) // 2 + w // 2 + 1]),
+                  "create_ms_last": statistics.median(lat[-w:]), "window": w,
+                  "create_ms_series": lat,
+                  "list": hf.get(f"{n} list"), "state": hf.get(f"{n} state")}
+    return res
+
+
+def meminfo_mb():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) // 1024
+    return None
+
+
+def cleanup(rts):
+    for rt in rts.values():
+        ids = rt("list", "-q", check=False).stdout.split()
+        for cid in ids:
+            rt("delete", "--force", cid, check=False)
+    # Leftover cgroups: only our own /husk-bench trees, deepest first.
+    for ctrl in sorted(os.listdir("/sys/fs/cgroup")):
+        top = os.path.join("/sys/fs/cgroup", ctrl, CGROUP_PARENT)
+        if not os.path.isdir(top):
+            continue
+        for dirpath, _, _ in sorted(os.walk(top), key=lambda e: -e[0].count("/")):
+            try:
+                os.rmdir(dirpath)
+            except OSError as e:
+                log(f"cleanup: rmdir {dirpath}: {e.strerror}")
+
+
+# --- machine ------------------------------------------------------------------
+
+def machine():
+    cpu = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kb = int(f.readline().split()[1])
+    debian = ""
+    if os.path.exists("/etc/debian_version"):
+        with open("/etc/debian_version") as f:
+            debian = f.read().strip()
+    return {"cpu": cpu, "nproc": os.cpu_count(), "mem_gib": round(mem_kb / 1024 / 1024, 1),
+            "kernel": os.uname().release, "debian": debian,
+            "hyperfine": output(["hyperfine", "--version"])}
+
+
+def versions(rts):
+    v = {}
+    for n, rt in rts.items():
+        first = output([rt.binary, "--version"]).splitlines()
+        v[n] = first[0] if first else "?"
+    head = output(["git", "-C", REPO, "rev-parse", "--short", "HEAD"])
+    dirty = output(["git", "-C", REPO, "status", "--porcelain", "--untracked-files=no"])
+    if "husk" in v:
+        v["husk"] += f" (commit {head}{', uncommitted changes' if dirty else ''})"
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--husk", required=True)
+    ap.add_argument("--crun", default=shutil.which("crun"))
+    ap.add_argument("--runc", default=shutil.which("runc"))
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--parent-mntns", default=os.environ.get("HUSK_BENCH_PARENT_MNTNS", ""))
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--scale", type=int, default=1000)
+    ap.add_argument("--quick", action="store_true", help="few runs, 50 containers: to try the harness")
+    a = ap.parse_args()
+    if a.quick:
+        a.runs, a.scale = 5, 50
+    small = max(3, a.runs // 3)
+
+    cgroup_note = hide_unified(a.parent_mntns)
+    work = tempfile.mkdtemp(prefix="husk-bench.", dir="/tmp")
+    rts = {n: Runtime(n, b, work) for n, b in (("husk", a.husk), ("crun", a.crun), ("runc", a.runc)) if b}
+    started = time.monotonic()
+    R = {"machine": machine(), "versions": versions(rts), "cgroups": cgroup_note,
+         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    try:
+        bundles = Bundles(work)
+        R["config"] = bundles.base
+        rts = smoke(rts, bundles)
+        R["runtimes"] = list(rts)
+        R["binary"] = binary_info(rts, work)
+        R["run"] = test_run(work, rts, bundles, a.runs)
+        R.update(test_lifecycle(work, rts, bundles, max(10, a.runs * 2 // 3)))
+        R["exec"] = test_exec(work, rts, bundles, a.runs)
+        R["rss"] = test_rss(rts, bundles, 10)
+        R["strace"] = test_strace(rts, bundles, work)
+        R["seq100"] = test_sequential(work, rts, bundles, 100, 3)
+        R["conc20"] = test_concurrent(work, rts, bundles, 20, small)
+        R["conc100"] = test_concurrent(work, rts, bundles, 100, 3)
+        R["scale"] = test_scale(work, rts, bundles, a.scale, small)
+    finally:
+        cleanup(rts)
+    R["duration_s"] = round(time.monotonic() - started)
+    os.makedirs(a.out, exist_ok=True)
+    import report
+    report.write(R, a.out, work)
+    shutil.rmtree(work, ignore_errors=True)
+    log(f"done in {R['duration_s']} s; results in {a.out}")
+
+
+if __name__ == "__main__":
+    main()
