@@ -74,6 +74,12 @@ struct CaseSkip {
   std::string reason;
 };
 
+// The runtime misbehaved in a way a step cannot continue from (e.g. `state`
+// failing while a {pid} placeholder is resolved): the case fails.
+struct StepFail {
+  std::string reason;
+};
+
 struct Case {
   std::string name;
   fs::path file;
@@ -313,10 +319,10 @@ ProcResult CaseRun::runtime(const std::vector<std::string>& args, std::chrono::m
 
 std::string CaseRun::container_pid(const std::string& id) {
   auto r = runtime({"state", id}, std::chrono::milliseconds(5000));
-  if (r.exit_code != 0) throw SuiteError("state " + id + " failed while resolving {pid}: " + one_line(r.err));
+  if (r.exit_code != 0) throw StepFail{"state failed while resolving {pid}: " + one_line(r.err)};
   auto st = json::parse(r.out, nullptr, false);
   if (st.is_discarded() || !st.contains("pid") || !st["pid"].is_number())
-    throw SuiteError("state " + id + " has no numeric pid");
+    throw StepFail{"state has no numeric pid: " + one_line(r.out)};
   return std::to_string(st["pid"].get<long long>());
 }
 
@@ -666,7 +672,12 @@ Outcome CaseRun::execute() {
     for (auto& step : steps) {
       ++i;
       if (g_interrupted) return {Outcome::Fail, "interrupted"};
-      auto fail = run_step(step);
+      std::string fail;
+      try {
+        fail = run_step(step);
+      } catch (const StepFail& f) {
+        fail = f.reason;
+      }
       if (!fail.empty()) {
         std::string action = step.is_string() ? step.get<std::string>() : step.value("do", std::string("?"));
         return {Outcome::Fail, "step " + std::to_string(i) + " (" + action + "): " + fail};

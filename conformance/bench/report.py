@@ -1,0 +1,298 @@
+"""Turn bench.py's results into README.md, results.json, results.csv, strace.txt
+and chart.png (gnuplot) in the results folder."""
+import json
+import os
+import statistics
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NAMES = ("husk", "crun", "runc")
+
+
+def ms(v):
+    if v is None:
+        return "–"
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def fr(r):
+    return "–" if r is None else f"{r:.2f}"
+
+
+def median(R, test, name):
+    t = R.get(test) or {}
+    e = t.get(name)
+    return e["median_ms"] if e else None
+
+
+def timing_rows(R):
+    rows = [
+        ("run", "`run` /bin/true (create+start+wait+delete)"),
+        ("create", "`create`"),
+        ("start", "`start`"),
+        ("delete", "`delete` (stopped container)"),
+        ("exec", "`exec` /bin/true into a running container"),
+        ("seq100", "100 sequential `run`s"),
+        ("conc20", "20 concurrent `run`s (wall time of the batch)"),
+        ("conc100", "100 concurrent `run`s (wall time of the batch)"),
+    ]
+    out = []
+    for test, label in rows:
+        vals = {n: median(R, test, n) for n in NAMES}
+        out.append((test, label, vals))
+    return out
+
+
+def targets(R):
+    run = {n: median(R, "run", n) for n in NAMES}
+    rss = {n: (R.get("rss") or {}).get(n, {}).get("median_kb") for n in NAMES}
+    ex = {n: median(R, "exec", n) for n in NAMES}
+    c100 = (R.get("conc100") or {}).get("husk") or {}
+    t = []
+
+    def target(text, value, ok):
+        t.append((text, value, "met" if ok else ("not measured" if ok is None else "NOT met")))
+
+    r1 = ratio(run["husk"], run["crun"])
+    target("husk `run` ≤ 0.75 × crun", f"{fr(r1)} ×", None if r1 is None else r1 <= 0.75)
+    r2 = ratio(run["husk"], run["runc"])
+    target("husk `run` ≤ 0.35 × runc", f"{fr(r2)} ×", None if r2 is None else r2 <= 0.35)
+    r3 = ratio(rss["husk"], rss["crun"])
+    target("husk peak RSS ≤ crun's", f"{fr(r3)} × ({rss['husk']} KiB vs {rss['crun']} KiB)",
+           None if r3 is None else r3 <= 1.0)
+    r4 = ratio(ex["husk"], ex["crun"])
+    target("husk `exec` ≤ crun's", f"{fr(r4)} ×", None if r4 is None else r4 <= 1.0)
+    if c100:
+        f, n = c100.get("failed_runs"), c100.get("total_runs")
+        target("100 concurrent husk runs, no failure", f"{f} failed of {n}", f == 0)
+    else:
+        target("100 concurrent husk runs, no failure", "–", None)
+    return t
+
+
+def write_csv(R, path):
+    with open(path, "w") as f:
+        f.write("test,runtime,median_ms,mean_ms,stddev_ms,min_ms,max_ms,runs\n")
+        for test in ("run", "create", "start", "delete", "exec", "seq100", "conc20", "conc100"):
+            for name, e in (R.get(test) or {}).items():
+                f.write(f"{test},{name},{e['median_ms']:.3f},{e['mean_ms']:.3f},{e.get('stddev_ms', 0):.3f},"
+                        f"{e['min_ms']:.3f},{e['max_ms']:.3f},{e['runs']}\n")
+        for name, s in (R.get("scale") or {}).items():
+            for op in ("list", "state"):
+                e = s.get(op)
+                if e:
+                    f.write(f"scale-{op}-{s['count']},{name},{e['median_ms']:.3f},{e['mean_ms']:.3f},"
+                            f"{e['stddev_ms']:.3f},{e['min_ms']:.3f},{e['max_ms']:.3f},{e['runs']}\n")
+        f.write("\nmetric,runtime,value\n")
+        for name, e in (R.get("rss") or {}).items():
+            f.write(f"peak_rss_kb,{name},{e['median_kb']}\n")
+        for name, e in (R.get("binary") or {}).items():
+            f.write(f"binary_bytes,{name},{e['bytes']}\nbinary_stripped_bytes,{name},{e['stripped_bytes']}\n")
+        for name, e in (R.get("strace") or {}).items():
+            tot = e["system"]["total"] or {}
+            f.write(f"syscalls_run,{name},{tot.get('calls')}\n")
+
+
+def chart(R, out, work):
+    bars = os.path.join(work, "bars.dat")
+    tests = [t for t in ("run", "create", "start", "delete", "exec") if R.get(t)]
+    names = [n for n in NAMES if n in R.get("runtimes", [])]
+    with open(bars, "w") as f:
+        f.write("test " + " ".join(names) + "\n")
+        for t in tests:
+            f.write(t + " " + " ".join(ms(median(R, t, n)) if median(R, t, n) is not None else "NaN"
+                                      for n in names) + "\n")
+    scale = os.path.join(work, "scale.dat")
+    bin_size = 25
+    with open(scale, "w") as f:
+        for n in names:
+            s = (R.get("scale") or {}).get(n)
+            if not s:
+                f.write("\n\n")
+                continue
+            lat = s["create_ms_series"]
+            for i in range(0, len(lat), bin_size):
+                f.write(f"{i + bin_size / 2:.0f} {statistics.median(lat[i:i + bin_size]):.3f}\n")
+            f.write("\n\n")
+    floor = min((e["median_ms"] for k, e in (R.get("run") or {}).items() if k.startswith("floor")), default=None)
+    cmd = [
+        "gnuplot", "-e",
+        f"bars='{bars}'; scale='{scale}'; out='{os.path.join(out, 'chart.png')}'; "
+        f"ncols={len(names)}; names='{' '.join(names)}'; floor={floor if floor else 'NaN'}",
+        os.path.join(HERE, "chart.gp"),
+    ]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"[bench] gnuplot failed: {r.stderr}")
+
+
+def write(R, out, work):
+    slim = json.loads(json.dumps(R))
+    for e in (slim.get("strace") or {}).values():
+        for mode in e.values():
+            mode.pop("text", None)
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(slim, f, indent=1)
+    write_csv(R, os.path.join(out, "results.csv"))
+    with open(os.path.join(out, "strace.txt"), "w") as f:
+        for name, e in (R.get("strace") or {}).items():
+            for mode in ("system", "wall"):
+                f.write(f"==== {name} run, strace -f -c{' -w' if mode == 'wall' else ''}\n{e[mode]['text']}\n")
+    chart(R, out, work)
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write(markdown(R))
+
+
+def markdown(R):
+    m, v = R["machine"], R["versions"]
+    L = []
+    w = L.append
+    w("# husk vs crun vs runc: benchmark results\n")
+    w(f"Generated by `scripts/bench` on {R['started']} (the whole run took {R.get('duration_s', '?')} s). "
+      "Benchmarks are not tests: nothing here fails the build. How it is measured: "
+      "[conformance/bench/README.md](../../conformance/bench/README.md).\n")
+    w("## Machine\n")
+    w(f"- CPU: {m['cpu']}, {m['nproc']} cores; RAM: {m['mem_gib']} GiB")
+    w(f"- Kernel {m['kernel']}, Debian {m['debian']}; {m['hyperfine']}")
+    for n in NAMES:
+        if n in v:
+            w(f"- {n}: {v[n]}")
+    w(f"- cgroups: {R['cgroups']}.")
+    missing = [n for n in v if n not in R.get("runtimes", [])]
+    if missing:
+        w(f"- Left out because their `run` failed the smoke test: {', '.join(missing)}.")
+    w("")
+    w("Same bundle for all three: busybox rootfs (shared, read-only), `runc spec`'s config.json with "
+      "`terminal: false` and `args: [\"/bin/true\"]`: pid, network, ipc, uts and mount namespaces, "
+      "the default mounts, masked and read-only paths, capabilities, `linux.resources.devices` deny-all, "
+      "and an absolute `cgroupsPath` `/husk-bench/<runtime>-<n>` (the only field that differs). "
+      "Each runtime has its own `--root`. All timings are medians of hyperfine runs in one harness, "
+      "the three runtimes one after the other in the same hyperfine invocation.\n")
+
+    w("## Latency (median, ms)\n")
+    w("| test | husk | crun | runc | husk/crun | husk/runc |")
+    w("|---|---:|---:|---:|---:|---:|")
+    for test, label, vals in timing_rows(R):
+        if not R.get(test):
+            continue
+        w(f"| {label} | {ms(vals['husk'])} | {ms(vals['crun'])} | {ms(vals['runc'])} | "
+          f"{fr(ratio(vals['husk'], vals['crun']))} | {fr(ratio(vals['husk'], vals['runc']))} |")
+    runs = {t: next(iter(R[t].values()))["runs"] for t in ("run", "create", "exec", "seq100", "conc20")
+            if R.get(t)}
+    w(f"\nRuns per command: {', '.join(f'{t} {n}' for t, n in runs.items())}.\n")
+
+    floors = {k: e for k, e in (R.get("run") or {}).items() if k.startswith("floor")}
+    if floors:
+        w("## Floor: the kernel's own cost\n")
+        w("The same five namespaces made by `unshare --fork`, then either a bind mount + `pivot_root` + "
+          "`umount -l` of the old root + exec of `/bin/true` (in a shell), or just `chroot` + exec. "
+          "No cgroup, no /proc, /dev or other mounts, no capabilities or seccomp: a lower bound, "
+          "not an equivalent.\n")
+        w("| floor | median ms | husk `run` / floor | husk `run` − floor (ms) |")
+        w("|---|---:|---:|---:|")
+        hr = median(R, "run", "husk")
+        for k, e in floors.items():
+            w(f"| {k[7:]} | {ms(e['median_ms'])} | {fr(ratio(hr, e['median_ms']))} | "
+              f"{ms(hr - e['median_ms']) if hr is not None else '–'} |")
+        w("")
+
+    w("## Resources for one `run`\n")
+    w("| | husk | crun | runc | husk/crun | husk/runc |")
+    w("|---|---:|---:|---:|---:|---:|")
+    rss = {n: (R.get("rss") or {}).get(n, {}).get("median_kb") for n in NAMES}
+    w(f"| peak RSS, KiB (`/usr/bin/time -v`, median of 10) | {rss['husk']} | {rss['crun']} | {rss['runc']} | "
+      f"{fr(ratio(rss['husk'], rss['crun']))} | {fr(ratio(rss['husk'], rss['runc']))} |")
+    b = R.get("binary") or {}
+    sz = {n: b[n]["bytes"] / 1024 if n in b else None for n in NAMES}
+    st = {n: b[n]["stripped_bytes"] / 1024 if n in b else None for n in NAMES}
+    w(f"| binary size, KiB (as installed/built) | {ms(sz['husk'])} | {ms(sz['crun'])} | {ms(sz['runc'])} | "
+      f"{fr(ratio(sz['husk'], sz['crun']))} | {fr(ratio(sz['husk'], sz['runc']))} |")
+    w(f"| binary size, KiB (stripped) | {ms(st['husk'])} | {ms(st['crun'])} | {ms(st['runc'])} | "
+      f"{fr(ratio(st['husk'], st['crun']))} | {fr(ratio(st['husk'], st['runc']))} |")
+    sc = {n: ((R.get("strace") or {}).get(n, {}).get("system", {}).get("total") or {}).get("calls")
+          for n in NAMES}
+    w(f"| syscalls (`strace -fc`, all processes) | {sc['husk']} | {sc['crun']} | {sc['runc']} | "
+      f"{fr(ratio(sc['husk'], sc['crun']))} | {fr(ratio(sc['husk'], sc['runc']))} |")
+    w("")
+    w("Peak RSS is the largest resident set among the runtime process and the processes it forked "
+      "and waited for (what `/usr/bin/time` reports). Shared libraries:")
+    for n in NAMES:
+        if n in b:
+            libs = ", ".join(os.path.basename(x) for x in b[n]["shared_libs"]) or "none (static)"
+            w(f"- {n}: {'dynamic' if b[n]['dynamic'] else 'static'}; {libs}")
+    w("")
+
+    w("## Concurrency\n")
+    w("| batch | husk failed | crun failed | runc failed |")
+    w("|---|---:|---:|---:|")
+    for test, label in (("conc20", "20 at once"), ("conc100", "100 at once")):
+        t = R.get(test) or {}
+        cells = []
+        for n in NAMES:
+            e = t.get(n)
+            cells.append(f"{e['failed_runs']} of {e['total_runs']}" if e and "total_runs" in e else "–")
+        w(f"| {label} | {' | '.join(cells)} |")
+    errs = [(n, (R.get(t) or {}).get(n, {}).get("first_error")) for t in ("conc20", "conc100") for n in NAMES]
+    for n, e in errs:
+        if e:
+            w(f"\nFirst error from {n}: `{e}`")
+    w("")
+
+    sc = R.get("scale") or {}
+    if sc:
+        count = max(s["count"] for s in sc.values())
+        w(f"## Scale: {count} containers in the state directory\n")
+        w(f"Containers created one after the other, left in the `created` state (a blocked init each), "
+          f"with the same config minus the network namespace. `list` lists all of them; `state` "
+          f"asks for one in the middle. Create latency is the median over a window of "
+          f"{next(iter(sc.values()))['window']} consecutive creates.\n")
+        w("| | husk | crun | runc | husk/crun | husk/runc |")
+        w("|---|---:|---:|---:|---:|---:|")
+
+        def row(label, f):
+            vals = {n: (f(sc[n]) if n in sc else None) for n in NAMES}
+            w(f"| {label} | {ms(vals['husk'])} | {ms(vals['crun'])} | {ms(vals['runc'])} | "
+              f"{fr(ratio(vals['husk'], vals['crun']))} | {fr(ratio(vals['husk'], vals['runc']))} |")
+        row("`list`, ms", lambda s: s["list"]["median_ms"] if s.get("list") else None)
+        row("`state`, ms", lambda s: s["state"]["median_ms"] if s.get("state") else None)
+        row("`create` with 0 existing, ms", lambda s: s["create_ms_first"])
+        row(f"`create` with ~{count // 2} existing, ms", lambda s: s["create_ms_middle"])
+        row(f"`create` with ~{count} existing, ms", lambda s: s["create_ms_last"])
+        row(f"all {count} creates, s", lambda s: s["create_total_s"])
+        w("")
+        for n in NAMES:
+            if n in sc and sc[n]["failed"]:
+                w(f"- {n}: {sc[n]['failed']} creates failed (the scale run stops after 10).")
+        mem = {n: sc[n]["mem_available_mb_at_full"] for n in NAMES if n in sc}
+        w("MemAvailable with all containers created: " +
+          ", ".join(f"{n} {v} MiB" for n, v in mem.items()) + ".\n")
+
+    w("## Targets (issue 4)\n")
+    w("| target | measured | |")
+    w("|---|---|---|")
+    for text, value, verdict in targets(R):
+        w(f"| {text} | {value} | {verdict} |")
+    w("")
+
+    st = (R.get("strace") or {}).get("husk")
+    if st:
+        w("## Where husk's `run` spends its time\n")
+        w("Top syscalls of one husk `run` under `strace -f -c -w` (wall time per call, so blocking "
+          "waits count; strace slows everything down, compare shares, not absolute times). "
+          "The full tables for all three runtimes are in [strace.txt](strace.txt).\n")
+        w("| syscall | calls | errors | wall s | % |")
+        w("|---|---:|---:|---:|---:|")
+        for r in st["wall"]["top"][:10]:
+            w(f"| {r['syscall']} | {r['calls']} | {r['errors']} | {r['seconds']:.6f} | {r['pct']:.1f} |")
+        w("")
+
+    w("## Chart\n")
+    w("![medians and create latency](chart.png)\n")
+    w("Raw numbers: [results.json](results.json) (every run's time), [results.csv](results.csv).")
+    return "\n".join(L) + "\n"
