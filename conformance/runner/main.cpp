@@ -823,6 +823,7 @@ void Suite::finish() {
   for (auto& mp : host_.cgroup_mounts) {
     ::rmdir((mp / "husk-conformance").c_str());  // only if no other run uses it
   }
+  if (tmp_.empty()) return;
   if (!opt_.keep) {
     try {
       remove_tree(tmp_);
@@ -853,7 +854,12 @@ std::string md_escape(std::string s) {
 }
 
 int Suite::run(std::vector<Case>& cases) {
-  prepare();
+  try {
+    prepare();
+  } catch (...) {
+    finish();  // remove the half-made temporary tree
+    throw;
+  }
   size_t passed = 0, failed = 0, skipped = 0;
   std::ostringstream table;
   table << "| Case | Requirement section | Level | Result | Notes |\n";
