@@ -31,6 +31,11 @@ commands:
   exec      run a new process inside a running container
   kill      send a signal to the container's init (or all processes)
   delete    delete a container and everything it made
+  pause     freeze every process of a container
+  resume    thaw a paused container
+  ps        list the processes of a container
+  update    change the resource limits of a running container
+  events    print stats (and OOM) events of a container as JSON
   list      list containers
   spec      write a default config.json into a bundle
   features  print the features husk supports as JSON
@@ -49,6 +54,11 @@ constexpr Command kCommands[] = {
     {"state", "ID"},
     {"exec", "[--process F | ...flags] [--detach] [--pid-file F] [--tty] ID [COMMAND ARGS...]"},
     {"kill", "[--all] ID [SIGNAL]"},
+    {"pause", "ID"},
+    {"resume", "ID"},
+    {"ps", "[--format table|json] ID [PS ARGS...]"},
+    {"update", "[--resources FILE|-] [--memory M] [--pids-limit N] [--cpu-quota Q] ... ID"},
+    {"events", "[--stats] [--interval 5s] ID"},
     {"delete", "[--force] ID"},
     {"list", "[--format table|json] [--quiet]"},
     {"spec", "[--bundle DIR] [--rootless]"},
@@ -118,6 +128,31 @@ po::options_description command_options(const std::string& cmd) {
         ("process-label", po::value<std::string>(), "SELinux label (no SELinux support: must be empty)")
         ("apparmor", po::value<std::string>(), "AppArmor profile (no AppArmor support: must be empty)")
         ("cgroup", po::value<std::vector<std::string>>(), "accepted for runc compatibility; the container's cgroup is used");
+  } else if (cmd == "ps") {
+    d.add_options()("format,f", po::value<std::string>()->default_value("table"), "table or json");
+  } else if (cmd == "events") {
+    d.add_options()
+        ("stats", po::bool_switch(), "print one stats event and exit")
+        ("interval", po::value<std::string>()->default_value("5s"), "time between stats events");
+  } else if (cmd == "update") {
+    d.add_options()
+        ("resources,r", po::value<std::string>(), "linux.resources JSON file, - for stdin")
+        ("memory", po::value<std::string>(), "memory limit (e.g. 64m)")
+        ("memory-reservation", po::value<std::string>(), "memory soft limit")
+        ("memory-swap", po::value<std::string>(), "memory + swap limit")
+        ("kernel-memory", po::value<std::string>(), "kernel memory limit (v1)")
+        ("kernel-memory-tcp", po::value<std::string>(), "accepted for runc compatibility")
+        ("pids-limit", po::value<std::string>(), "maximum number of processes")
+        ("cpu-quota", po::value<std::string>(), "CFS quota in microseconds")
+        ("cpu-period", po::value<std::string>(), "CFS period in microseconds")
+        ("cpu-share", po::value<std::string>(), "CPU shares (relative weight)")
+        ("cpu-rt-period", po::value<std::string>(), "realtime period in microseconds")
+        ("cpu-rt-runtime", po::value<std::string>(), "realtime runtime in microseconds")
+        ("cpuset-cpus", po::value<std::string>(), "CPUs to use, e.g. 0-1")
+        ("cpuset-mems", po::value<std::string>(), "memory nodes to use")
+        ("blkio-weight", po::value<std::string>(), "block IO weight (10-1000)")
+        ("l3-cache-schema", po::value<std::string>(), "Intel RDT (not supported)")
+        ("mem-bw-schema", po::value<std::string>(), "Intel RDT (not supported)");
   } else if (cmd == "kill") {
     d.add_options()("all,a", po::bool_switch(), "signal every process in the container");
   } else if (cmd == "delete") {
@@ -189,6 +224,41 @@ int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& 
     if (!str("apparmor").empty()) throw Error("--apparmor: AppArmor profiles are not supported");
     return cmd_exec(g, o);
   }
+  if (cmd == "pause" || cmd == "resume") {
+    check_arg_count(args, 1, cmd);
+    std::string id = need_id(args, cmd);
+    return cmd == "pause" ? cmd_pause(g, id) : cmd_resume(g, id);
+  }
+  if (cmd == "ps") {
+    std::string id = need_id(args, cmd);
+    return cmd_ps(g, id, str("format"), std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (cmd == "events") {
+    check_arg_count(args, 1, cmd);
+    return cmd_events(g, need_id(args, cmd), flag("stats"), str("interval"));
+  }
+  if (cmd == "update") {
+    check_arg_count(args, 1, cmd);
+    UpdateOptions o;
+    o.id = need_id(args, cmd);
+    o.resources_file = str("resources");
+    o.memory = str("memory");
+    o.memory_reservation = str("memory-reservation");
+    o.memory_swap = str("memory-swap");
+    o.kernel_memory = str("kernel-memory");
+    o.pids_limit = str("pids-limit");
+    o.cpu_quota = str("cpu-quota");
+    o.cpu_period = str("cpu-period");
+    o.cpu_share = str("cpu-share");
+    o.cpu_rt_period = str("cpu-rt-period");
+    o.cpu_rt_runtime = str("cpu-rt-runtime");
+    o.cpuset_cpus = str("cpuset-cpus");
+    o.cpuset_mems = str("cpuset-mems");
+    o.blkio_weight = str("blkio-weight");
+    if (!str("l3-cache-schema").empty() || !str("mem-bw-schema").empty())
+      throw Error("update: Intel RDT is not supported");
+    return cmd_update(g, o);
+  }
   if (cmd == "start" || cmd == "state") {
     check_arg_count(args, 1, cmd);
     std::string id = need_id(args, cmd);
@@ -217,7 +287,7 @@ int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& 
   throw Error("\"" + cmd + "\" is not a husk command");
 }
 
-// `exec ID sh -c x`: flags after the command belong to the command. Cut the
+// `exec ID sh -c x`, `ps ID -ef`: flags after the ID belong to the command. Cut the
 // argument list after the first positional (the ID); the rest is the command.
 void split_exec_command(std::vector<std::string>& args, const po::options_description& opts,
                         std::vector<std::string>& tail) {
@@ -279,7 +349,7 @@ int cli_main(int argc, char** argv) {
     pos.add("args", -1);
     std::vector<std::string> rest(argv + std::min(cmd_at + 1, argc), argv + argc);
     std::vector<std::string> command_tail;
-    if (cmd == "exec") split_exec_command(rest, all, command_tail);
+    if (cmd == "exec" || cmd == "ps") split_exec_command(rest, all, command_tail);
     po::store(po::command_line_parser(rest).options(all).positional(pos).style(style()).run(), vm);
     if (!command_tail.empty()) {
       auto args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};

@@ -61,3 +61,23 @@ struct ExecOptions {
 int cmd_exec(const Global& g, const ExecOptions& o);
 
 }  // namespace husk::rt
+
+namespace husk::rt {
+
+// Cgroup-backed commands (runc's pause, resume, ps, update, events).
+int cmd_pause(const Global& g, const std::string& id);
+int cmd_resume(const Global& g, const std::string& id);
+int cmd_ps(const Global& g, const std::string& id, const std::string& format, const std::vector<std::string>& ps_args);
+
+struct UpdateOptions {
+  std::string id;
+  std::string resources_file;  // "-" = stdin
+  // runc's flags; an empty string means "not given"
+  std::string memory, memory_reservation, memory_swap, kernel_memory, pids_limit, cpu_quota, cpu_period,
+      cpu_share, cpu_rt_period, cpu_rt_runtime, cpuset_cpus, cpuset_mems, blkio_weight;
+};
+int cmd_update(const Global& g, const UpdateOptions& o);
+
+int cmd_events(const Global& g, const std::string& id, bool stats_once, const std::string& interval);
+
+}  // namespace husk::rt

@@ -79,10 +79,17 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   char t;
   std::string hook_state;
   if (!recv_msg(c.sock, t, hook_state) || t != kGo) _exit(1);
-  // payload: "<host pid>\n<state json for hooks>"
+  // payload: "<host pid>\n<state while creating>\n<state once created>"
   size_t nl = hook_state.find('\n');
   c.host_pid = std::stoi(hook_state.substr(0, nl));
   hook_state.erase(0, nl + 1);
+  nl = hook_state.find('\n');
+  std::string created_state = hook_state.substr(nl + 1);
+  hook_state.resize(nl);
+  // A new user namespace: become its root, so that files we create are owned
+  // by a mapped id (the kernel refuses unmapped owners with EOVERFLOW).
+  if (has_new_ns(lx, "user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
+    throw sys_error("become root of the new user namespace");
 
   // Joined namespaces other than user/pid (handled before the fork); mount last.
   for (const auto& j : c.plan.joins)
@@ -134,24 +141,32 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   send_msg(c.sock, kReady);
   ::close(c.sock);
 
-  // Blocks until `start` opens the fifo for reading.
+  // Blocks until `start` opens the fifo for reading. From here on `start`
+  // listens: one byte says we are released, an error message explains a
+  // failure, and end-of-file (the fd is close-on-exec) says the exec happened.
   int fifo = ::openat(c.req.state_dir_fd, "exec.fifo", O_WRONLY | O_CLOEXEC);
   if (fifo < 0) throw sys_error("open exec.fifo");
-  if (::write(fifo, "0", 1) != 1) throw sys_error("write exec.fifo");
+  // Keep it out of the --preserve-fds range, which exec must not close.
+  int high = ::fcntl(fifo, F_DUPFD_CLOEXEC, 3 + c.req.preserve_fds);
   ::close(fifo);
+  if (high < 0 || ::write(high, "0", 1) != 1) throw sys_error("write exec.fifo");
   ::close(c.req.state_dir_fd);
-
-  // startContainer hooks get the state with status "created" (we are not running yet).
-  run_hooks(hooks.start_container, "startContainer", hook_state);
-  if (c.has_seccomp && proc.no_new_privileges) listener = seccomp::load(c.seccomp_prog);
-  if (listener >= 0) {
-    seccomp::send_to_listener(lx.seccomp->listener_path, listener,
-                              seccomp::process_state_json(spec.oci_version, c.host_pid,
-                                                          lx.seccomp->listener_metadata, hook_state));
-    ::close(listener);
+  try {
+    run_hooks(hooks.start_container, "startContainer", created_state);
+    if (c.has_seccomp && proc.no_new_privileges) listener = seccomp::load(c.seccomp_prog);
+    if (listener >= 0) {
+      seccomp::send_to_listener(lx.seccomp->listener_path, listener,
+                                seccomp::process_state_json(spec.oci_version, c.host_pid,
+                                                            lx.seccomp->listener_metadata, created_state));
+      ::close(listener);
+    }
+    prepare_fds_for_exec(c.req.preserve_fds);
+    exec_process(exe, proc);
+  } catch (const std::exception& e) {
+    ssize_t ignored = ::write(high, e.what(), strlen(e.what()));
+    (void)ignored;
+    _exit(1);
   }
-  prepare_fds_for_exec(c.req.preserve_fds);
-  exec_process(exe, proc);
 }
 
 [[noreturn]] void child_main(ChildContext& c) {
@@ -214,6 +229,15 @@ void send_idmapped_mounts(int sock, pid_t pid, const spec::Spec& spec) {
     Fd m(ns::make_idmapped_mount(spec.mounts[i], userns.get()));
     send_fd(sock, m.get(), "idmap");
   }
+}
+
+// The state JSON with status "created", as startContainer hooks get it.
+std::string created_state(const std::string& creating) {
+  std::string s = creating;
+  const std::string from = "\"status\":\"creating\"";
+  auto at = s.find(from);
+  if (at != std::string::npos) s.replace(at, from.size(), "\"status\":\"created\"");
+  return s;
 }
 
 // Kills and reaps a half-made init on every error path.
@@ -316,7 +340,8 @@ pid_t spawn_init(const InitRequest& req) {
         if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
         write_oom_score_adj(guard.pid, *spec.process);
         hook_state = req.on_pid(guard.pid);
-        send_msg(parent_sock.get(), kGo, std::to_string(guard.pid) + "\n" + hook_state);
+        send_msg(parent_sock.get(), kGo,
+                 std::to_string(guard.pid) + "\n" + hook_state + "\n" + created_state(hook_state));
         send_idmapped_mounts(parent_sock.get(), guard.pid, spec);
         break;
       case kHooks:
@@ -336,19 +361,30 @@ pid_t spawn_init(const InitRequest& req) {
 void release_init(int state_dir_fd, pid_t pid, uint64_t start_time) {
   Fd fifo(::openat(state_dir_fd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fifo) throw sys_error("open exec.fifo");
-  // The init opens the fifo for writing once we hold it for reading; poll so
-  // an init that died meanwhile does not hang us.
+  // The init opens the fifo for writing once we hold it for reading and
+  // writes one byte; poll so an init that died meanwhile does not hang us.
   for (;;) {
     pollfd p{fifo.get(), POLLIN, 0};
     int rc = ::poll(&p, 1, 100);
     if (rc < 0 && errno != EINTR) throw sys_error("wait on exec.fifo");
-    if (rc > 0 && (p.revents & POLLIN)) {
-      char b;
-      if (::read(fifo.get(), &b, 1) == 1) break;
-    }
+    char b;
+    if (rc > 0 && (p.revents & POLLIN) && ::read(fifo.get(), &b, 1) == 1) break;
     if (!process_alive(pid, start_time)) throw Error("container init died before start");
   }
   ::unlinkat(state_dir_fd, "exec.fifo", 0);
+  // Now connected: read until the init execs (EOF) or reports an error.
+  ::fcntl(fifo.get(), F_SETFL, 0);
+  std::string err;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fifo.get(), buf, sizeof buf)) != 0) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw sys_error("read exec.fifo");
+    }
+    err.append(buf, static_cast<size_t>(n));
+  }
+  if (!err.empty()) throw Error(err);
 }
 
 }  // namespace husk::rt

@@ -1,0 +1,242 @@
+// pause, resume, ps, update, events: the commands that act on a running
+// container through its cgroup.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "cgroups/cgroups.h"
+#include "runtime/commands.h"
+#include "runtime/state.h"
+#include "runtime/util.h"
+#include "spec/error.h"
+
+namespace husk::rt {
+namespace {
+using json = nlohmann::json;
+
+struct Loaded {
+  Handle handle;
+  Record rec;
+  std::string status;
+  std::unique_ptr<cgroups::Manager> cg;
+};
+
+Loaded load(const Global& g, const std::string& id) {
+  Handle h = Handle::open(Store(g.root), id);
+  Record rec = h.load();
+  std::string st = live_status(rec);
+  if (rec.cgroup_path.empty()) throw Error("container \"" + id + "\" has no cgroup");
+  auto cg = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
+  cg->set_created(rec.cgroup_created);
+  return {std::move(h), std::move(rec), st, std::move(cg)};
+}
+
+// "64m", "1G", "1024", "-1" -> bytes (runc's RAMInBytes: binary units).
+int64_t parse_bytes(const std::string& flag, const std::string& v) {
+  if (v == "-1") return -1;
+  char* end;
+  errno = 0;
+  double n = strtod(v.c_str(), &end);
+  std::string unit(end);
+  std::transform(unit.begin(), unit.end(), unit.begin(), ::tolower);
+  if (!unit.empty() && unit.back() == 'b') unit.pop_back();
+  if (!unit.empty() && unit.back() == 'i') unit.pop_back();
+  static const std::pair<const char*, double> kUnits[] = {
+      {"", 1}, {"k", 1024.0}, {"m", 1024.0 * 1024}, {"g", 1024.0 * 1024 * 1024}, {"t", 1024.0 * 1024 * 1024 * 1024}};
+  for (auto& [u, mult] : kUnits)
+    if (unit == u && errno == 0 && end != v.c_str() && n >= 0) return static_cast<int64_t>(n * mult);
+  throw Error("--" + flag + ": invalid size \"" + v + "\"");
+}
+
+int64_t parse_int(const std::string& flag, const std::string& v) {
+  try {
+    size_t used;
+    long long n = std::stoll(v, &used);
+    if (used == v.size()) return n;
+  } catch (const std::exception&) {
+  }
+  throw Error("--" + flag + ": invalid number \"" + v + "\"");
+}
+
+// Go-style durations: "5s", "100ms", "1m", "1m30s".
+int interval_ms(const std::string& d) {
+  double total = 0;
+  size_t i = 0;
+  while (i < d.size()) {
+    size_t j = i;
+    while (j < d.size() && (isdigit(static_cast<unsigned char>(d[j])) || d[j] == '.')) ++j;
+    if (j == i) throw Error("--interval: invalid duration \"" + d + "\"");
+    double n = std::stod(d.substr(i, j - i));
+    size_t k = j;
+    while (k < d.size() && isalpha(static_cast<unsigned char>(d[k]))) ++k;
+    std::string unit = d.substr(j, k - j);
+    double ms = unit == "ms" ? 1 : unit == "s" ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : -1;
+    if (ms < 0) throw Error("--interval: invalid duration \"" + d + "\"");
+    total += n * ms;
+    i = k;
+  }
+  if (total <= 0) throw Error("--interval: must be positive");
+  return static_cast<int>(total);
+}
+
+json stats_json(const cgroups::Stats& s) {
+  auto io = [](const std::vector<cgroups::Stats::IoEntry>& v) {
+    json a = json::array();
+    for (const auto& e : v) a.push_back({{"major", e.major}, {"minor", e.minor}, {"op", e.op}, {"value", e.value}});
+    return a;
+  };
+  json hugetlb = json::object();
+  for (const auto& [size, h] : s.hugetlb)
+    hugetlb[size] = {{"usage", h.usage}, {"max", h.max_usage}, {"failcnt", h.failcnt}};
+  return {
+      {"cpu",
+       {{"usage", {{"total", s.cpu_usage_ns}, {"kernel", s.cpu_system_ns}, {"user", s.cpu_user_ns}}},
+        {"throttling", {{"throttledPeriods", s.cpu_throttled_periods}, {"throttledTime", s.cpu_throttled_time_ns}}}}},
+      {"memory",
+       {{"usage", {{"limit", s.memory_limit}, {"usage", s.memory_usage}, {"max", s.memory_max_usage},
+                   {"failcnt", s.memory_failcnt}}},
+        {"swap", {{"limit", s.swap_limit}, {"usage", s.swap_usage}}},
+        {"raw", s.memory_raw}}},
+      {"pids", {{"current", s.pids_current}, {"limit", s.pids_limit}}},
+      {"blkio", {{"ioServiceBytesRecursive", io(s.io_service_bytes)}, {"ioServicedRecursive", io(s.io_serviced)}}},
+      {"hugetlb", hugetlb},
+  };
+}
+
+}  // namespace
+
+int cmd_pause(const Global& g, const std::string& id) {
+  Loaded c = load(g, id);
+  if (c.status != "running") throw Error("container not running");
+  c.cg->freeze();
+  return 0;
+}
+
+int cmd_resume(const Global& g, const std::string& id) {
+  Loaded c = load(g, id);
+  if (c.status != "paused") throw Error("container not paused");
+  c.cg->thaw();
+  return 0;
+}
+
+int cmd_ps(const Global& g, const std::string& id, const std::string& format,
+           const std::vector<std::string>& ps_args) {
+  Loaded c = load(g, id);
+  std::vector<pid_t> pids = c.status == "stopped" ? std::vector<pid_t>{} : c.cg->pids();
+  if (format == "json") {
+    std::cout << json(pids).dump() << std::endl;
+    return 0;
+  }
+  if (format != "table") throw Error("invalid format option \"" + format + "\"");
+  // Like runc: run the host's ps and keep the header plus our processes' lines.
+  std::string cmd = "ps";
+  for (const auto& a : ps_args.empty() ? std::vector<std::string>{"-ef"} : ps_args) {
+    if (a.find('\'') != std::string::npos) throw Error("ps argument with a quote: " + a);
+    cmd += " '" + a + "'";
+  }
+  FILE* p = ::popen(cmd.c_str(), "re");
+  if (!p) throw sys_error("run ps");
+  std::set<pid_t> want(pids.begin(), pids.end());
+  char line[4096];
+  int pid_col = -1;
+  while (fgets(line, sizeof line, p)) {
+    std::istringstream words(line);
+    std::vector<std::string> cols{std::istream_iterator<std::string>(words), {}};
+    if (pid_col < 0) {
+      auto it = std::find(cols.begin(), cols.end(), "PID");
+      if (it == cols.end()) throw Error("ps output has no PID column");
+      pid_col = static_cast<int>(it - cols.begin());
+      std::cout << line;
+      continue;
+    }
+    if (static_cast<int>(cols.size()) > pid_col && want.count(atoi(cols[static_cast<size_t>(pid_col)].c_str())))
+      std::cout << line;
+  }
+  int rc = ::pclose(p);
+  if (rc != 0) throw Error("ps " + cmd.substr(3) + ": exit status " + std::to_string(WEXITSTATUS(rc)));
+  return 0;
+}
+
+int cmd_update(const Global& g, const UpdateOptions& o) {
+  spec::Resources r;
+  if (!o.resources_file.empty()) {
+    std::string text;
+    if (o.resources_file == "-") {
+      std::ostringstream ss;
+      ss << std::cin.rdbuf();
+      text = ss.str();
+    } else {
+      text = read_file(o.resources_file);
+    }
+    try {
+      r = spec::parse_resources(text);
+    } catch (const Error& e) {
+      rethrow_with("--resources", e);
+    }
+  }
+  auto mem = [&]() -> spec::Memory& {
+    if (!r.memory) r.memory.emplace();
+    return *r.memory;
+  };
+  auto cpu = [&]() -> spec::Cpu& {
+    if (!r.cpu) r.cpu.emplace();
+    return *r.cpu;
+  };
+  if (!o.memory.empty()) mem().limit = parse_bytes("memory", o.memory);
+  if (!o.memory_reservation.empty()) mem().reservation = parse_bytes("memory-reservation", o.memory_reservation);
+  if (!o.memory_swap.empty()) mem().swap = parse_bytes("memory-swap", o.memory_swap);
+  if (!o.kernel_memory.empty()) mem().kernel = parse_bytes("kernel-memory", o.kernel_memory);
+  if (!o.pids_limit.empty()) r.pids_limit = parse_int("pids-limit", o.pids_limit);
+  if (!o.cpu_quota.empty()) cpu().quota = parse_int("cpu-quota", o.cpu_quota);
+  if (!o.cpu_period.empty()) cpu().period = static_cast<uint64_t>(parse_int("cpu-period", o.cpu_period));
+  if (!o.cpu_share.empty()) cpu().shares = static_cast<uint64_t>(parse_int("cpu-share", o.cpu_share));
+  if (!o.cpu_rt_period.empty()) cpu().realtime_period = static_cast<uint64_t>(parse_int("cpu-rt-period", o.cpu_rt_period));
+  if (!o.cpu_rt_runtime.empty()) cpu().realtime_runtime = parse_int("cpu-rt-runtime", o.cpu_rt_runtime);
+  if (!o.cpuset_cpus.empty()) cpu().cpus = o.cpuset_cpus;
+  if (!o.cpuset_mems.empty()) cpu().mems = o.cpuset_mems;
+  if (!o.blkio_weight.empty()) {
+    if (!r.block_io) r.block_io.emplace();
+    r.block_io->weight = static_cast<uint16_t>(parse_int("blkio-weight", o.blkio_weight));
+  }
+  spec::validate_resources(r);
+
+  Loaded c = load(g, o.id);
+  if (c.status == "stopped") throw Error("container not running");
+  c.cg->apply(r);
+  return 0;
+}
+
+int cmd_events(const Global& g, const std::string& id, bool stats_once, const std::string& interval) {
+  const int every = interval_ms(interval);
+  const int tick = std::min(every, 200);  // how quickly an OOM kill is reported
+  uint64_t ooms_seen = 0;
+  for (int elapsed = 0;; elapsed += tick) {
+    {
+      // Hold the container lock only while reading, never while sleeping.
+      Loaded c = load(g, id);
+      if (c.status == "stopped") {
+        if (stats_once) throw Error("container not running");
+        return 0;
+      }
+      if (stats_once) {
+        std::cout << json{{"type", "stats"}, {"id", id}, {"data", stats_json(c.cg->stats())}}.dump() << std::endl;
+        return 0;
+      }
+      uint64_t ooms = c.cg->oom_kills();
+      if (elapsed > 0 && ooms > ooms_seen) std::cout << json{{"type", "oom"}, {"id", id}}.dump() << std::endl;
+      ooms_seen = ooms;
+      if (elapsed > 0 && elapsed % every < tick)
+        std::cout << json{{"type", "stats"}, {"id", id}, {"data", stats_json(c.cg->stats())}}.dump() << std::endl;
+    }
+    ::usleep(static_cast<useconds_t>(tick) * 1000);
+  }
+}
+
+}  // namespace husk::rt
