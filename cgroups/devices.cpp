@@ -172,7 +172,8 @@ std::vector<BpfInsn> device_filter_program(const std::vector<spec::DeviceRule>& 
                 insn(kExit, 0, 0, 0, 0)};
     }
     const size_t len = checks.size() + action.size();
-    for (size_t i = 0; i < checks.size(); ++i) checks[i].off = static_cast<int16_t>(len - (i + 1));
+    for (size_t i = 0; i < checks.size(); ++i)
+      if ((checks[i].code & 0x07) == BPF_JMP) checks[i].off = static_cast<int16_t>(len - (i + 1));
     p.insert(p.end(), checks.begin(), checks.end());
     p.insert(p.end(), action.begin(), action.end());
   }

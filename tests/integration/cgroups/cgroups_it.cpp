@@ -210,18 +210,19 @@ TEST_CASE("checkBeforeUpdate refuses a limit below the usage") {
     return;
   }
   TestCgroup t;
-  int pipefd[2];
-  REQUIRE(pipe2(pipefd, O_CLOEXEC) == 0);
+  int ready[2], go[2];
+  REQUIRE(pipe2(ready, O_CLOEXEC) == 0);
+  REQUIRE(pipe2(go, O_CLOEXEC) == 0);
   Child c(*t.m, [&] {
     // Hold 16 MiB of touched memory until told to go.
     char* p = static_cast<char*>(mmap(nullptr, 16 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     std::memset(p, 1, 16 << 20);
     char b;
-    if (write(pipefd[1], "r", 1) != 1) return 2;
-    return read(pipefd[0], &b, 1) == 1 ? 0 : 1;
+    if (write(ready[1], "r", 1) != 1) return 2;
+    return read(go[0], &b, 1) == 1 ? 0 : 1;
   });
   char b;
-  REQUIRE(read(pipefd[0], &b, 1) == 1);
+  REQUIRE(read(ready[0], &b, 1) == 1);
   spec::Resources r;
   r.memory = spec::Memory{};
   r.memory->limit = 4 << 20;
@@ -229,10 +230,9 @@ TEST_CASE("checkBeforeUpdate refuses a limit below the usage") {
   CHECK_THROWS_WITH(t.m->apply(r), Catch::Contains("below the current usage"));
   r.memory->limit = 256 << 20;
   CHECK_NOTHROW(t.m->apply(r));
-  REQUIRE(write(pipefd[1], "x", 1) == 1);
+  REQUIRE(write(go[1], "x", 1) == 1);
   CHECK(c.exit_code() == 0);
-  close(pipefd[0]);
-  close(pipefd[1]);
+  for (int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
 }
 
 TEST_CASE("device rules: a denied device cannot be opened, an allowed one can") {

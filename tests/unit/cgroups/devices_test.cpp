@@ -43,6 +43,16 @@ bool run(const std::vector<cg::BpfInsn>& prog, char type, uint32_t major, uint32
     const auto& i = prog[pc++];
     REQUIRE(i.dst_reg <= 10);
     REQUIRE(i.src_reg <= 10);
+    // The verifier rejects set reserved fields: off only on loads and jumps,
+    // src_reg only for X (register) operands and loads, imm 0 for X operands.
+    bool is_ld = i.code == (BPF_LDX | BPF_W | BPF_MEM);
+    bool is_jmp = (i.code & 0x07) == BPF_JMP;
+    bool is_x = (i.code & BPF_X) && !is_ld && i.code != (BPF_JMP | BPF_EXIT);
+    INFO("insn " << pc - 1 << " code " << int(i.code));
+    if (!is_ld && !is_jmp) REQUIRE(i.off == 0);
+    if (!is_x && !is_ld) REQUIRE(i.src_reg == 0);
+    if (is_x || is_ld) REQUIRE(i.imm == 0);
+    if (i.code == (BPF_JMP | BPF_EXIT)) REQUIRE((i.off == 0 && i.dst_reg == 0 && i.imm == 0));
     switch (i.code) {
       case BPF_LDX | BPF_W | BPF_MEM: {
         REQUIRE(i.src_reg == 1);
