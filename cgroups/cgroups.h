@@ -97,6 +97,7 @@ std::string resolve_path(const std::optional<std::string>& cgroups_path, const s
 struct Stats {
   uint64_t cpu_usage_ns = 0, cpu_user_ns = 0, cpu_system_ns = 0;
   uint64_t cpu_throttled_periods = 0, cpu_throttled_time_ns = 0;
+  // Limits read "max" on v2 are UINT64_MAX; v1 reports its own huge number.
   uint64_t memory_usage = 0, memory_limit = 0, memory_max_usage = 0, memory_failcnt = 0;
   uint64_t swap_usage = 0, swap_limit = 0;
   std::map<std::string, uint64_t> memory_raw;  // memory.stat

@@ -136,6 +136,21 @@ int rmdir_retry(const std::string& dir, bool retry) {
   }
 }
 
+// The container's own cgroup, with the sub-cgroups its processes made
+// (nested runtimes, systemd inside), deepest first.
+int remove_tree(const std::string& dir) {
+  if (DIR* d = opendir(dir.c_str())) {
+    std::vector<std::string> subs;
+    while (dirent* e = readdir(d))
+      if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+        subs.push_back(dir + "/" + e->d_name);
+    closedir(d);
+    for (const auto& sub : subs)
+      if (int err = remove_tree(sub)) return err;
+  }
+  return rmdir_retry(dir, true);
+}
+
 // Prefixes of a cgroup path: "/a/b/c" -> "/a", "/a/b", "/a/b/c".
 std::vector<std::string> prefixes(const std::string& path) {
   std::vector<std::string> out;
@@ -229,6 +244,10 @@ void apply_writes(const std::vector<std::pair<std::string, std::string>>& writes
       later.emplace_back(path, value);
       continue;
     }
+    if (err == ENOENT)
+      throw Error("write \"" + value + "\" to " + path +
+                      ": no such file (its controller is not enabled for this cgroup or the kernel lacks it)",
+                  err);
     if (err) throw sys_error("write \"" + value + "\" to " + path, err);
   }
   for (const auto& [path, value] : later) write_file(path, value);
@@ -323,7 +342,7 @@ class UnifiedManager : public Manager {
   }
 
   void destroy() override {
-    if (int err = rmdir_retry(cg_.dir(), true)) throw sys_error("rmdir " + cg_.dir(), err);
+    if (int err = remove_tree(cg_.dir())) throw sys_error("rmdir " + cg_.dir(), err);
     remove_created_ancestors({kRoot});
   }
 
@@ -559,7 +578,7 @@ class LegacyManager : public Manager {
     std::vector<std::string> roots(dirs_.begin(), dirs_.end());
     if (unified_) roots.push_back(unified_->root);
     for (const auto& root : roots)
-      if (int err = rmdir_retry(root + path_, true)) throw sys_error("rmdir " + root + path_, err);
+      if (int err = remove_tree(root + path_)) throw sys_error("rmdir " + root + path_, err);
     for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
       if (*it == path_) continue;
       for (const auto& root : roots) rmdir_retry(root + *it, false);

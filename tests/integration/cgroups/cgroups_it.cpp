@@ -403,6 +403,8 @@ TEST_CASE("destroy removes the cgroup and the ancestors it created, and only tho
     CHECK(std::find(made.begin(), made.end(), top) == made.end());
     Child c(*m, [] { return 0; });
     CHECK(c.exit_code() == 0);
+    // A cgroup the container made inside its own (a nested runtime) goes too.
+    cg::Manager::open(top + "/a/b/nested/deeper", kMode)->create();
     // A later process only knows what the state recorded.
     auto again = cg::Manager::open(top + "/a/b", kMode);
     again->set_created(made);
@@ -412,6 +414,7 @@ TEST_CASE("destroy removes the cgroup and the ancestors it created, and only tho
       if (kV2 && std::string(ctrl) != "memory") continue;
       if (std::string(ctrl) == "unified" && kMode != cg::Mode::hybrid) continue;
       INFO(ctrl);
+      CHECK_FALSE(exists(dir_of(ctrl, top + "/a/b/nested")));
       CHECK_FALSE(exists(dir_of(ctrl, top + "/a/b")));
       CHECK_FALSE(exists(dir_of(ctrl, top + "/a")));
       CHECK(exists(dir_of(ctrl, top + "/keep")));
