@@ -6,7 +6,9 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <net/if.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -43,6 +45,21 @@ std::string absolute_dir(const std::string& path, const char* what) {
   return buf;
 }
 
+// Features husk does not implement fail create with the reason, never silently.
+void check_unsupported(const spec::Linux& lx) {
+  if (lx.intel_rdt) {
+    struct statfs fs;
+    if (::statfs("/sys/fs/resctrl", &fs) != 0 || fs.f_type != 0x7655821 /* RDTGROUP_SUPER_MAGIC */)
+      throw Error("linux.intelRdt: no resctrl filesystem is mounted at /sys/fs/resctrl");
+    throw Error("linux.intelRdt: not supported by husk");
+  }
+  for (const auto& [host_name, dev] : lx.net_devices) {
+    if (::if_nametoindex(host_name.c_str()) == 0)
+      throw Error("linux.netDevices[\"" + host_name + "\"]: no such network interface on the host");
+    throw Error("linux.netDevices: moving host interfaces into the container is not supported by husk");
+  }
+}
+
 spec::Spec load_config(const std::string& bundle, std::string& text) {
   try {
     text = read_file(bundle + "/config.json");
@@ -53,6 +70,7 @@ spec::Spec load_config(const std::string& bundle, std::string& text) {
       throw Error("linux.namespaces: a mount namespace is required");
     ns::check_sysctl(s);
     ns::check_sysctl_joined(s);
+    check_unsupported(*s.linux_);
     return s;
   } catch (const Error& e) {
     rethrow_with("config.json", e);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <termios.h>
@@ -72,6 +73,13 @@ void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size) 
     winsize ws{static_cast<unsigned short>(size->height), static_cast<unsigned short>(size->width), 0, 0};
     if (::ioctl(master.get(), TIOCSWINSZ, &ws) != 0) throw sys_error("set console size");
   }
+  // config-linux.md: with a terminal, /dev/console is the pty (bind mount).
+  int n;
+  if (::ioctl(master.get(), TIOCGPTN, &n) != 0) throw sys_error("get pty number");
+  std::string pts = "/dev/pts/" + std::to_string(n);
+  Fd console(::open("/dev/console", O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0));
+  if (console && ::mount(pts.c_str(), "/dev/console", nullptr, MS_BIND, nullptr) != 0)
+    throw sys_error("bind " + pts + " on /dev/console");
   send_fd(socket_fd, master.get(), "/dev/ptmx");
   if (::setsid() < 0) throw sys_error("setsid");
   if (::ioctl(slave.get(), TIOCSCTTY, 0) != 0) throw sys_error("set controlling terminal");

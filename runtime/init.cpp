@@ -64,6 +64,13 @@ std::vector<size_t> idmapped_mounts(const spec::Spec& spec) {
   return out;
 }
 
+std::string with_pid(std::string state, pid_t from, pid_t to) {
+  const std::string key = "\"pid\":" + std::to_string(from) + ",";
+  auto at = state.find(key);
+  if (at != std::string::npos) state.replace(at, key.size(), "\"pid\":" + std::to_string(to) + ",");
+  return state;
+}
+
 bool has_new_ns(const spec::Linux& l, const char* type) {
   const auto* n = l.find_namespace(type);
   return n && n->path.empty();
@@ -86,6 +93,9 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   nl = hook_state.find('\n');
   std::string created_state = hook_state.substr(nl + 1);
   hook_state.resize(nl);
+  // Hooks run in the container's namespaces see the pid as the container does.
+  hook_state = with_pid(hook_state, c.host_pid, ::getpid());
+  created_state = with_pid(created_state, c.host_pid, ::getpid());
   // A new user namespace: become its root, so that files we create are owned
   // by a mapped id (the kernel refuses unmapped owners with EOVERFLOW).
   if (has_new_ns(lx, "user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))

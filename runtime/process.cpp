@@ -83,6 +83,48 @@ static uint64_t sched_flag(const std::string& name) {
   throw Error("process.scheduler.flags: unknown flag \"" + name + "\"");
 }
 
+// "0-2,4" -> node bitmask for set_mempolicy.
+static std::vector<unsigned long> node_mask(const std::string& list) {
+  std::vector<unsigned long> mask(16, 0);  // 1024 nodes
+  size_t i = 0;
+  while (i < list.size()) {
+    size_t end = list.find(',', i);
+    if (end == std::string::npos) end = list.size();
+    std::string part = list.substr(i, end - i);
+    auto dash = part.find('-');
+    unsigned long lo, hi;
+    try {
+      lo = std::stoul(part.substr(0, dash));
+      hi = dash == std::string::npos ? lo : std::stoul(part.substr(dash + 1));
+    } catch (const std::exception&) {
+      throw Error("linux.memoryPolicy.nodes: invalid node list \"" + list + "\"");
+    }
+    if (hi < lo || hi >= mask.size() * 64) throw Error("linux.memoryPolicy.nodes: invalid node list \"" + list + "\"");
+    for (unsigned long n = lo; n <= hi; ++n) mask[n / 64] |= 1ul << (n % 64);
+    i = end + 1;
+  }
+  return mask;
+}
+
+static void apply_memory_policy(const spec::MemoryPolicy& mp) {
+  static const std::pair<const char*, int> kModes[] = {
+      {"MPOL_DEFAULT", 0}, {"MPOL_PREFERRED", 1}, {"MPOL_BIND", 2}, {"MPOL_INTERLEAVE", 3},
+      {"MPOL_LOCAL", 4},   {"MPOL_PREFERRED_MANY", 5}, {"MPOL_WEIGHTED_INTERLEAVE", 6}};
+  static const std::pair<const char*, int> kFlags[] = {
+      {"MPOL_F_STATIC_NODES", 1 << 15}, {"MPOL_F_RELATIVE_NODES", 1 << 14}, {"MPOL_F_NUMA_BALANCING", 1 << 13}};
+  int mode = -1;
+  for (auto& [n, v] : kModes)
+    if (mp.mode == n) mode = v;
+  if (mode < 0) throw Error("linux.memoryPolicy.mode: unknown mode \"" + mp.mode + "\"");
+  for (const auto& f : mp.flags)
+    for (auto& [n, v] : kFlags)
+      if (f == n) mode |= v;
+  std::vector<unsigned long> mask = node_mask(mp.nodes);
+  bool empty = mp.nodes.empty();
+  if (::syscall(SYS_set_mempolicy, mode, empty ? nullptr : mask.data(), empty ? 0 : mask.size() * 64 + 1) != 0)
+    throw sys_error("linux.memoryPolicy: set_mempolicy " + mp.mode + " nodes \"" + mp.nodes + "\"");
+}
+
 void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg) {
   for (size_t i = 0; i < p.rlimits.size(); ++i) {
     const auto& rl = p.rlimits[i];
@@ -91,6 +133,7 @@ void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg) {
     rlimit lim{rl.soft, rl.hard};
     if (::setrlimit(res, &lim) != 0) throw sys_error("setrlimit " + rl.type);
   }
+  if (linux_cfg && linux_cfg->memory_policy) apply_memory_policy(*linux_cfg->memory_policy);
   if (linux_cfg && linux_cfg->personality) {
     const auto& d = linux_cfg->personality->domain;
     unsigned long persona = d == "LINUX32" ? PER_LINUX32 : PER_LINUX;

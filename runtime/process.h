@@ -13,7 +13,7 @@ namespace husk::rt {
 // would, inside the current root. Throws `exec: "foo": executable file not found in $PATH`.
 std::string find_executable(const std::string& arg0, const std::vector<std::string>& env);
 
-// rlimits, personality, scheduler, ioPriority: applied while still privileged.
+// rlimits, memory policy, personality, scheduler, ioPriority: applied while still privileged.
 void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg);
 
 // setgroups/setgid/setuid keeping the configured capabilities, then set the
