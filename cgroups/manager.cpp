@@ -232,6 +232,19 @@ struct V2Dir {
   bool frozen() const { return read_kv(dir() + "/cgroup.events")["frozen"] == 1; }
 };
 
+// Writes that may be skipped when the file is absent: hugetlb reservations
+// (older kernels), and swap values that only say "no swap limit" / "no swap"
+// on a kernel without swap accounting (runc's rule).
+bool optional_when_missing(const std::string& path, const std::string& value) {
+  auto ends = [&](const std::string& f) {
+    return path.size() >= f.size() && path.compare(path.size() - f.size(), f.size(), f) == 0;
+  };
+  if (path.find(".rsvd.") != std::string::npos) return true;
+  if (ends("/memory.swap.max")) return value == "max" || value == "0";
+  if (ends("/memory.memsw.limit_in_bytes")) return value == "-1";
+  return false;
+}
+
 // Apply writes; an EINVAL write is retried once after all the others, which
 // orders pairs the kernel checks against each other (v1 memory/memsw,
 // cfs period/quota, rt period/runtime) whichever way the values move.
@@ -239,7 +252,7 @@ void apply_writes(const std::vector<std::pair<std::string, std::string>>& writes
   std::vector<std::pair<std::string, std::string>> later;
   for (const auto& [path, value] : writes) {
     int err = write_raw(path, value);
-    if (err == ENOENT && path.find(".rsvd.") != std::string::npos) continue;  // kernel without reservations
+    if (err == ENOENT && optional_when_missing(path, value)) continue;
     if (err == EINVAL) {
       later.emplace_back(path, value);
       continue;
@@ -325,6 +338,7 @@ class UnifiedManager : public Manager {
   }
 
   void kill_all(int sig) override {
+    if (!exists(cg_.dir())) return;  // already gone: nothing left to signal
     if (sig == SIGKILL && exists(cg_.dir() + "/cgroup.kill")) {
       write_file(cg_.dir() + "/cgroup.kill", "1");
       return;
@@ -562,7 +576,8 @@ class LegacyManager : public Manager {
   }
 
   void kill_all(int sig) override {
-    bool can_freeze = mount("freezer") || unified_;
+    auto f = mount("freezer");
+    bool can_freeze = f ? exists(*f + path_) : unified_ && exists(unified_->dir());
     bool was_frozen = can_freeze && frozen();
     if (can_freeze && !was_frozen) freeze();
     try {

@@ -551,3 +551,16 @@ TEST_CASE("v2: stats read cpu, memory, pids and io") {
   CHECK(s.pids_limit == 20);
   CHECK_FALSE(s.memory_raw.empty());
 }
+
+TEST_CASE("a cgroup that is already gone: kill_all, destroy, pids and frozen are no-ops") {
+  if (!is_root()) {
+    WARN("SKIP: needs root");
+    return;
+  }
+  auto m = cg::Manager::open("/husk-test/gone" + std::to_string(getpid()), kMode);
+  CHECK_NOTHROW(m->kill_all(SIGKILL));
+  CHECK_NOTHROW(m->kill_all(SIGTERM));
+  CHECK_NOTHROW(m->destroy());
+  CHECK(m->pids().empty());
+  CHECK_FALSE(m->frozen());
+}
