@@ -577,8 +577,13 @@ void make_device(int root_fd, const spec::Device& d, bool user_ns, const std::st
   int err = errno;
   umask(old);
   if (rc < 0) {
-    if (err == EEXIST) return;  // the rootfs already has it; keep what the image ships
-    throw sys_error("mknod " + path, err);
+    if (err != EEXIST) throw sys_error("mknod " + path, err);
+    // config-linux.md: an existing file that is not the requested device is an error.
+    struct stat st;
+    if (fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw sys_error("stat " + path);
+    if ((st.st_mode & S_IFMT) != type || (type != S_IFIFO && st.st_rdev != dev))
+      throw Error(what + ": " + path + " already exists in the rootfs and is not the requested device");
+    return;  // the rootfs already has it; keep what the image ships
   }
   uid_t uid = d.uid.value_or(0);
   gid_t gid = d.gid.value_or(0);

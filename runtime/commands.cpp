@@ -162,10 +162,11 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
   c->cgroup->create();
   rec.cgroup_created = c->cgroup->created();
-  // Always applied: the device policy (deny all but the spec's rules, its
-  // linux.devices and the standard /dev nodes) holds even without resources.
+  // Always applied: the device policy (deny all, then the spec's rules, then
+  // the standard /dev nodes) holds even without resources. As with runc,
+  // linux.devices are not allowed implicitly: engines add rules for them.
   spec::Resources res = lx.resources.value_or(spec::Resources{});
-  res.devices = cgroups::effective_device_rules(res.devices, lx.devices);
+  res.devices = cgroups::effective_device_rules(res.devices, {});
   c->cgroup->apply(res);
 
   InitRequest req;
