@@ -42,6 +42,8 @@ struct Write {
 // the kernel); on v2 memory.kernelTCP, swappiness, disableOOMKiller,
 // useHierarchy and network (v2 has no such knobs). Rejected on v2:
 // cpu.realtime*, blockIO.leafWeight; on v1: unified.
+// cpu.period without cpu.quota writes "max <period>" on v2 as runc does, so
+// `update` should pass the stored quota along with a new period.
 // `bfq_weight`: io.bfq.weight exists, so blockIO weights go there unconverted
 // instead of io.weight.
 std::vector<Write> v2_writes(const spec::Resources& r, bool bfq_weight = false);
@@ -76,7 +78,8 @@ std::vector<spec::DeviceRule> effective_device_rules(const std::vector<spec::Dev
 // The semantic both backends implement: per requested access bit, the last
 // rule that matches the device and contains that bit decides; no rule: deny.
 // type 'c' or 'b'; access a subset of "rwm". Empty rule access means "rwm",
-// negative/absent major/minor and type 'a' are wildcards.
+// negative/absent major/minor and type 'a' are wildcards. (v1 kernels treat an
+// "a" rule as all access whatever its access string; configs use "rwm" there.)
 bool device_allowed(const std::vector<spec::DeviceRule>& rules, char type, int64_t major,
                     int64_t minor, const std::string& access);
 // One eBPF instruction, layout-identical to the kernel's struct bpf_insn.
@@ -133,8 +136,11 @@ class Manager {
   virtual bool frozen() = 0;
   // Every process in the cgroup and its descendants (recursive), from cgroup.procs.
   virtual std::vector<pid_t> pids() = 0;
-  virtual void kill_all(int sig) = 0;  // cgroup.kill for SIGKILL on v2 when present
-  // Remove the cgroup(s); retries briefly while dying tasks leave. Missing dirs are fine.
+  // cgroup.kill for SIGKILL on v2 when present; otherwise freeze, signal every
+  // pid(), thaw (unless it was frozen already). No-op when the cgroup is gone.
+  virtual void kill_all(int sig) = 0;
+  // Remove the cgroup(s) with any sub-cgroups the container made; retries for
+  // ~1 s while dying tasks leave (then throws EBUSY). Missing dirs are fine.
   virtual void destroy() = 0;
   virtual Stats stats() = 0;
   // memory.events oom_kill (v2) / memory.oom_control (v1) counter, for `events`.
