@@ -755,7 +755,13 @@ void enter_rootfs(const RootfsOptions& opts) {
   }
   // pivot_root(".", "."): the old root ends up stacked on top of the new one
   // at "/", where it can be detached without needing a directory for it.
+  Fd old_root(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!old_root) throw sys_error("open the old root");
   if (syscall(SYS_pivot_root, ".", ".") < 0) throw sys_error("pivot_root into " + rootfs);
+  // Step onto the old root explicitly: "." must name it, not the new root
+  // below it, or the rslave below would also hit the container's own mounts
+  // (and drop a "shared" bind mount's propagation).
+  if (fchdir(old_root.get()) < 0) throw sys_error("chdir to the old root");
   // Unmounts of the old root must not propagate anywhere (it may be shared
   // with the host when rootfsPropagation asked for that).
   if (mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0) throw sys_error("make the old root rslave");
