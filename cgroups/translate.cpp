@@ -216,7 +216,8 @@ std::vector<Write> v2_writes(const spec::Resources& r, bool bfq_weight) {
     if (m.limit.value_or(0) != 0) put("memory.max", v2_bytes(*m.limit));
   }
 
-  if (r.pids_limit) put("pids.max", *r.pids_limit <= 0 ? "max" : std::to_string(*r.pids_limit));
+  // config-linux.md: 0 is a real limit (no new tasks); only negative means unlimited.
+  if (r.pids_limit) put("pids.max", *r.pids_limit < 0 ? "max" : std::to_string(*r.pids_limit));
 
   if (r.block_io) {
     const auto& b = *r.block_io;
@@ -309,7 +310,7 @@ std::vector<Write> v1_writes(const spec::Resources& r) {
     if (m.use_hierarchy) put("memory", "memory.use_hierarchy", *m.use_hierarchy ? "1" : "0");
   }
 
-  if (r.pids_limit) put("pids", "pids.max", *r.pids_limit <= 0 ? "max" : std::to_string(*r.pids_limit));
+  if (r.pids_limit) put("pids", "pids.max", *r.pids_limit < 0 ? "max" : std::to_string(*r.pids_limit));
 
   if (r.block_io) {
     const auto& b = *r.block_io;

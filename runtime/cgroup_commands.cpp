@@ -206,6 +206,7 @@ int cmd_update(const Global& g, const UpdateOptions& o) {
     r.block_io->weight = static_cast<uint16_t>(parse_int("blkio-weight", o.blkio_weight));
   }
   spec::validate_resources(r);
+  cgroups::check_host(r);
 
   Loaded c = load(g, o.id);
   if (c.status == "stopped") throw Error("container not running");

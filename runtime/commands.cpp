@@ -158,6 +158,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   rec.oci.annotations = sp.annotations;
 
   const auto& lx = *sp.linux_;
+  if (lx.resources) cgroups::check_host(*lx.resources);
   rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, o.id);
   c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
   c->cgroup->create();

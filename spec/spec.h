@@ -210,7 +210,7 @@ struct Resources {
   std::vector<DeviceRule> devices;
   std::optional<Memory> memory;
   std::optional<Cpu> cpu;
-  std::optional<int64_t> pids_limit;  // pids.limit; <= 0 means unlimited
+  std::optional<int64_t> pids_limit;  // pids.limit; < 0 means unlimited, 0 is a limit
   std::optional<BlockIo> block_io;
   std::vector<HugepageLimit> hugepage_limits;
   std::optional<Network> network;

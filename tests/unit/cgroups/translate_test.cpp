@@ -192,13 +192,14 @@ TEST_CASE("v1 cpu") {
   CHECK(one(cg::v1_writes(q), "cpu.cfs_quota_us") == "-1");
 }
 
-TEST_CASE("pids: a limit <= 0 is unlimited") {
+TEST_CASE("pids: a negative limit is unlimited, 0 is a limit") {
   spec::Resources r;
   r.pids_limit = 20;
   CHECK(cg::v2_writes(r) == std::vector<Write>{{"", "pids.max", "20"}});
   CHECK(cg::v1_writes(r) == std::vector<Write>{{"pids", "pids.max", "20"}});
   r.pids_limit = 0;
-  CHECK(one(cg::v2_writes(r), "pids.max") == "max");
+  CHECK(one(cg::v2_writes(r), "pids.max") == "0");
+  CHECK(one(cg::v1_writes(r), "pids.max") == "0");
   r.pids_limit = -1;
   CHECK(one(cg::v1_writes(r), "pids.max") == "max");
 }
