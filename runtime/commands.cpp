@@ -180,6 +180,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   req.console_fd = console_fd;
   req.preserve_fds = o.preserve_fds;
   req.no_pivot = o.no_pivot;
+  if (!o.no_new_keyring) req.session_keyring = o.id;
   req.cgroup = c->cgroup.get();
   req.seccomp_cache_dir = g.root + "/.seccomp-cache";
   Creation* cp = c.get();

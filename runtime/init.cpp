@@ -111,6 +111,12 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     ns::write_time_offsets(lx.time_offsets);
   }
 
+  // A session keyring of its own, so the container cannot read the caller's keys.
+  if (!c.req.session_keyring.empty() &&
+      ::syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, c.req.session_keyring.c_str()) < 0 &&
+      errno != ENOSYS)
+    throw sys_error("join a new session keyring");
+
   ns::RootfsOptions ro;
   // idmapped mounts for a user-namespaced container are built by the parent
   // (it needs real root over the source) and arrive here, in mount order.

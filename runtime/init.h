@@ -22,6 +22,7 @@ struct InitRequest {
   int console_fd = -1;         // connected console socket, or -1 (no terminal)
   int preserve_fds = 0;
   bool no_pivot = false;
+  std::string session_keyring;  // name of a new session keyring; empty: keep the caller's
   cgroups::Manager* cgroup = nullptr;  // null: no cgroup
   std::string seccomp_cache_dir;       // compiled filters, keyed by profile
   // Called once the init pid is known, before any hook runs: writes state.json
