@@ -19,6 +19,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
@@ -410,6 +411,25 @@ int cmd_features() {
   auto mode = cgroups::detect_mode();
   f.cgroup_v1 = mode != cgroups::Mode::unified;
   f.cgroup_v2 = mode != cgroups::Mode::legacy;
+  f.cgroup_rdma = true;
+  f.mount_extensions_idmap = true;
+  // features.md has no field for these; annotations carry what was found.
+  f.annotations["org.husk.cgroup.mode"] = mode == cgroups::Mode::unified  ? "unified"
+                                          : mode == cgroups::Mode::hybrid ? "hybrid"
+                                                                          : "legacy";
+  std::string controllers;
+  try {
+    std::istringstream lines(read_file("/proc/cgroups"));
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream cols(line);
+      std::string name, hierarchy, count, enabled;
+      if (cols >> name >> hierarchy >> count >> enabled && name[0] != '#' && enabled == "1")
+        controllers += (controllers.empty() ? "" : ",") + name;
+    }
+  } catch (const Error&) {
+  }
+  f.annotations["org.husk.cgroup.controllers"] = controllers;
   f.seccomp_enabled = true;
   f.seccomp_actions = seccomp::known_actions();
   f.seccomp_operators = seccomp::known_operators();
