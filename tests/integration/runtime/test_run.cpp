@@ -93,3 +93,23 @@ TEST_CASE("run passes stderr through", "[run]") {
   CHECK(contains(r.err, "to-stderr\n"));
   CHECK_FALSE(contains(r.out, "to-stderr"));
 }
+
+TEST_CASE("run forwards signals it receives to the container", "[run]") {
+  Container c("run-fwd");
+  // The handler proves the signal reached the container's init; the marker
+  // file says the trap is installed before we send it.
+  c.args({"sh", "-c", "trap 'echo got-term; exit 7' TERM; touch /tmp/ready; while true; do sleep 0.05; done"});
+  c.write_config();
+  Child ch({runtime(), "--root", c.root, "run", "--bundle", c.bundle, c.id});
+  bool ready = false;
+  for (int i = 0; i < 500 && !ready; ++i) {
+    ready = ::access((c.rootfs + "/tmp/ready").c_str(), F_OK) == 0;
+    if (!ready) std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(ready);
+  REQUIRE(::kill(ch.pid(), SIGTERM) == 0);  // to the runtime, not the container
+  auto r = ch.wait();
+  INFO(r.err);
+  CHECK(r.code == 7);
+  CHECK(r.out == "got-term\n");
+}
