@@ -14,7 +14,8 @@ fail() {  # fail WHAT CMD EXPECTED ACTUAL
   echo "      expected: $3"
   echo "      actual:   $(printf '%s' "$4" | head -c 2000 | sed '2,$s/^/                /')"
 }
-skip() { echo "SKIP-CHECK: $1"; }
+# Not "SKIP:" at line start: scripts/test reads that as the whole suite skipped.
+skip() { echo "skipped check: $1"; }
 
 # capture CMD...: run with a timeout, keep combined output in OUT, rc in RC.
 capture() {
