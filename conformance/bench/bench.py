@@ -56,11 +56,12 @@ class Runtime:
     def __call__(self, *args, check=True):
         return run(self.argv + list(args), check=check)
 
-    def create(self, bundle, cid):
-        """`create` leaves an init behind that inherits stdio: no pipes, or
-        reading them would wait for that init. Returns (exit status, stderr)."""
+    def detached(self, *args):
+        """For commands that may leave a process behind with our stdio (the
+        init of `create`; a failed `exec`): no pipes, whose reading would wait
+        for that process. Returns (exit status, stderr)."""
         with tempfile.TemporaryFile(mode="w+") as err:
-            rc = subprocess.run(self.argv + ["create", "--bundle", bundle, cid], stdin=subprocess.DEVNULL,
+            rc = subprocess.run(self.argv + list(args), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err).returncode
             err.seek(0)
             return rc, err.read().strip()
@@ -127,33 +128,43 @@ class Bundles:
 
 # --- hyperfine ------------------------------------------------------------------
 
-def hyperfine(work, test, entries, runs, warmup=0, ignore_failure=False):
+def hyperfine(work, test, entries, runs, warmup=0, ignore_failure=False, rounds=1):
     """entries: [(label, command, prepare-or-None)]. Returns {label: stats in ms}.
     -N: every command is a program (helpers.sh included), so no shell start-up
-    time has to be estimated and subtracted."""
-    out = os.path.join(work, f"hf-{test}.json")
-    argv = ["hyperfine", "-N", "--style", "basic", "--runs", str(runs), "--warmup", str(warmup),
-            "--export-json", out]
-    if ignore_failure:
-        argv.append("--ignore-failure")
-    for label, _, prepare in entries:
-        argv += ["--command-name", label]
-        if prepare:
-            argv += ["--prepare", prepare]
-    argv += [cmd for _, cmd, _ in entries]
-    log(f"{test}: hyperfine ({len(entries)} commands, {runs} runs)")
-    if subprocess.run(argv, stdout=sys.stderr).returncode != 0:
-        log(f"{test}: hyperfine failed; this test has no numbers")
-        return {}
-    with open(out) as f:
-        data = json.load(f)
+    time has to be estimated and subtracted. With rounds > 1 the runs are split
+    over that many hyperfine invocations, the command order rotated each time,
+    so that a burst of load on the machine does not land on one runtime only."""
+    per_round = -(-runs // rounds)
+    acc = {label: {"times": [], "cpu": []} for label, _, _ in entries}
+    for rnd in range(rounds):
+        order = entries[rnd % len(entries):] + entries[:rnd % len(entries)]
+        out = os.path.join(work, f"hf-{test}-{rnd}.json")
+        argv = ["hyperfine", "-N", "--style", "basic", "--runs", str(per_round), "--warmup", str(warmup),
+                "--export-json", out]
+        if ignore_failure:
+            argv.append("--ignore-failure")
+        for label, _, prepare in order:
+            argv += ["--command-name", label]
+            if prepare:
+                argv += ["--prepare", prepare]
+        argv += [cmd for _, cmd, _ in order]
+        log(f"{test}: hyperfine ({len(entries)} commands, {per_round} runs, round {rnd + 1} of {rounds})")
+        if subprocess.run(argv, stdout=sys.stderr).returncode != 0:
+            log(f"{test}: hyperfine failed; this test has no numbers")
+            return {}
+        with open(out) as f:
+            for r in json.load(f)["results"]:
+                acc[r["command"]]["times"] += [t * 1000 for t in r["times"]]
+                # user and system are means over the runs, of the command and the children it waited for
+                acc[r["command"]]["cpu"] += [(r["user"] + r["system"]) * 1000] * len(r["times"])
     res = {}
-    for r in data["results"]:
-        times = [t * 1000 for t in r["times"]]
-        res[r["command"]] = {
+    for label, a in acc.items():
+        times = a["times"]
+        res[label] = {
             "median_ms": statistics.median(times), "mean_ms": statistics.mean(times),
             "stddev_ms": statistics.stdev(times) if len(times) > 1 else 0.0,
-            "min_ms": min(times), "max_ms": max(times), "runs": len(times), "times_ms": times,
+            "min_ms": min(times), "max_ms": max(times), "runs": len(times),
+            "cpu_ms": statistics.mean(a["cpu"]), "times_ms": times,
         }
     return res
 
@@ -183,7 +194,7 @@ def floor_entries(rootfs):
 
 def test_run(work, rts, bundles, runs):
     entries = [(n, f"{rt.cmd} run --bundle {bundles.make(n, 0)} bench-run", None) for n, rt in rts.items()]
-    return hyperfine(work, "run", entries + floor_entries(bundles.rootfs), runs, warmup=3)
+    return hyperfine(work, "run", entries + floor_entries(bundles.rootfs), runs, warmup=3, rounds=3)
 
 
 def test_lifecycle(work, rts, bundles, runs):
@@ -201,7 +212,7 @@ def test_lifecycle(work, rts, bundles, runs):
             else:
                 entries.append((n, f"{rt.cmd} delete bench-cycle",
                                 f"{HELPERS} stopped '{rt.cmd}' {b} bench-cycle"))
-        res[step] = hyperfine(work, step, entries, runs, warmup=2)
+        res[step] = hyperfine(work, step, entries, runs, warmup=2, rounds=3)
         for rt in rts.values():
             rt("delete", "--force", "bench-cycle", check=False)
     return res
@@ -216,10 +227,9 @@ def test_exec(work, rts, bundles, runs):
         entries = [(n, f"{rt.cmd} exec bench-exec /bin/true", None) for n, rt in rts.items()]
         # A runtime whose exec fails now and then still gets timed; its
         # failures are counted apart, over as many more tries.
-        res = hyperfine(work, "exec", entries, runs, warmup=3, ignore_failure=True)
+        res = hyperfine(work, "exec", entries, runs, warmup=3, ignore_failure=True, rounds=3)
         for n, rt in rts.items():
-            errs = [r.stderr.strip() for r in (rt("exec", "bench-exec", "/bin/true", check=False)
-                                               for _ in range(runs)) if r.returncode != 0]
+            errs = [e for rc, e in (rt.detached("exec", "bench-exec", "/bin/true") for _ in range(runs)) if rc]
             if n in res:
                 res[n].update(failed_runs=len(errs), total_runs=runs, first_error=errs[0] if errs else "")
         return res
@@ -333,7 +343,7 @@ def test_scale(work, rts, bundles, count, runs):
         try:
             for cid, b in zip(ids, paths):
                 s = time.perf_counter()
-                rc, err = rt.create(b, cid)
+                rc, err = rt.detached("create", "--bundle", b, cid)
                 lat.append((time.perf_counter() - s) * 1000)
                 if rc != 0:
                     failed += 1
@@ -352,7 +362,7 @@ def test_scale(work, rts, bundles, count, runs):
             t1 = time.monotonic()
             # Not measured; in parallel because runc's forced delete of a created
             # container mostly waits.
-            subprocess.run(["xargs", "-P8", "-n25"] + rt.argv + ["delete", "--force"],
+            subprocess.run(["xargs", "-P8", "-n1"] + rt.argv + ["delete", "--force"],
                            input="\n".join(ids), text=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             delete_s = time.monotonic() - t1
         w = max(1, min(50, len(lat) // 10))
@@ -364,6 +374,11 @@ def test_scale(work, rts, bundles, count, runs):
                   "create_ms_series": lat,
                   "list": hf.get(f"{n} list"), "state": hf.get(f"{n} state")}
     return res
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
 
 
 def meminfo_mb():
@@ -452,31 +467,33 @@ def main():
     rts = {n: Runtime(n, b, work) for n, b in (("husk", a.husk), ("crun", a.crun), ("runc", a.runc)) if b}
     started = time.monotonic()
     R = {"machine": machine(), "versions": versions(rts), "cgroups": cgroup_note,
-         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+         "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "loadavg_start": loadavg()}
     try:
-        bundles = Bundles(work)
-        R["config"] = bundles.base
-        rts = smoke(rts, bundles)
-        R["runtimes"] = list(rts)
-        R["binary"] = binary_info(rts, work)
-        R["run"] = test_run(work, rts, bundles, a.runs)
-        R.update(test_lifecycle(work, rts, bundles, max(10, a.runs * 2 // 3)))
-        R["exec"] = test_exec(work, rts, bundles, a.runs)
-        R["rss"] = test_rss(rts, bundles, 10)
-        R["strace"] = test_strace(rts, bundles, work)
-        R["seq100"] = test_sequential(work, rts, bundles, 100, 3)
-        R["conc20"] = test_concurrent(work, rts, bundles, 20, small)
-        R["conc100"] = test_concurrent(work, rts, bundles, 100, 3)
-        R["scale"] = test_scale(work, rts, bundles, a.scale, small)
+        try:
+            bundles = Bundles(work)
+            R["config"] = bundles.base
+            rts = smoke(rts, bundles)
+            R["runtimes"] = list(rts)
+            R["binary"] = binary_info(rts, work)
+            R["run"] = test_run(work, rts, bundles, a.runs)
+            R.update(test_lifecycle(work, rts, bundles, max(10, a.runs * 2 // 3)))
+            R["exec"] = test_exec(work, rts, bundles, a.runs)
+            R["rss"] = test_rss(rts, bundles, 10)
+            R["strace"] = test_strace(rts, bundles, work)
+            R["seq100"] = test_sequential(work, rts, bundles, 100, 3)
+            R["conc20"] = test_concurrent(work, rts, bundles, 20, small)
+            R["conc100"] = test_concurrent(work, rts, bundles, 100, 3)
+            R["scale"] = test_scale(work, rts, bundles, a.scale, small)
+        finally:
+            cleanup(rts)
+        R["loadavg_end"] = loadavg()
+        R["duration_s"] = round(time.monotonic() - started)
+        os.makedirs(a.out, exist_ok=True)
+        import report
+        report.write(R, a.out, work)
     finally:
-        cleanup(rts)
-    R["duration_s"] = round(time.monotonic() - started)
-    os.makedirs(a.out, exist_ok=True)
-    import report
-    report.write(R, a.out, work)
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     log(f"done in {R['duration_s']} s; results in {a.out}")
-
 
 if __name__ == "__main__":
     main()

@@ -168,6 +168,9 @@ def markdown(R):
         if n in v:
             w(f"- {n}: {v[n]}")
     w(f"- cgroups: {R['cgroups']}.")
+    w(f"- Load average (1, 5, 15 min) at the start: {R.get('loadavg_start')}, at the end: "
+      f"{R.get('loadavg_end')}. The machine is shared; other work running at the same time "
+      "widens the spread of every number here.")
     missing = [n for n in v if n not in R.get("runtimes", [])]
     if missing:
         w(f"- Left out because their `run` failed the smoke test: {', '.join(missing)}.")
@@ -189,7 +192,23 @@ def markdown(R):
           f"{fr(ratio(vals['husk'], vals['crun']))} | {fr(ratio(vals['husk'], vals['runc']))} |")
     runs = {t: next(iter(R[t].values()))["runs"] for t in ("run", "create", "exec", "seq100", "conc20")
             if R.get(t)}
-    w(f"\nRuns per command: {', '.join(f'{t} {n}' for t, n in runs.items())}.\n")
+    w(f"\nRuns per command: {', '.join(f'{t} {n}' for t, n in runs.items())}. `run`, `create`, `start`, "
+      "`delete` and `exec` are split over 3 hyperfine invocations with the order of the runtimes "
+      "rotated, so a burst of load elsewhere on the machine does not fall on one runtime only.\n")
+
+    w("### CPU time (user + system, mean, ms)\n")
+    w("Less sensitive to other load than wall time. It counts the runtime process and the "
+      "children it waited for: for `run` that is everything, including the container's init; "
+      "for `start` and `delete` the container's own processes are not included.\n")
+    w("| test | husk | crun | runc | husk/crun | husk/runc |")
+    w("|---|---:|---:|---:|---:|---:|")
+    for test in ("run", "create", "start", "delete", "exec"):
+        t = R.get(test) or {}
+        v = {n: (t.get(n) or {}).get("cpu_ms") for n in NAMES}
+        if any(x is not None for x in v.values()):
+            w(f"| `{test}` | {ms(v['husk'])} | {ms(v['crun'])} | {ms(v['runc'])} | "
+              f"{fr(ratio(v['husk'], v['crun']))} | {fr(ratio(v['husk'], v['runc']))} |")
+    w("")
 
     floors = {k: e for k, e in (R.get("run") or {}).items() if k.startswith("floor")}
     if floors:
