@@ -110,6 +110,10 @@ containerd_tests() {
   check "ctr task exec: exit code propagates" 5 "" "${CTR[@]}" task exec --exec-id e2 "$id" sh -c 'exit 5'
   check "ctr task exec --user --cwd" 0 "1000:/tmp" "${CTR[@]}" task exec --exec-id e3 --cwd /tmp --user 1000 "$id" \
     sh -c 'echo "$(id -u):$(pwd)"'
+  if command -v script >/dev/null; then
+    check "ctr task exec -t: the exec'd process gets a pty" 0 "/dev/pts/" \
+      script -qec "$(printf '%q ' "${CTR[@]}") task exec -t --exec-id et $id tty" /dev/null
+  fi
   check "ctr task exec of a missing command fails" nz "executable file not found" \
     "${CTR[@]}" task exec --exec-id e4 "$id" no-such-command
   capture "${CTR[@]}" task exec --exec-id e5 "$id" sleep 30 &

@@ -67,6 +67,10 @@ podman_tests() {
   else
     skip "podman run -t: no script(1) to provide a terminal"
   fi
+  check "podman run --user 1000 --read-only: uid and read-only rootfs" 0 "1000:ro" \
+    "${PRUN[@]}" --rm --user 1000 --read-only "$IMAGE" sh -c 'echo "$(id -u):$(touch /x 2>/dev/null && echo rw || echo ro)"'
+  check "podman run --cap-drop all: no effective capabilities" 0 "CapEff:	0000000000000000" \
+    "${PRUN[@]}" --rm --cap-drop all "$IMAGE" grep CapEff /proc/self/status
   # 100M buffer against 32M of memory (and podman's 64M memory+swap): the kernel must OOM-kill dd.
   check "podman run --memory 32m: allocating 100M is OOM-killed" 137 "" \
     "${PRUN[@]}" --rm --memory 32m "$IMAGE" dd if=/dev/zero of=/dev/null bs=100M count=1
@@ -88,6 +92,10 @@ podman_tests() {
 
   check "podman exec echo" 0 "exec-hi" "${PODMAN[@]}" exec "$id" echo exec-hi
   check "podman exec: exit code propagates" 5 "" "${PODMAN[@]}" exec "$id" sh -c 'exit 5'
+  if command -v script >/dev/null; then
+    check "podman exec -t: the exec'd process gets a pty" 0 "/dev/pts/" \
+      script -qec "$(printf '%q ' "${PODMAN[@]}") exec -t $id tty" /dev/null
+  fi
   check "podman exec: joins the container's pid namespace" 0 "while :; do sleep 1" \
     "${PODMAN[@]}" exec "$id" sh -c 'tr "\0" " " </proc/1/cmdline'
   check "podman exec -e -w -u: user, env and cwd of the exec'd process" 0 "1000:/home/user:x" \
