@@ -12,11 +12,13 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,6 +239,7 @@ void destroy_template() {
   std::error_code ec;
   for (auto& ctrl : fs::directory_iterator("/sys/fs/cgroup", ec))
     ::rmdir((ctrl.path() / "husk-test").c_str());
+  ::rmdir("/sys/fs/cgroup/husk-test");  // unified mode
 }
 
 const std::string& template_dir() { return g_template; }
@@ -430,9 +433,21 @@ int Container::start_process(const std::vector<std::string>& argv) {
   return -1;
 }
 
+bool cgroup2_unified() {
+  struct statfs sf {};
+  return ::statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+std::string cgroup_file(const std::string& id, const std::string& controller, const std::string& file) {
+  if (cgroup2_unified()) return "/sys/fs/cgroup/husk-test/" + id + "/" + file;
+  return "/sys/fs/cgroup/" + controller + "/husk-test/" + id + "/" + file;
+}
+
 static std::vector<std::string> cgroup_dirs(const std::string& id) {
   std::vector<std::string> v;
   std::error_code ec;
+  // Unified mode: the container's cgroup sits directly below the root.
+  if (fs::exists(fs::path("/sys/fs/cgroup/husk-test") / id, ec)) v.push_back("/sys/fs/cgroup/husk-test/" + id);
   for (auto& ctrl : fs::directory_iterator("/sys/fs/cgroup", ec)) {
     auto p = ctrl.path() / "husk-test" / id;
     if (fs::exists(p, ec)) v.push_back(p);

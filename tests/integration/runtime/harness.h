@@ -166,6 +166,13 @@ class Container {
   bool owns_root_ = true;
 };
 
+// True when /sys/fs/cgroup itself is cgroup2 (unified mode); false on v1 and
+// hybrid hosts, whose limits live in the v1 controller hierarchies.
+bool cgroup2_unified();
+// A file of the container cgroup /husk-test/<id>: /sys/fs/cgroup/husk-test/<id>/FILE
+// in unified mode, /sys/fs/cgroup/CONTROLLER/husk-test/<id>/FILE otherwise.
+std::string cgroup_file(const std::string& id, const std::string& controller, const std::string& file);
+
 // Live (non-zombie) processes in the cgroup /husk-test/<id> of any hierarchy.
 std::vector<int> cgroup_pids(const std::string& id);
 
