@@ -110,8 +110,15 @@ int make_idmapped_mount(const spec::Mount& m, int userns_fd);
 // spec.mounts in order (targets resolved inside the rootfs, never following a
 // symlink out of it), create /dev nodes and symlinks and linux.devices.
 // Bind sources are host paths (relative ones against the current directory).
-// "cgroup" mounts are cgroup2 on every host (on hybrid hosts that is the
-// unified hierarchy; the v1 controllers are not shown in the container).
+// "cgroup" mounts: on a unified host, cgroup2. On a v1 or hybrid host (as
+// runc): a tmpfs (mode 0755, the mount's flags) holding a directory per
+// hierarchy the host mounted below /sys/fs/cgroup ("memory", "cpu,cpuacct"
+// plus symlinks "cpu" and "cpuacct", "systemd", "unified"). With a cgroup
+// namespace in spec.linux.namespaces (already unshared or joined by the
+// caller) each gets a fresh mount of its hierarchy, rooted at the container's
+// cgroup by the namespace; without one, a bind of the container's own cgroup
+// directory (from /proc/self/cgroup: the caller must already be in its
+// cgroups). All nosuid,nodev,noexec; "ro" makes the tmpfs and each one read-only.
 // After this the createContainer hooks may run; the old root is still visible.
 // With !new_mount_ns nothing is mounted (that would change a namespace the
 // container does not own): throws if the spec asks for mounts, devices,

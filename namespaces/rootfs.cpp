@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
@@ -400,6 +401,184 @@ void copy_tree(int from, int to, const std::string& where, int depth = 0) {
   }
 }
 
+struct MountInfo {
+  uint64_t id;
+  std::string root, mount_point, fstype, super_options;
+};
+
+// A mountinfo path field with its octal escapes (\040 for space, ...) undone.
+std::string unescape_mountinfo(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// /proc/self/mountinfo, paths unescaped.
+std::vector<MountInfo> read_mountinfo() {
+  std::ifstream in("/proc/self/mountinfo");
+  if (!in) throw sys_error("open /proc/self/mountinfo");
+  std::vector<MountInfo> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    MountInfo mi{};
+    std::string parent, devno, root, mp, field, source;
+    if (!(ls >> mi.id >> parent >> devno >> root >> mp)) continue;
+    while (ls >> field && field != "-") {
+    }
+    ls >> mi.fstype >> source >> mi.super_options;
+    mi.root = unescape_mountinfo(root);
+    mi.mount_point = unescape_mountinfo(mp);
+    out.push_back(std::move(mi));
+  }
+  return out;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string part; std::getline(in, part, sep);)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+// One cgroup hierarchy mounted by the host directly below /sys/fs/cgroup.
+struct HostHierarchy {
+  std::string name;                  // "memory", "cpu,cpuacct", "systemd", "unified"
+  std::string mount_point, root;     // on the host; root is the mount's root in the hierarchy
+  bool v2 = false;
+  std::vector<std::string> options;  // v1 super options naming it: {"memory"}, {"name=systemd"}
+};
+
+// The hierarchies of a cgroup v1 or hybrid host (where /sys/fs/cgroup is a
+// tmpfs holding v1 mounts), in mount order; empty on a unified host. The
+// init's mount namespace is a copy of the host's, so its mountinfo lists them.
+std::vector<HostHierarchy> host_v1_hierarchies() {
+  struct statfs sf{};
+  if (statfs("/sys/fs/cgroup", &sf) < 0 || sf.f_type == CGROUP2_SUPER_MAGIC) return {};
+  const std::string base = "/sys/fs/cgroup/";
+  std::vector<HostHierarchy> out;
+  bool any_v1 = false;
+  for (const auto& mi : read_mountinfo()) {
+    if ((mi.fstype != "cgroup" && mi.fstype != "cgroup2") || mi.mount_point.rfind(base, 0) != 0) continue;
+    HostHierarchy h;
+    h.name = mi.mount_point.substr(base.size());
+    if (h.name.empty() || h.name.find('/') != std::string::npos) continue;
+    h.mount_point = mi.mount_point;
+    h.root = mi.root;
+    h.v2 = mi.fstype == "cgroup2";
+    if (!h.v2) {
+      // The host's release agent is never handed to a container's mount.
+      for (auto& o : split(mi.super_options, ','))
+        if (o != "rw" && o != "ro" && o.rfind("release_agent=", 0) != 0) h.options.push_back(o);
+      any_v1 = true;
+    }
+    // A later mount on the same directory covers the earlier one.
+    std::erase_if(out, [&](const HostHierarchy& o) { return o.name == h.name; });
+    out.push_back(std::move(h));
+  }
+  if (!any_v1) out.clear();
+  return out;
+}
+
+// The init's own cgroup in hierarchy `h`, from /proc/self/cgroup
+// ("4:memory:/a/b", "9:name=systemd:/a/b", "0::/a/b" for cgroup2).
+std::string own_cgroup(const HostHierarchy& h, const std::string& what) {
+  std::ifstream in("/proc/self/cgroup");
+  if (!in) throw sys_error(what + ": open /proc/self/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    auto controllers = split(line.substr(a + 1, b - a - 1), ',');
+    bool match = h.v2 ? controllers.empty()
+                      : !controllers.empty() &&
+                            std::find(h.options.begin(), h.options.end(), controllers[0]) != h.options.end();
+    if (match) return line.substr(b + 1);
+  }
+  throw Error(what + ": the container's cgroup in " + h.mount_point + " is not in /proc/self/cgroup");
+}
+
+// A new detached mount of `fstype` with `options` ("key=value" or a flag) and
+// the MOUNT_ATTR_* `attrs`.
+Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& options, uint64_t attrs,
+                const std::string& what) {
+  Fd fs(fsopen(fstype.c_str(), FSOPEN_CLOEXEC));
+  if (!fs) throw sys_error(what + ": fsopen " + fstype);
+  if (fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", fstype.c_str(), 0) < 0)
+    throw sys_error(what + ": set the source of " + fstype);
+  for (const auto& o : options) {
+    size_t eq = o.find('=');
+    int rc = eq == std::string::npos
+                 ? fsconfig(fs.get(), FSCONFIG_SET_FLAG, o.c_str(), nullptr, 0)
+                 : fsconfig(fs.get(), FSCONFIG_SET_STRING, o.substr(0, eq).c_str(), o.substr(eq + 1).c_str(), 0);
+    if (rc < 0) throw sys_error(what + ": " + fstype + " option " + o);
+  }
+  if (fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) throw sys_error(what + ": create " + fstype);
+  Fd mnt(fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs)));
+  if (!mnt) throw sys_error(what + ": fsmount " + fstype);
+  return mnt;
+}
+
+// A "cgroup" mount on a v1/hybrid host, as runc does it: a tmpfs with one
+// directory per host hierarchy. With a cgroup namespace each directory gets a
+// fresh mount of its hierarchy (the namespace makes the container's cgroup its
+// root); without one, a bind of the container's own cgroup directory from the
+// host. "ro" makes the tmpfs and every hierarchy read-only.
+void mount_cgroup_v1(int target, const std::vector<HostHierarchy>& hierarchies, const MountOptions& mo,
+                     bool cgroup_ns, const std::string& what) {
+  auto [set, clr] = attrs_of_flags(mo.flags);
+  (void)clr;  // fresh mounts have no attributes to clear
+  bool ro = set & MOUNT_ATTR_RDONLY;
+  Fd tmpfs = new_fs_mount("tmpfs", {"mode=755"}, set & ~MOUNT_ATTR_RDONLY, what);
+  attach(tmpfs.get(), target, what);
+  // The cgroup filesystems never need setuid, devices or executables.
+  uint64_t sub_attrs = set | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  for (const auto& h : hierarchies) {
+    std::string sub = what + ": " + h.name;
+    // The tmpfs is new and not reachable by the container yet: plain *at calls are safe.
+    if (mkdirat(tmpfs.get(), h.name.c_str(), 0755) < 0 && errno != EEXIST) throw sys_error(sub + ": mkdir");
+    Fd dir(openat(tmpfs.get(), h.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir) throw sys_error(sub + ": open");
+    Fd tree;
+    if (cgroup_ns) {
+      tree = h.v2 ? new_fs_mount("cgroup2", {}, sub_attrs, sub) : new_fs_mount("cgroup", h.options, sub_attrs, sub);
+    } else {
+      std::string path = own_cgroup(h, sub), rel_path;
+      if (h.root == "/")
+        rel_path = path;
+      else if (path == h.root)
+        rel_path = "/";
+      else if (path.rfind(h.root + "/", 0) == 0)
+        rel_path = path.substr(h.root.size());
+      else
+        throw Error(sub + ": the container's cgroup " + path + " is outside the host's mount " + h.mount_point);
+      MountOptions bmo;
+      bmo.flags = mo.flags | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+      bmo.recursive_bind = true;
+      tree = bind_tree(h.mount_point + (rel_path == "/" ? "" : rel_path), bmo, sub);
+    }
+    attach(tree.get(), dir.get(), sub);
+  }
+  // A merged hierarchy ("cpu,cpuacct") is reachable under each controller name.
+  for (const auto& h : hierarchies) {
+    if (h.name.find(',') == std::string::npos) continue;
+    for (const auto& c : split(h.name, ','))
+      if (symlinkat(h.name.c_str(), tmpfs.get(), c.c_str()) < 0 && errno != EEXIST)
+        throw sys_error(what + ": symlink " + c + " -> " + h.name);
+  }
+  if (ro) setattr(tmpfs.get(), 0, MOUNT_ATTR_RDONLY, 0, 0, what);
+  if (mo.attr_set || mo.attr_clr) setattr(tmpfs.get(), AT_RECURSIVE, mo.attr_set, mo.attr_clr, 0, what);
+  if (mo.propagation)
+    setattr(tmpfs.get(), (mo.propagation & MS_REC) ? AT_RECURSIVE : 0, 0, 0, mo.propagation & ~MS_REC, what);
+}
+
 // CVE-2019-16884, CVE-2019-19921: procfs and sysfs only land on a real
 // directory; a symlink as the last component is refused even if it points
 // inside the rootfs (LSM policies are written against the path /proc).
@@ -430,7 +609,7 @@ const spec::Mount* dev_mount(const spec::Spec& spec, bool* is_bind) {
 }
 
 void mount_one(int root_fd, const spec::Mount& m, size_t index,
-               const RootfsOptions& opts) {
+               const RootfsOptions& opts, bool cgroup_ns) {
   std::string what = "mounts[" + std::to_string(index) + "] (" + m.destination + ")";
   // config.md: a relative destination is relative to "/" (clean_path does that).
   if (m.destination.empty()) throw Error("mounts[" + std::to_string(index) + "].destination: must not be empty");
@@ -484,8 +663,13 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
   if (resolved == "/dev") flags &= ~MS_RDONLY;
   std::string type = m.type, data = mo.data;
   if (type == "cgroup") {
-    // One hierarchy on every host: cgroup2 (on hybrid hosts, the unified
-    // one). v1 controller names in the options would be invalid for it.
+    auto hierarchies = host_v1_hierarchies();
+    if (!hierarchies.empty()) {
+      mount_cgroup_v1(target.get(), hierarchies, mo, cgroup_ns, what);
+      return;
+    }
+    // A unified host: /sys/fs/cgroup is cgroup2 itself. v1 controller names
+    // in the options would be invalid for it.
     type = "cgroup2";
     data.clear();
   }
@@ -621,38 +805,6 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
     make_device(root_fd, devices[i], opts.user_ns, "linux.devices[" + std::to_string(i) + "]");
 }
 
-struct MountInfo {
-  uint64_t id;
-  std::string mount_point, fstype;
-};
-
-// /proc/self/mountinfo, mount points unescaped (\040 for space, ...).
-std::vector<MountInfo> read_mountinfo() {
-  std::ifstream in("/proc/self/mountinfo");
-  if (!in) throw sys_error("open /proc/self/mountinfo");
-  std::vector<MountInfo> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    MountInfo mi{};
-    std::string parent, devno, root, mp, field;
-    if (!(ls >> mi.id >> parent >> devno >> root >> mp)) continue;
-    while (ls >> field && field != "-") {
-    }
-    ls >> mi.fstype;
-    for (size_t i = 0; i < mp.size(); ++i) {
-      if (mp[i] == '\\' && i + 3 < mp.size()) {
-        mi.mount_point += static_cast<char>(std::stoi(mp.substr(i + 1, 3), nullptr, 8));
-        i += 3;
-      } else {
-        mi.mount_point += mp[i];
-      }
-    }
-    out.push_back(std::move(mi));
-  }
-  return out;
-}
-
 // The mount point of the mount holding `path`.
 std::string mount_point_of(const std::string& path) {
   Fd fd(open(path.c_str(), O_PATH | O_CLOEXEC));
@@ -728,7 +880,9 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   Fd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) throw sys_error("open rootfs " + rootfs);
 
-  for (size_t i = 0; i < spec.mounts.size(); ++i) mount_one(root.get(), spec.mounts[i], i, opts);
+  // The init has unshared (or joined) the cgroup namespace by now.
+  bool cgroup_ns = spec.linux_ && spec.linux_->has_namespace("cgroup");
+  for (size_t i = 0; i < spec.mounts.size(); ++i) mount_one(root.get(), spec.mounts[i], i, opts, cgroup_ns);
 
   // A /dev bound from the host is the host's: never create nodes in it.
   bool dev_is_bind = false;

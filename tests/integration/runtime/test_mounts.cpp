@@ -3,7 +3,9 @@
 
 #include <filesystem>
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "harness.h"
 
@@ -171,4 +173,76 @@ TEST_CASE("without readonlyPaths /proc/sys is writable in the uts namespace", "[
   INFO(r.err);
   CHECK(r.code == 0);
   CHECK(r.out == "other\n");
+}
+
+// On a cgroup v1 or hybrid host a "cgroup" mount is, as runc makes it, a
+// tmpfs with one directory per host hierarchy, each showing the container's
+// own cgroup: through a cgroup namespace, or as a bind of its directory.
+TEST_CASE("cgroup mount on a v1/hybrid host: a tmpfs of the container's own hierarchies", "[mounts][cgroups]") {
+  struct statfs sf{};
+  if (statfs("/sys/fs/cgroup/memory", &sf) != 0 || sf.f_type != CGROUP_SUPER_MAGIC) {
+    WARN("SKIP: no cgroup v1 memory hierarchy on this host");
+    return;
+  }
+  // The host's hierarchies directly below /sys/fs/cgroup.
+  std::vector<std::string> hierarchies;
+  for (auto& e : parse_mountinfo(read_file("/proc/self/mountinfo")))
+    if ((e.fstype == "cgroup" || e.fstype == "cgroup2") && e.mount_point.rfind("/sys/fs/cgroup/", 0) == 0 &&
+        e.mount_point.find('/', 15) == std::string::npos)
+      hierarchies.push_back(e.mount_point);
+  REQUIRE(!hierarchies.empty());
+
+  for (bool cgroupns : {false, true}) {
+    DYNAMIC_SECTION((cgroupns ? "with" : "without") << " a cgroup namespace") {
+      Container c(cgroupns ? "mnt-cg1ns" : "mnt-cg1");
+      auto& mounts = c.cfg["mounts"];
+      json kept = json::array();
+      for (auto& m : mounts)
+        if (m.value("type", "") != "cgroup") kept.push_back(m);
+      mounts = kept;
+      mounts.push_back({{"destination", "/sys/fs/cgroup"}, {"type", "cgroup"}, {"source", "cgroup"},
+                        {"options", {"nosuid", "noexec", "nodev", "relatime", "ro"}}});
+      if (cgroupns)  // stacked on the first, as the conformance suite does
+        mounts.push_back({{"destination", "/sys/fs/cgroup"}, {"type", "cgroup"}, {"source", "cgroup"},
+                          {"options", {"nosuid", "noexec", "nodev", "relatime", "rw"}}});
+      json nss = json::array();
+      for (auto& n : c.cfg["linux"]["namespaces"])
+        if (n["type"] != "cgroup") nss.push_back(n);
+      if (cgroupns) nss.push_back({{"type", "cgroup"}});
+      c.cfg["linux"]["namespaces"] = nss;
+      c.cfg["linux"]["resources"]["memory"]["limit"] = 64 * 1024 * 1024;
+      c.args({"sh", "-c",
+              "echo limit=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes); "
+              "grep -qx $$ /sys/fs/cgroup/memory/cgroup.procs && echo own-procs; "
+              "mkdir /sys/fs/cgroup/new 2>/dev/null && echo mkdir-ok; "
+              "echo ---; cat /proc/self/mountinfo"});
+      auto r = c.run();
+      INFO(r.out << r.err);
+      REQUIRE(r.code == 0);
+      CHECK(contains(r.out, "limit=67108864\n"));
+      CHECK(contains(r.out, "own-procs\n"));
+      // Read-only, or (stacked) a second tmpfs that is writable.
+      CHECK(contains(r.out, "mkdir-ok") == cgroupns);
+      auto m = parse_mountinfo(r.out.substr(r.out.find("---\n") + 4));
+      auto* top = find_mount(m, "/sys/fs/cgroup");
+      REQUIRE(top);
+      CHECK(top->fstype == "tmpfs");
+      CHECK(top->has_opt("mode=755"));
+      CHECK(top->has_opt("nosuid"));
+      CHECK(top->has_opt("noexec"));
+      CHECK(top->has_opt("ro") != cgroupns);
+      for (auto& h : hierarchies) {
+        INFO(h);
+        auto* e = find_mount(m, h);
+        REQUIRE(e);
+        CHECK(e->fstype == (h == "/sys/fs/cgroup/unified" ? "cgroup2" : "cgroup"));
+        CHECK(e->has_opt("nosuid"));
+        CHECK(e->has_opt("ro") != cgroupns);
+      }
+      auto* mem = find_mount(m, "/sys/fs/cgroup/memory");
+      REQUIRE(mem);
+      // A bind shows the cgroup's host path as its root; a namespace hides it.
+      CHECK(mem->root == (cgroupns ? "/" : "/husk-test/" + c.id));
+    }
+  }
 }
