@@ -170,6 +170,7 @@ void expect_no_leak(Report& r, pid_t host_pid, const std::string& under) {
 
 TEST_CASE("a full container rootfs: mounts, /dev, sysctl, masked and readonly paths, read-only root") {
   std::string rootfs = make_rootfs("full");
+  bool unified_host = fs_type("/sys/fs/cgroup") == CGROUP2_SUPER_MAGIC;
   fs::path hostdata = fs::path(g_tmp) / "hostdata";
   fs::create_directories(hostdata);
   std::ofstream(hostdata / "file.txt") << "host data\n";
@@ -249,7 +250,14 @@ TEST_CASE("a full container rootfs: mounts, /dev, sysctl, masked and readonly pa
     r.expect(fs_type("/proc") == PROC_SUPER_MAGIC, "/proc is procfs");
     r.expect(fs_type("/sys") == SYSFS_MAGIC, "/sys is sysfs");
     r.expect(is_ro("/sys"), "/sys is read-only");
-    r.expect(fs_type("/sys/fs/cgroup") == CGROUP2_SUPER_MAGIC, "/sys/fs/cgroup is cgroup2");
+    if (unified_host) {
+      r.expect(fs_type("/sys/fs/cgroup") == CGROUP2_SUPER_MAGIC, "/sys/fs/cgroup is cgroup2");
+    } else {
+      // v1/hybrid: a tmpfs of the host's hierarchies (see the cgroup v1 test).
+      r.expect(fs_type("/sys/fs/cgroup") == TMPFS_MAGIC, "/sys/fs/cgroup is a tmpfs");
+      r.expect(fs_type("/sys/fs/cgroup/memory") == CGROUP_SUPER_MAGIC, "/sys/fs/cgroup/memory is cgroup v1");
+      r.expect(is_ro("/sys/fs/cgroup/memory"), "/sys/fs/cgroup/memory is read-only");
+    }
     r.expect(is_ro("/sys/fs/cgroup"), "/sys/fs/cgroup is read-only");
 
     // /dev
@@ -440,8 +448,6 @@ TEST_CASE("mounts inside /proc other than the lxcfs files are refused") {
 
 TEST_CASE("maskedPaths refuse a /dev/null that is not the null device (CVE-2025-31133)") {
   std::string rootfs = make_rootfs("fakenull");
-  fs::create_directories(fs::path(rootfs) / "dev");
-  std::ofstream(fs::path(rootfs) / "dev/null") << "not a device\n";
   std::ofstream(fs::path(rootfs) / "etc/secret") << "secret\n";
   spec::Spec s;
   s.root = spec::Root{rootfs, false};
@@ -451,8 +457,12 @@ TEST_CASE("maskedPaths refuse a /dev/null that is not the null device (CVE-2025-
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts;
     opts.rootfs = rootfs;
-    ns::prepare_rootfs(s, opts);  // no /dev mount: the image's /dev/null (a file) is kept
+    ns::prepare_rootfs(s, opts);
     ns::enter_rootfs(opts);
+    // A createContainer hook (or a racing process sharing the rootfs) swaps
+    // /dev/null for a file before the masks are applied.
+    if (unlink("/dev/null") < 0) throw sys_error("unlink /dev/null");
+    std::ofstream("/dev/null") << "not a device\n";
     try {
       ns::finalize_rootfs(s, opts);
       r.fail("masked with a fake /dev/null");
@@ -461,6 +471,76 @@ TEST_CASE("maskedPaths refuse a /dev/null that is not the null device (CVE-2025-
     }
   });
   expect_ok(o);
+}
+
+// The line "<id>:<controllers>:<path>" of /proc/self/cgroup for `controller`.
+std::string own_cgroup_path(const std::string& controller) {
+  std::istringstream in(slurp("/proc/self/cgroup"));
+  for (std::string line; std::getline(in, line);) {
+    size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (line.substr(a + 1, b - a - 1) == controller) return line.substr(b + 1);
+  }
+  return "";
+}
+
+// The root field of the topmost mount at `point` in /proc/self/mountinfo.
+std::string mount_root(const std::string& point) {
+  std::string found = "<none>";
+  std::istringstream in(slurp("/proc/self/mountinfo"));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::string id, parent, dev, root, mp;
+    ls >> id >> parent >> dev >> root >> mp;
+    if (mp == point) found = root;
+  }
+  return found;
+}
+
+TEST_CASE("cgroup mount on a v1/hybrid host: tmpfs with the host's hierarchies, bound or through a cgroup namespace") {
+  if (fs_type("/sys/fs/cgroup") != TMPFS_MAGIC || fs_type("/sys/fs/cgroup/memory") != CGROUP_SUPER_MAGIC) {
+    WARN("SKIP: not a cgroup v1/hybrid host with a memory hierarchy");
+    return;
+  }
+  bool hybrid = fs_type("/sys/fs/cgroup/unified") == CGROUP2_SUPER_MAGIC;
+  std::string memcg = own_cgroup_path("memory");
+  REQUIRE(!memcg.empty());
+  for (bool cgroupns : {false, true}) {
+    DYNAMIC_SECTION((cgroupns ? "with" : "without") << " a cgroup namespace") {
+      std::string rootfs = make_rootfs(cgroupns ? "cgv1ns" : "cgv1");
+      spec::Spec s;
+      s.root = spec::Root{rootfs, false};
+      // Read-only through a namespace, read-write as a bind: both variants covered.
+      s.mounts = {mnt("/proc", "proc", "proc", {}),
+                  mnt("/sys/fs/cgroup", "cgroup", "cgroup",
+                      {"nosuid", "noexec", "nodev", cgroupns ? "ro" : "rw"})};
+      s.linux_ = spec::Linux{};
+      if (cgroupns) s.linux_->namespaces.push_back(spec::Namespace{"cgroup", ""});
+      auto o = in_child(CLONE_NEWNS | (cgroupns ? CLONE_NEWCGROUP : 0), [&](Report& r) {
+        ns::RootfsOptions opts;
+        opts.rootfs = rootfs;
+        ns::prepare_rootfs(s, opts);
+        ns::enter_rootfs(opts);
+        ns::finalize_rootfs(s, opts);
+        r.expect(fs_type("/sys/fs/cgroup") == TMPFS_MAGIC, "/sys/fs/cgroup is a tmpfs");
+        r.expect((mode_of("/sys/fs/cgroup") & 07777) == 0755, "/sys/fs/cgroup has mode 0755");
+        r.expect(is_ro("/sys/fs/cgroup") == cgroupns, "/sys/fs/cgroup is read-only exactly when asked");
+        r.expect(fs_type("/sys/fs/cgroup/memory") == CGROUP_SUPER_MAGIC, "/sys/fs/cgroup/memory is cgroup v1");
+        r.expect(is_ro("/sys/fs/cgroup/memory") == cgroupns, "/sys/fs/cgroup/memory is read-only exactly when asked");
+        r.expect(fs_type("/sys/fs/cgroup/systemd") == CGROUP_SUPER_MAGIC || !fs::exists("/sys/fs/cgroup/systemd"),
+                 "/sys/fs/cgroup/systemd, if there, is cgroup v1");
+        if (hybrid)
+          r.expect(fs_type("/sys/fs/cgroup/unified") == CGROUP2_SUPER_MAGIC, "/sys/fs/cgroup/unified is cgroup2");
+        // Our own memory cgroup is the root of what the container sees.
+        std::string procs = slurp("/sys/fs/cgroup/memory/cgroup.procs");
+        r.expect(("\n" + procs).find("\n" + std::to_string(getpid()) + "\n") != std::string::npos,
+                 "our pid is in /sys/fs/cgroup/memory/cgroup.procs: " + procs);
+        std::string root = mount_root("/sys/fs/cgroup/memory");
+        r.expect(root == (cgroupns ? "/" : memcg), "mount root of /sys/fs/cgroup/memory: " + root);
+        r.expect(write_errno("/sys/fs/cgroup/new") == (cgroupns ? EROFS : 0), "writing to the tmpfs");
+      });
+      expect_ok(o);
+    }
+  }
 }
 
 TEST_CASE("tmpcopyup copies the image's content into the new tmpfs") {
