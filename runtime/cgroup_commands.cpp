@@ -224,6 +224,10 @@ int cmd_events(const Global& g, const std::string& id, bool stats_once, const st
       Loaded c = load(g, id);
       if (c.status == "stopped") {
         if (stats_once) throw Error("container not running");
+        // An OOM kill that ended the container since the last tick is still
+        // reported (a cgroup deleted meanwhile reads as 0 kills).
+        if (elapsed > 0 && c.cg->oom_kills() > ooms_seen)
+          std::cout << json{{"type", "oom"}, {"id", id}}.dump() << std::endl;
         return 0;
       }
       if (stats_once) {

@@ -102,6 +102,23 @@ TEST_CASE("a process allocating past memory.limit is OOM-killed and events repor
   CHECK(c.status() == "running");  // only the hog died
 }
 
+TEST_CASE("events reports an OOM kill that ends the container, then exits", "[cgroups][memory]") {
+  Container c("oomexit");
+  const int64_t limit = 32 << 20;
+  c.cfg["linux"]["resources"]["memory"] = {{"limit", limit}, {"swap", limit}};
+  c.start_process({"sh", "-c", "while [ ! -e /go ]; do sleep 0.05; done; exec tail /dev/zero"});
+  auto events_out = std::make_shared<Capture>();
+  Child events({runtime(), "--root", c.root, "events", "--interval", "1s", c.id},
+               SpawnOpts{.out = events_out, .timeout = 30s});
+  std::this_thread::sleep_for(500ms);
+  write_file(c.rootfs + "/go", "");
+  auto r = events.wait();  // returns once the container has stopped
+  INFO("events: " << r.out << r.err);
+  CHECK(r.ok());
+  CHECK(c.status() == "stopped");
+  CHECK(contains(r.out, "\"type\":\"oom\""));
+}
+
 TEST_CASE("pids.limit stops a fork bomb", "[cgroups][pids]") {
   Container c("pids");
   c.cfg["linux"]["resources"]["pids"] = {{"limit", 20}};
