@@ -26,7 +26,7 @@
 namespace husk::rt {
 namespace {
 
-enum : char { kPid = 'P', kSync = 'S', kGo = 'g' };
+enum : char { kPid = 'P', kGo = 'g' };
 
 struct NsFile {
   const char* type;  // spec name
@@ -92,12 +92,13 @@ struct ExecChild {
   int console_fd = -1;
   int preserve_fds = 0;
   int sock = -1;
+  int parent_sock = -1;  // closed in the children, so they see EOF if husk dies
   const seccomp::Program* filter = nullptr;
 };
 
 [[noreturn]] void exec_final(ExecChild& c) {
   try {
-    send_msg(c.sock, kSync);
+    // The parent places us in the cgroup once stage 1 told it our pid.
     char t;
     std::string payload;
     if (!recv_msg(c.sock, t, payload) || t != kGo) _exit(1);
@@ -158,7 +159,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   // Open the init's namespaces first, then check it is still the same
   // process: a recycled pid cannot hand us someone else's namespaces.
   std::vector<Fd> owned;
-  ExecChild c{container, proc, {}, -1, -1, o.preserve_fds, -1, nullptr};
+  ExecChild c{container, proc, {}, -1, -1, o.preserve_fds, -1, -1, nullptr};
   std::string base = "/proc/" + std::to_string(rec.oci.pid) + "/ns/";
   for (const auto& n : kJoinOrder) {
     if (!container.linux_->has_namespace(n.type)) continue;
@@ -198,8 +199,10 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   // The container lock must not live on in the exec'd process.
   int lock_fd = h->dir_fd();
   pid_t stage1 = clone3_raw(0, -1);
+  c.parent_sock = parent_sock.get();
   if (stage1 == 0) {
     ::close(lock_fd);
+    ::close(c.parent_sock);
     exec_stage1(c);
   }
   if (stage1 < 0) throw sys_error("clone exec process");
@@ -223,21 +226,19 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
       throw fail("exec: process setup exited unexpectedly");
     }
     if (t == 'E') throw fail(payload);
-    if (t == kPid) {
-      pid = std::stoi(payload);
-      ::waitpid(stage1, nullptr, 0);
-      stage1 = -1;
-    } else if (t == kSync) {
-      try {
-        if (!rec.cgroup_path.empty())
-          cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode())->add_process(pid);
-        if (proc.oom_score_adj)
-          write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*proc.oom_score_adj));
-      } catch (const Error& e) {
-        throw fail(e.what());
-      }
-      send_msg(parent_sock.get(), kGo);
+    if (t != kPid) throw fail(std::string("exec: unexpected message '") + t + "'");
+    pid = std::stoi(payload);
+    ::waitpid(stage1, nullptr, 0);
+    stage1 = -1;
+    try {
+      if (!rec.cgroup_path.empty())
+        cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode())->add_process(pid);
+      if (proc.oom_score_adj)
+        write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*proc.oom_score_adj));
+    } catch (const Error& e) {
+      throw fail(e.what());
     }
+    send_msg(parent_sock.get(), kGo);
   }
   if (!o.pid_file.empty()) write_file_atomic(o.pid_file, std::to_string(pid), 0644);
   Fd master(console_parent ? recv_fd(console_parent.get()) : -1);

@@ -29,7 +29,6 @@ namespace {
 enum : char {
   kMapIds = 'M',   // a new user namespace exists: write uid_map/gid_map of the sender
   kPid = 'P',      // payload: pid of the real init (when an extra fork was needed)
-  kSync = 'S',     // the real init waits for cgroup placement
   kHooks = 'H',    // mounts done: run prestart + createRuntime now
   kReady = 'R',    // blocked on exec.fifo, ready for start
   kError = 'E',    // payload: message
@@ -51,6 +50,7 @@ struct ChildContext {
   seccomp::Program seccomp_prog;
   bool has_seccomp = false;
   int sock;
+  int parent_sock = -1;  // closed in the children, so they see EOF if husk dies
   pid_t host_pid = 0;  // the init's pid as the host sees it, from the go message
 };
 
@@ -82,7 +82,8 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   const spec::Linux& lx = *spec.linux_;
   const spec::Process& proc = *spec.process;
 
-  send_msg(c.sock, kSync);
+  // The parent knows our pid (from clone3 or the stage-1 message) and
+  // places us in the cgroup before it says go.
   char t;
   std::string hook_state;
   if (!recv_msg(c.sock, t, hook_state) || t != kGo) _exit(1);
@@ -194,6 +195,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     // or mem (CVE-2019-5736).
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (c.req.lock_fd >= 0) ::close(c.req.lock_fd);
+    ::close(c.parent_sock);
     container_init(c);
   } catch (const std::exception& e) {
     child_fail(c.sock, e.what());
@@ -203,6 +205,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
 // Slow path: join user/pid namespaces, unshare the rest, fork the real init
 // (pid namespaces apply to children only) as our parent's child.
 [[noreturn]] void stage1_main(ChildContext& c) {
+  ::close(c.parent_sock);
   try {
     for (const auto& j : c.plan.joins)
       if (j.type == "user") ns::join_namespace(j);
@@ -296,6 +299,7 @@ pid_t spawn_init(const InitRequest& req) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for init");
   Fd parent_sock(sv[0]), child_sock(sv[1]);
   c.sock = child_sock.get();
+  c.parent_sock = parent_sock.get();
 
   // Fast path: one clone3 makes every new namespace. Joining a user or pid
   // namespace needs an intermediate process (see stage1_main).
@@ -329,6 +333,17 @@ pid_t spawn_init(const InitRequest& req) {
 
   bool maps_written = false;
   std::string hook_state;
+  // Once the real init's pid is known: id maps, cgroup, oom score, then go.
+  auto release = [&] {
+    if (new_user && !maps_written) write_id_maps(guard.pid, lx);
+    if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
+    write_oom_score_adj(guard.pid, *spec.process);
+    hook_state = req.on_pid(guard.pid);
+    send_msg(parent_sock.get(), kGo,
+             std::to_string(guard.pid) + "\n" + hook_state + "\n" + created_state(hook_state));
+    send_idmapped_mounts(parent_sock.get(), guard.pid, spec);
+  };
+  if (!slow) release();
   for (;;) {
     char type;
     std::string payload;
@@ -350,15 +365,7 @@ pid_t spawn_init(const InitRequest& req) {
         guard.pid = std::stoi(payload);
         ::waitpid(guard.stage1, nullptr, 0);
         guard.stage1 = -1;
-        break;
-      case kSync:
-        if (new_user && !maps_written) write_id_maps(guard.pid, lx);
-        if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
-        write_oom_score_adj(guard.pid, *spec.process);
-        hook_state = req.on_pid(guard.pid);
-        send_msg(parent_sock.get(), kGo,
-                 std::to_string(guard.pid) + "\n" + hook_state + "\n" + created_state(hook_state));
-        send_idmapped_mounts(parent_sock.get(), guard.pid, spec);
+        release();
         break;
       case kHooks:
         run_hooks(spec.hooks.prestart, "prestart", hook_state);
