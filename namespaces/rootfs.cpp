@@ -533,8 +533,7 @@ Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& optio
 // host. "ro" makes the tmpfs and every hierarchy read-only.
 void mount_cgroup_v1(int target, const std::vector<HostHierarchy>& hierarchies, const MountOptions& mo,
                      bool cgroup_ns, const std::string& what) {
-  auto [set, clr] = attrs_of_flags(mo.flags);
-  (void)clr;  // fresh mounts have no attributes to clear
+  uint64_t set = attrs_of_flags(mo.flags).first;  // fresh mounts have nothing to clear
   bool ro = set & MOUNT_ATTR_RDONLY;
   Fd tmpfs = new_fs_mount("tmpfs", {"mode=755"}, set & ~MOUNT_ATTR_RDONLY, what);
   attach(tmpfs.get(), target, what);
