@@ -301,9 +301,15 @@ class UnifiedManager : public Manager {
     cg_.enable({"cpu", "memory", "pids", "io", "cpuset", "hugetlb", "rdma", "misc"});
   }
 
-  void apply(const spec::Resources& r) override {
+  void apply(const spec::Resources& res) override {
     const std::string d = cg_.dir();
-    check_usage(r, d + "/memory.current");
+    check_usage(res, d + "/memory.current");
+    // cpu.max holds quota and period together: a new period alone (`update
+    // --cpu-period`) keeps the quota in force, as on v1 and in runc.
+    spec::Resources r = res;
+    if (r.cpu && r.cpu->period.value_or(0) != 0 && r.cpu->quota.value_or(0) == 0)
+      if (auto cur = try_read(d + "/cpu.max"); cur && cur->rfind("max", 0) != 0)
+        r.cpu->quota = std::stoll(*cur);
     std::vector<std::pair<std::string, std::string>> writes;
     for (const auto& w : v2_writes(r, exists(d + "/io.bfq.weight"))) writes.emplace_back(d + "/" + w.file, w.value);
     apply_writes(writes);

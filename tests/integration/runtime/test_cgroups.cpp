@@ -239,6 +239,13 @@ TEST_CASE("update changes the live limits", "[cgroups][update]") {
     CHECK(cg(c, "pids", "pids.max") == "30");
     check_cpu(c, 50000, 100000);
   }
+  SECTION("--cpu-period alone keeps the quota") {
+    REQUIRE(c.rt({"update", "--cpu-quota", "30000", "--cpu-period", "100000", c.id}).ok());
+    auto u = c.rt({"update", "--cpu-period", "200000", c.id});
+    INFO(u.err);
+    REQUIRE(u.ok());
+    check_cpu(c, 30000, 200000);
+  }
   SECTION("--resources - (containerd's shim)") {
     auto u = c.rt({"update", "--resources", "-", c.id},
                   SpawnOpts{.stdin_data = R"({"memory":{"limit":100663296},"pids":{"limit":40},)"
