@@ -138,10 +138,11 @@ TEST_CASE("pids.limit stops a fork bomb", "[cgroups][pids]") {
   CHECK(contains(c.container_out(), "can't fork"));
 }
 
-TEST_CASE("cpu quota/period, cpuset and io limits land in the cgroup files", "[cgroups][cpu]") {
+TEST_CASE("cpu quota/period, cpuset, memory reservation and io limits land in the cgroup files", "[cgroups][cpu]") {
   Container c("cpu");
   auto& res = c.cfg["linux"]["resources"];
   res["cpu"] = {{"quota", 50000}, {"period", 100000}, {"cpus", "0"}, {"shares", 512}};
+  res["memory"] = {{"reservation", 16 << 20}};
   // A block device to throttle: the VM's scratch disk; v1 hosts are checked
   // on cpu and cpuset only.
   struct stat st {};
@@ -158,6 +159,10 @@ TEST_CASE("cpu quota/period, cpuset and io limits land in the cgroup files", "[c
     CHECK(cg(c, "cpu", "cpu.shares") == "512");
   }
   CHECK(status_field(c.pid(), "Cpus_allowed_list") == "0");
+  if (v2())
+    CHECK(cg(c, "", "memory.low") == std::to_string(16 << 20));
+  else
+    CHECK(cg(c, "memory", "memory.soft_limit_in_bytes") == std::to_string(16 << 20));
   if (io) {
     auto dev = std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
     CHECK(contains(cg(c, "", "io.max"), dev + " rbps=1048576 wbps=max"));
@@ -246,6 +251,25 @@ TEST_CASE("update changes the live limits", "[cgroups][update]") {
     REQUIRE(u.ok());
     check_cpu(c, 30000, 200000);
   }
+  SECTION("invalid values are refused and change nothing") {
+    REQUIRE(c.rt({"update", "--pids-limit", "30", c.id}).ok());
+    auto u = c.rt({"update", "--pids-limit", "35", "--cpuset-cpus", "99", c.id});
+    CHECK(u.code != 0);
+    CHECK(contains(u.err, "cpus"));
+    auto m = c.rt({"update", "--pids-limit", "35", "--memory", "lots", c.id});
+    CHECK(m.code != 0);
+    CHECK(contains(m.err, "--memory"));
+    CHECK(cg(c, "pids", "pids.max") == "30");
+  }
+  SECTION("while paused") {
+    REQUIRE(c.rt({"pause", c.id}).ok());
+    auto u = c.rt({"update", "--pids-limit", "33", c.id});
+    INFO(u.err);
+    CHECK(u.ok());
+    CHECK(cg(c, "pids", "pids.max") == "33");
+    CHECK(c.status() == "paused");
+    REQUIRE(c.rt({"resume", c.id}).ok());
+  }
   SECTION("--resources - (containerd's shim)") {
     auto u = c.rt({"update", "--resources", "-", c.id},
                   SpawnOpts{.stdin_data = R"({"memory":{"limit":100663296},"pids":{"limit":40},)"
@@ -298,11 +322,22 @@ TEST_CASE("ps lists the container's processes", "[cgroups][ps]") {
   CHECK(got == procs(c));
   CHECK(std::find(got.begin(), got.end(), pid) != got.end());
 
+  // A process started by exec joins the container's cgroup.
+  auto e = c.rt({"exec", "-d", c.id, "sleep", "99"});
+  INFO(e.err);
+  REQUIRE(e.ok());
+  REQUIRE(eventually([&] { return procs(c).size() == 4; }));
+  auto r2 = c.rt({"ps", "--format", "json", c.id});
+  REQUIRE(r2.ok());
+  got = json::parse(r2.out).get<std::vector<int>>();
+  std::sort(got.begin(), got.end());
+  CHECK(got == procs(c));
+
   auto t = c.rt({"ps", c.id});
   INFO(t.err);
   REQUIRE(t.ok());
   auto l = lines(t.out);
-  REQUIRE(l.size() == 4);  // header + 3 processes
+  REQUIRE(l.size() == 5);  // header + 4 processes
   CHECK(contains(l[0], "PID"));
   CHECK(contains(t.out, " " + std::to_string(pid) + " "));
 }
