@@ -1,5 +1,6 @@
 #include "runtime/cli.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -377,6 +378,18 @@ int cli_main(int argc, char** argv) {
   if (gflag("help") || cmd.empty()) {
     print_help(globals);
     return cmd.empty() && !gflag("help") ? 1 : 0;
+  }
+
+  // --preserve-fds hands fds 3..3+N-1 to the container: they must be the
+  // caller's. A hole there would be filled by one of ours (the log file, a
+  // namespace fd) and leak into the container, so refuse before opening anything.
+  if (vm.count("preserve-fds")) {
+    int n = vm["preserve-fds"].as<int>();
+    for (int fd = 3; fd < 3 + n; ++fd)
+      if (::fcntl(fd, F_GETFD) < 0) {
+        std::cerr << "--preserve-fds " << n << ": fd " << fd << " is not open" << std::endl;
+        return 1;
+      }
   }
 
   std::string fmt = gstr("log-format");

@@ -78,6 +78,13 @@ spec::Spec load_config(const std::string& bundle, std::string& text) {
   }
 }
 
+// Only a cgroup husk made for this container may be emptied and removed: a
+// cgroupsPath naming someone else's cgroup must never get its processes killed.
+bool owns_leaf(const Record& rec) {
+  return std::find(rec.cgroup_created.begin(), rec.cgroup_created.end(), rec.cgroup_path) !=
+         rec.cgroup_created.end();
+}
+
 std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
   if (rec.cgroup_path.empty()) return nullptr;
   auto cg = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
@@ -98,7 +105,8 @@ struct Creation {
   ~Creation() {
     if (committed) return;
     try {
-      if (cgroup) {
+      // The init itself is already killed and reaped by spawn_init's guard.
+      if (cgroup && owns_leaf(rec)) {
         cgroup->kill_all(SIGKILL);
         cgroup->destroy();
       }
@@ -164,6 +172,8 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
   c->cgroup->create();
   rec.cgroup_created = c->cgroup->created();
+  if (!c->cgroup->pids().empty())
+    throw Error("linux.cgroupsPath: cgroup " + rec.cgroup_path + " already has processes in it");
   // Always applied: the device policy (deny all, then the spec's rules, then
   // the standard /dev nodes) holds even without resources. As with runc,
   // linux.devices are not allowed implicitly: engines add rules for them.
@@ -219,15 +229,15 @@ void destroy_container(Handle& h, Record& rec, bool force) {
   std::string st = live_status(rec);
   if (st != "stopped" && !force)
     throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
-  auto cg = open_cgroup(rec);
-  if (st != "stopped") {
-    if (cg) {
-      cg->kill_all(SIGKILL);
-      if (st == "paused") cg->thaw();
-    }
-    if (process_alive(rec.oci.pid, rec.start_time)) ::kill(rec.oci.pid, SIGKILL);
-    wait_gone(rec.oci.pid, rec.start_time);
+  auto cg = owns_leaf(rec) ? open_cgroup(rec) : nullptr;
+  // Processes may outlive the init (no pid namespace): empty our cgroup even
+  // when the container counts as stopped.
+  if (cg) {
+    cg->kill_all(SIGKILL);
+    if (st == "paused") cg->thaw();
   }
+  if (process_alive(rec.oci.pid, rec.start_time)) ::kill(rec.oci.pid, SIGKILL);
+  wait_gone(rec.oci.pid, rec.start_time);
   if (cg) cg->destroy();
   spec::Spec sp;
   bool have_config = true;

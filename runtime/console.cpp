@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
+#include <linux/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <termios.h>
@@ -61,7 +63,7 @@ int recv_fd(int sock) {
   return fd;
 }
 
-void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size) {
+void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size, bool bind_console) {
   Fd master(::open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!master) throw sys_error("open /dev/ptmx");
   if (::unlockpt(master.get()) != 0) throw sys_error("unlockpt");
@@ -73,13 +75,20 @@ void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size) 
     winsize ws{static_cast<unsigned short>(size->height), static_cast<unsigned short>(size->width), 0, 0};
     if (::ioctl(master.get(), TIOCSWINSZ, &ws) != 0) throw sys_error("set console size");
   }
-  // config-linux.md: with a terminal, /dev/console is the pty (bind mount).
-  int n;
-  if (::ioctl(master.get(), TIOCGPTN, &n) != 0) throw sys_error("get pty number");
-  std::string pts = "/dev/pts/" + std::to_string(n);
-  Fd console(::open("/dev/console", O_CREAT | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0));
-  if (console && ::mount(pts.c_str(), "/dev/console", nullptr, MS_BIND, nullptr) != 0)
-    throw sys_error("bind " + pts + " on /dev/console");
+  // config-linux.md: the init's terminal is also /dev/console (a bind mount).
+  // Both ends are fds, so a path swapped by the container cannot redirect it.
+  if (bind_console) {
+    Fd console(::open("/dev/console", O_CREAT | O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0));
+    if (!console) throw sys_error("create /dev/console");
+    struct stat st;
+    if (::fstat(console.get(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
+      throw Error("/dev/console in the container is not a file or character device");
+    Fd tree(static_cast<int>(::syscall(SYS_open_tree, slave.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)));
+    if (!tree) throw sys_error("clone the pty for /dev/console");
+    if (::syscall(SYS_move_mount, tree.get(), "", console.get(), "",
+                  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+      throw sys_error("bind the pty on /dev/console");
+  }
   send_fd(socket_fd, master.get(), "/dev/ptmx");
   if (::setsid() < 0) throw sys_error("setsid");
   if (::ioctl(slave.get(), TIOCSCTTY, 0) != 0) throw sys_error("set controlling terminal");

@@ -13,8 +13,9 @@ namespace husk::rt {
 int connect_console_socket(const std::string& path);
 
 // In the container (after pivot, /dev/ptmx of its devpts): open a pty, send
-// the master over `socket_fd`, make the slave the controlling terminal and stdio.
-void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size);
+// the master over `socket_fd`, make the slave the controlling terminal and
+// stdio. The init (bind_console) also binds it on /dev/console; exec does not.
+void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size, bool bind_console);
 
 // Send / receive one fd with a name over a unix socket.
 void send_fd(int sock, int fd, const std::string& name);

@@ -105,7 +105,7 @@ struct ExecChild {
     const spec::Process& p = c.proc;
     bool in_user_ns = c.container.linux_->has_namespace("user");
     if (c.console_fd >= 0) {
-      setup_console(c.console_fd, p.console_size);
+      setup_console(c.console_fd, p.console_size, false);
       ::close(c.console_fd);
     }
     enter_cwd(p.cwd);
@@ -119,6 +119,8 @@ struct ExecChild {
     exec_process(exe, p);
   } catch (const std::exception& e) {
     child_fail(c.sock, e.what());
+  } catch (...) {
+    child_fail(c.sock, "unexpected error in the container's setup");
   }
 }
 
@@ -139,6 +141,8 @@ struct ExecChild {
     _exit(0);
   } catch (const std::exception& e) {
     child_fail(c.sock, e.what());
+  } catch (...) {
+    child_fail(c.sock, "unexpected error in the container's setup");
   }
 }
 

@@ -53,6 +53,12 @@ static void run_one(const spec::Hook& h, const std::string& label, const std::st
   if (h.timeout) {
     // pidfd lets us wait with a timeout without SIGCHLD plumbing.
     Fd pfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pfd) {
+      int err = errno;
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      throw sys_error(label + ": pidfd_open", err);
+    }
     pollfd p{pfd.get(), POLLIN, 0};
     int rc;
     do rc = ::poll(&p, 1, *h.timeout * 1000);

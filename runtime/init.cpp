@@ -141,7 +141,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   ns::finalize_rootfs(spec, ro);
 
   if (c.req.console_fd >= 0) {
-    setup_console(c.req.console_fd, proc.console_size);
+    setup_console(c.req.console_fd, proc.console_size, true);
     ::close(c.req.console_fd);
   }
   enter_cwd(proc.cwd);
@@ -199,6 +199,8 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     container_init(c);
   } catch (const std::exception& e) {
     child_fail(c.sock, e.what());
+  } catch (...) {
+    child_fail(c.sock, "unexpected error in the container's setup");
   }
 }
 
@@ -224,6 +226,8 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     _exit(0);
   } catch (const std::exception& e) {
     child_fail(c.sock, e.what());
+  } catch (...) {
+    child_fail(c.sock, "unexpected error in the container's setup");
   }
 }
 

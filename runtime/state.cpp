@@ -128,9 +128,11 @@ void Handle::remove() {
 }
 
 std::string live_status(const Record& r) {
-  if (r.oci.status == "creating" || r.oci.status == "stopped") return r.oci.status;
+  if (r.oci.status == "stopped") return r.oci.status;
+  // Also covers "creating" left behind by a husk create that was killed.
   if (!process_alive(r.oci.pid, r.start_time)) return "stopped";
-  if (!r.cgroup_path.empty()) {
+  // Only a started container can be paused.
+  if (r.oci.status == "running" && !r.cgroup_path.empty()) {
     try {
       auto cg = cgroups::Manager::open(r.cgroup_path, cgroups::detect_mode());
       if (cg->frozen()) return "paused";

@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "spec/error.h"
 
 namespace husk::rt {
@@ -17,8 +19,13 @@ void send_msg(int fd, char type, const std::string& payload) {
 }
 
 bool recv_msg(int fd, char& type, std::string& payload) {
-  std::string buf(256 * 1024, '\0');
+  // Peek at the size first: messages are mostly one byte, sometimes a state JSON.
   ssize_t n;
+  do n = ::recv(fd, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) throw sys_error("sync: receive");
+  if (n == 0) return false;
+  std::string buf(static_cast<size_t>(n), '\0');
   do n = ::recv(fd, buf.data(), buf.size(), 0);
   while (n < 0 && errno == EINTR);
   if (n < 0) throw sys_error("sync: receive");
@@ -41,10 +48,13 @@ pid_t clone3_raw(uint64_t flags, int cgroup_fd) {
   return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
 }
 
-void child_fail(int sock, const char* what) {
-  std::string m(1, 'E');
-  m += what;
-  ::send(sock, m.data(), m.size(), MSG_NOSIGNAL);
+void child_fail(int sock, const char* what) noexcept {
+  // No allocation here: this may run because memory ran out.
+  char msg[4096];
+  msg[0] = 'E';
+  size_t len = strnlen(what, sizeof msg - 1);
+  memcpy(msg + 1, what, len);
+  ::send(sock, msg, len + 1, MSG_NOSIGNAL);
   _exit(1);
 }
 

@@ -18,6 +18,6 @@ pid_t clone3_raw(uint64_t flags, int cgroup_fd);
 
 // Report an exception from a child over the sync socket and exit; the
 // parent turns the message into its own error.
-[[noreturn]] void child_fail(int sock, const char* what);
+[[noreturn]] void child_fail(int sock, const char* what) noexcept;
 
 }  // namespace husk::rt
