@@ -354,6 +354,15 @@ TEST_CASE("delete removes the cgroup", "[cgroups][delete]") {
     INFO(d.err);
     CHECK(d.ok());
   }
+  SECTION("with a nested cgroup, as a container with a writable cgroupfs makes") {
+    for (auto* ctrl : {"pids", "memory"}) {  // one and the same dir on v2
+      fs::create_directories(cgroup_file(c.id, ctrl, "nested"));
+      REQUIRE(fs::is_directory(cgroup_file(c.id, ctrl, "nested")));
+    }
+    auto d = c.del(true);
+    INFO(d.err);
+    CHECK(d.ok());
+  }
   SECTION("delete --force of a paused container") {
     REQUIRE(c.rt({"pause", c.id}).ok());
     REQUIRE(c.status() == "paused");
