@@ -28,8 +28,8 @@ struct Loaded {
   std::unique_ptr<cgroups::Manager> cg;
 };
 
-Loaded load(const Global& g, const std::string& id) {
-  Handle h = Handle::open(Store(g.root), id);
+Loaded load(const Global& g, const std::string& id, bool lock = true) {
+  Handle h = Handle::open(Store(g.root), id, lock);
   Record rec = h.load();
   std::string st = live_status(rec);
   if (rec.cgroup_path.empty()) throw Error("container \"" + id + "\" has no cgroup");
@@ -128,7 +128,7 @@ int cmd_resume(const Global& g, const std::string& id) {
 
 int cmd_ps(const Global& g, const std::string& id, const std::string& format,
            const std::vector<std::string>& ps_args) {
-  Loaded c = load(g, id);
+  Loaded c = load(g, id, false);
   std::vector<pid_t> pids = c.status == "stopped" ? std::vector<pid_t>{} : c.cg->pids();
   if (format == "json") {
     std::cout << json(pids).dump() << std::endl;
@@ -220,8 +220,7 @@ int cmd_events(const Global& g, const std::string& id, bool stats_once, const st
   uint64_t ooms_seen = 0;
   for (int elapsed = 0;; elapsed += tick) {
     {
-      // Hold the container lock only while reading, never while sleeping.
-      Loaded c = load(g, id);
+      Loaded c = load(g, id, false);
       if (c.status == "stopped") {
         if (stats_once) throw Error("container not running");
         // An OOM kill that ended the container since the last tick is still

@@ -214,9 +214,12 @@ void start_container(Handle& h) {
   if (st == "stopped") throw Error("cannot start a container that has stopped");
   if (st != "created") throw Error("cannot start an already " + st + " container");
   spec::Spec sp = h.config();
-  release_init(h.dir_fd(), rec.oci.pid, rec.start_time);
-  rec.oci.status = "running";
-  h.save(rec);
+  release_init(h.dir_fd(), rec.oci.pid, rec.start_time, [&] {
+    rec.oci.status = "running";
+    h.save(rec);
+    // startContainer hooks and the exec may take long: kill/delete must not wait.
+    h.unlock();
+  });
   run_hooks_logged(sp.hooks.poststart, "poststart", spec::state_to_json(rec.oci, false));
 }
 
@@ -317,14 +320,14 @@ int cmd_run(const Global& g, const CreateOptions& o) {
 }
 
 int cmd_state(const Global& g, const std::string& id) {
-  Handle h = Handle::open(Store(g.root), id);
+  Handle h = Handle::open(Store(g.root), id, false);
   std::cout << spec::state_to_json(visible_state(h.load()), true) << std::endl;
   return 0;
 }
 
 int cmd_kill(const Global& g, const std::string& id, const std::string& signal, bool all) {
   int sig = parse_signal(signal);
-  Handle h = Handle::open(Store(g.root), id);
+  Handle h = Handle::open(Store(g.root), id, false);
   Record rec = h.load();
   std::string st = live_status(rec);
   if (st == "stopped" || st == "creating") throw Error("container not running");
@@ -370,7 +373,7 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
   std::sort(ids.begin(), ids.end());
   for (const auto& id : ids) {
     try {
-      Handle h = Handle::open(store, id);
+      Handle h = Handle::open(store, id, false);
       states.push_back(visible_state(h.load()));
     } catch (const Error&) {
       // being created or deleted right now

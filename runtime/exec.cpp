@@ -116,6 +116,7 @@ struct ExecChild {
     apply_no_new_privs(p);
     if (c.filter && p.no_new_privileges) seccomp::load(*c.filter);
     prepare_fds_for_exec(c.preserve_fds);
+    refuse_own_binary(exe);
     exec_process(exe, p);
   } catch (const std::exception& e) {
     child_fail(c.sock, e.what());
@@ -196,6 +197,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   }
   c.console_fd = console_child.get();
 
+  remember_own_binary();
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for exec");
   Fd parent_sock(sv[0]), child_sock(sv[1]);

@@ -178,6 +178,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
       ::close(listener);
     }
     prepare_fds_for_exec(c.req.preserve_fds);
+    refuse_own_binary(exe);
     exec_process(exe, proc);
   } catch (const std::exception& e) {
     ssize_t ignored = ::write(high, e.what(), strlen(e.what()));
@@ -299,6 +300,7 @@ pid_t spawn_init(const InitRequest& req) {
     c.has_seccomp = true;
   }
 
+  remember_own_binary();
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for init");
   Fd parent_sock(sv[0]), child_sock(sv[1]);
@@ -385,7 +387,7 @@ pid_t spawn_init(const InitRequest& req) {
   }
 }
 
-void release_init(int state_dir_fd, pid_t pid, uint64_t start_time) {
+void release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released) {
   Fd fifo(::openat(state_dir_fd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fifo) throw sys_error("open exec.fifo");
   // The init opens the fifo for writing once we hold it for reading and
@@ -399,6 +401,7 @@ void release_init(int state_dir_fd, pid_t pid, uint64_t start_time) {
     if (!process_alive(pid, start_time)) throw Error("container init died before start");
   }
   ::unlinkat(state_dir_fd, "exec.fifo", 0);
+  released();
   // Now connected: read until the init execs (EOF) or reports an error.
   ::fcntl(fifo.get(), F_SETFL, 0);
   std::string err;

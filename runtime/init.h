@@ -36,7 +36,9 @@ struct InitRequest {
 // with the init's own message is thrown.
 pid_t spawn_init(const InitRequest& req);
 
-// `start`: release the init blocked on exec.fifo. Fails if it died first.
-void release_init(int state_dir_fd, pid_t pid, uint64_t start_time);
+// `start`: release the init blocked on exec.fifo, call `released`, then wait
+// until the user process was exec'd. Fails if the init died first or reports
+// an error (a startContainer hook, the exec itself).
+void release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released);
 
 }  // namespace husk::rt

@@ -69,7 +69,7 @@ Handle Handle::create(const Store& store, const std::string& id) {
   return h;
 }
 
-Handle Handle::open(const Store& store, const std::string& id) {
+Handle Handle::open(const Store& store, const std::string& id, bool lock) {
   Store::check_id(id);
   Handle h;
   h.id_ = id;
@@ -80,13 +80,15 @@ Handle Handle::open(const Store& store, const std::string& id) {
     if (errno == ENOENT) throw missing;
     throw sys_error("open " + h.dir_);
   }
-  while (::flock(fd.get(), LOCK_EX) != 0)
+  while (lock && ::flock(fd.get(), LOCK_EX) != 0)
     if (errno != EINTR) throw sys_error("lock " + h.dir_);
   // A concurrent delete may have removed it while we waited for the lock.
   if (::faccessat(fd.get(), "state.json", F_OK, 0) != 0) throw missing;
   h.fd_ = std::move(fd);
   return h;
 }
+
+void Handle::unlock() const { ::flock(fd_.get(), LOCK_UN); }
 
 Record Handle::load() const {
   json j = json::parse(read_file(dir_ + "/state.json"));

@@ -41,8 +41,12 @@ class Handle {
  public:
   // Make <root>/<id> exclusively (error if the id exists) and lock it.
   static Handle create(const Store& store, const std::string& id);
-  // Lock an existing container; error `container "X" does not exist`.
-  static Handle open(const Store& store, const std::string& id);
+  // Open an existing container, locked unless `lock` is false (readers and
+  // kill: state.json is replaced atomically, kill goes through a pidfd).
+  // Error `container "X" does not exist`.
+  static Handle open(const Store& store, const std::string& id, bool lock = true);
+  // Let other commands in while this one waits (start waiting for the exec).
+  void unlock() const;
 
   const std::string& id() const { return id_; }
   const std::string& dir() const { return dir_; }

@@ -67,3 +67,46 @@ TEST_CASE("CVE-2019-16884: /proc in the rootfs is a symlink", "[cve][security]")
     CHECK(leftovers(c).empty());
   }
 }
+
+TEST_CASE("CVE-2019-5736: the runtime binary cannot be run inside the container", "[cve][security]") {
+  // The init and exec'd processes are clones of the runtime until they exec:
+  // their /proc/self/exe is the host binary. Running it (directly or as a
+  // script interpreter) would give the container a dumpable process whose
+  // /proc/<pid>/exe opens the host binary for writing.
+  auto version_leaked = [](const Result& r) { return contains(r.out, "version") || contains(r.out, "spec:"); };
+  // The host's libraries, so that a dynamically linked runtime could really
+  // start in the busybox rootfs if it were not refused.
+  auto with_host_libs = [](Container& c) {
+    for (std::string dir : {"/lib", "/lib64", "/usr/lib"}) {
+      if (!fs::exists(dir)) continue;
+      fs::create_directories(c.rootfs + dir);
+      c.cfg["mounts"].push_back({{"destination", dir}, {"type", "bind"}, {"source", dir}, {"options", {"rbind", "ro"}}});
+    }
+  };
+  SECTION("as the container's process") {
+    Container c("cve-exe-run");
+    with_host_libs(c);
+    c.args({"/proc/self/exe", "--version"});
+    auto r = c.run();
+    INFO(r.out << r.err);
+    CHECK(r.code != 0);
+    CHECK_FALSE(version_leaked(r));
+    CHECK(leftovers(c).empty());
+  }
+  SECTION("through exec, directly and as a #! interpreter") {
+    Container c("cve-exe-exec");
+    with_host_libs(c);
+    write_file(c.rootfs + "/via-shebang", "#!/proc/self/exe --version\n", 0755);
+    int pid = c.start_process({"sleep", "30"});
+    REQUIRE(pid > 0);
+    for (std::string prog : {"/proc/self/exe", "/via-shebang"}) {
+      INFO(prog);
+      auto r = c.rt({"exec", c.id, prog, "--version"});
+      INFO(r.out << r.err);
+      CHECK(r.code != 0);
+      CHECK_FALSE(version_leaked(r));
+    }
+    // the container is unharmed
+    CHECK(c.rt({"exec", c.id, "true"}).ok());
+  }
+}
