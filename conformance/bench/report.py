@@ -1,9 +1,15 @@
 """Turn bench.py's results into README.md, results.json, results.csv, strace.txt
-and chart.png (gnuplot) in the results folder."""
+and chart.png (gnuplot) in the results folder.
+
+    python3 conformance/bench/report.py results/bench
+
+redraws README.md, results.csv and chart.png from results.json alone."""
 import json
 import os
 import statistics
 import subprocess
+import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ("husk", "crun", "runc")
@@ -330,3 +336,14 @@ def markdown(R):
     w("![medians and create latency](chart.png)\n")
     w("Raw numbers: [results.json](results.json) (every run's time), [results.csv](results.csv).")
     return "\n".join(L) + "\n"
+
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    with open(os.path.join(out, "results.json")) as f:
+        results = json.load(f)
+    write_csv(results, os.path.join(out, "results.csv"))
+    with tempfile.TemporaryDirectory() as tmp:
+        chart(results, out, tmp)
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write(markdown(results))
