@@ -244,7 +244,7 @@ def test_exec(work, rts, bundles, runs):
 def test_sequential(work, rts, bundles, n, runs):
     entries = [(name, f"{HELPERS} seq '{rt.cmd}' {bundles.make(name, 0)} {n}", None)
                for name, rt in rts.items()]
-    return hyperfine(work, f"seq{n}", entries, runs)
+    return hyperfine(work, f"seq{n}", entries, runs, rounds=runs)
 
 
 def test_concurrent(work, rts, bundles, n, runs):
@@ -256,7 +256,7 @@ def test_concurrent(work, rts, bundles, n, runs):
         open(logs[name], "w").close()
         entries.append((name, f"{HELPERS} conc '{rt.cmd}' {work}/bundles/{name} {n} {logs[name]}", None))
     # A failed run is counted below and must not stop the others.
-    res = hyperfine(work, f"conc{n}", entries, runs, ignore_failure=True)
+    res = hyperfine(work, f"conc{n}", entries, runs, ignore_failure=True, rounds=min(3, runs))
     for name in rts:
         with open(logs[name]) as f:
             counts = [int(x) for x in f.read().split()]

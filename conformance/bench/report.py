@@ -198,9 +198,9 @@ def markdown(R):
           f"{fr(ratio(vals['husk'], vals['crun']))} | {fr(ratio(vals['husk'], vals['runc']))} |")
     runs = {t: next(iter(R[t].values()))["runs"] for t in ("run", "create", "exec", "seq100", "conc20")
             if R.get(t)}
-    w(f"\nRuns per command: {', '.join(f'{t} {n}' for t, n in runs.items())}. `run`, `create`, `start`, "
-      "`delete` and `exec` are split over 3 hyperfine invocations with the order of the runtimes "
-      "rotated, so a burst of load elsewhere on the machine does not fall on one runtime only.\n")
+    w(f"\nRuns per command: {', '.join(f'{t} {n}' for t, n in runs.items())}. Every test is split over 3 hyperfine "
+      "invocations with the order of the runtimes rotated, so a burst of load elsewhere on the "
+      "machine does not fall on one runtime only.\n")
 
     w("### CPU time (user + system, mean, ms)\n")
     w("Less sensitive to other load than wall time. It counts the runtime process and the "
