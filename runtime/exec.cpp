@@ -97,7 +97,7 @@ struct ExecChild {
 };
 
 [[noreturn]] void exec_final(ExecChild& c) {
-  try {
+  child_run(c.sock, [&] {
     // The parent places us in the cgroup once stage 1 told it our pid.
     char t;
     std::string payload;
@@ -118,33 +118,17 @@ struct ExecChild {
     prepare_fds_for_exec(c.preserve_fds);
     refuse_own_binary(exe);
     exec_process(exe, p);
-  } catch (const std::exception& e) {
-    child_fail(c.sock, e.what());
-  } catch (...) {
-    child_fail(c.sock, "unexpected error in the container's setup");
-  }
+  });
 }
 
 [[noreturn]] void exec_stage1(ExecChild& c) {
-  try {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    // Not dumpable: container processes cannot reach our exe or memory (CVE-2019-5736).
-    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  child_run(c.sock, [&] {
+    child_prologue();
     for (auto [fd, flag] : c.ns_fds)
       if (::setns(fd, flag) != 0) throw sys_error("join the container's namespace (setns " + std::to_string(flag) + ")");
     if (c.pid_ns_fd >= 0 && ::setns(c.pid_ns_fd, CLONE_NEWPID) != 0) throw sys_error("join the container's pid namespace");
-    pid_t pid = clone3_raw(CLONE_PARENT, -1);
-    if (pid < 0) throw sys_error("clone exec process");
-    if (pid == 0) exec_final(c);
-    send_msg(c.sock, kPid, std::to_string(pid));
-    _exit(0);
-  } catch (const std::exception& e) {
-    child_fail(c.sock, e.what());
-  } catch (...) {
-    child_fail(c.sock, "unexpected error in the container's setup");
-  }
+    spawn_sibling_and_exit(c.sock, [&] { exec_final(c); });
+  });
 }
 
 }  // namespace

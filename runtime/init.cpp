@@ -188,28 +188,19 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
 }
 
 [[noreturn]] void child_main(ChildContext& c) {
-  try {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    // Not dumpable until exec: the container cannot open our /proc/<pid>/exe
-    // or mem (CVE-2019-5736).
-    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  child_run(c.sock, [&] {
+    child_prologue();
     if (c.req.lock_fd >= 0) ::close(c.req.lock_fd);
     ::close(c.parent_sock);
     container_init(c);
-  } catch (const std::exception& e) {
-    child_fail(c.sock, e.what());
-  } catch (...) {
-    child_fail(c.sock, "unexpected error in the container's setup");
-  }
+  });
 }
 
 // Slow path: join user/pid namespaces, unshare the rest, fork the real init
 // (pid namespaces apply to children only) as our parent's child.
 [[noreturn]] void stage1_main(ChildContext& c) {
   ::close(c.parent_sock);
-  try {
+  child_run(c.sock, [&] {
     for (const auto& j : c.plan.joins)
       if (j.type == "user") ns::join_namespace(j);
     for (const auto& j : c.plan.joins)
@@ -220,16 +211,8 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
       send_msg(c.sock, kMapIds);
       expect(c.sock, kMapsDone);
     }
-    pid_t pid = clone3_raw(CLONE_PARENT, -1);
-    if (pid < 0) throw sys_error("clone init");
-    if (pid == 0) child_main(c);
-    send_msg(c.sock, kPid, std::to_string(pid));
-    _exit(0);
-  } catch (const std::exception& e) {
-    child_fail(c.sock, e.what());
-  } catch (...) {
-    child_fail(c.sock, "unexpected error in the container's setup");
-  }
+    spawn_sibling_and_exit(c.sock, [&] { child_main(c); });
+  });
 }
 
 void write_id_maps(pid_t pid, const spec::Linux& lx) {

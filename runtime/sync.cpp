@@ -2,6 +2,7 @@
 
 #include <linux/sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -46,6 +47,13 @@ pid_t clone3_raw(uint64_t flags, int cgroup_fd) {
     args.cgroup = static_cast<uint64_t>(cgroup_fd);
   }
   return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
+}
+
+void child_prologue() {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 void child_fail(int sock, const char* what) noexcept {

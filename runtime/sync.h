@@ -2,7 +2,11 @@
 // type, then a payload), and the raw clone3 both the init and exec use.
 #pragma once
 
+#include <linux/sched.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+#include <exception>
 
 #include <cstdint>
 #include <string>
@@ -19,5 +23,36 @@ pid_t clone3_raw(uint64_t flags, int cgroup_fd);
 // Report an exception from a child over the sync socket and exit; the
 // parent turns the message into its own error.
 [[noreturn]] void child_fail(int sock, const char* what) noexcept;
+
+// The body of a cloned child: nothing may unwind into the parent's copied
+// stack, so every exception becomes a message to the parent and _exit(1).
+template <class Body>
+[[noreturn]] void child_run(int sock, Body&& body) noexcept {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    child_fail(sock, e.what());
+  } catch (...) {
+    child_fail(sock, "unexpected error in the container's setup");
+  }
+  child_fail(sock, "container setup returned without exec");
+}
+
+// Start of every child that will end up in the container: default signal
+// mask, and not dumpable until exec, so container processes cannot open our
+// /proc/<pid>/exe or memory (CVE-2019-5736).
+void child_prologue();
+
+// From a stage-1 child (after joining a pid namespace, which applies to
+// children only): clone the real process as our parent's child, tell the
+// parent its pid ('P' message) and exit.
+template <class Final>
+[[noreturn]] void spawn_sibling_and_exit(int sock, Final&& final) {
+  pid_t pid = clone3_raw(CLONE_PARENT, -1);
+  if (pid == 0) final();
+  if (pid < 0) child_fail(sock, "clone the container process: cannot create process");
+  send_msg(sock, 'P', std::to_string(pid));
+  _exit(0);
+}
 
 }  // namespace husk::rt
