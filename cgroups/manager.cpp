@@ -445,7 +445,7 @@ const char* const kV1Controllers[] = {"cpu",     "cpuacct",  "cpuset", "memory",
                                       "pids",    "net_cls",  "net_prio", "hugetlb",  "perf_event", "rdma", "misc"};
 
 // controller -> mount point of its v1 hierarchy, from /proc/self/mountinfo.
-std::map<std::string, std::string> v1_mounts() {
+std::map<std::string, std::string> read_v1_mounts() {
   std::map<std::string, std::string> out;
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
@@ -463,6 +463,13 @@ std::map<std::string, std::string> v1_mounts() {
         if (o == c && !out.count(o)) out[o] = mnt;
   }
   return out;
+}
+
+// The hierarchies as this process first saw them.
+// Read once per process: `list` opens a manager for every container.
+const std::map<std::string, std::string>& v1_mounts() {
+  static const std::map<std::string, std::string> mounts = read_v1_mounts();
+  return mounts;
 }
 
 // The v2 controller that does the job of a v1 one, for hybrid fallbacks.

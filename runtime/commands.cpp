@@ -208,12 +208,15 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   return c;
 }
 
-void start_container(Handle& h) {
+// `spec` is the config when the caller has it already (run); start reads it.
+void start_container(Handle& h, const spec::Spec* spec = nullptr) {
   Record rec = h.load();
   std::string st = live_status(rec);
   if (st == "stopped") throw Error("cannot start a container that has stopped");
   if (st != "created") throw Error("cannot start an already " + st + " container");
-  spec::Spec sp = h.config();
+  spec::Spec loaded;
+  if (!spec) loaded = h.config();
+  const spec::Spec& sp = spec ? *spec : loaded;
   release_init(h.dir_fd(), rec.oci.pid, rec.start_time, [&] {
     rec.oci.status = "running";
     h.save(rec);
@@ -302,7 +305,7 @@ int cmd_run(const Global& g, const CreateOptions& o) {
   auto c = create_container(g, o, std::move(b), console_child.get());
   console_child.reset();
   Fd master(console_parent ? recv_fd(console_parent.get()) : -1);
-  start_container(c->handle);
+  start_container(c->handle, &c->spec);
   c->commit();
   if (o.detach) return 0;
 
