@@ -358,10 +358,7 @@ int cmd_delete(const Global& g, const std::string& id, bool force) {
     // `delete --force` of a missing container succeeds; a half-made dir is removed.
     if (::access(store.dir(id).c_str(), F_OK) != 0) return 0;
     Store::check_id(id);
-    std::string dir = store.dir(id);
-    for (const char* f : {"state.json", "state.json.tmp", "config.json", "config.json.tmp", "exec.fifo"})
-      ::unlink((dir + "/" + f).c_str());
-    ::rmdir(dir.c_str());
+    remove_container_dir(store.dir(id));
     return 0;
   }
   Record rec = h->load();

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "runtime/log.h"
+#include "runtime/util.h"
 #include "spec/error.h"
 
 namespace husk::rt {
@@ -244,19 +245,11 @@ void prepare_fds_for_exec(int preserve_fds) {
   }
 }
 
-static void mkdir_all(const std::string& path) {
-  for (size_t pos = 1; pos <= path.size(); ++pos) {
-    if (pos != path.size() && path[pos] != '/') continue;
-    std::string part = path.substr(0, pos);
-    if (::mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) throw sys_error("mkdir " + part);
-  }
-}
-
 void enter_cwd(const std::string& cwd) {
   std::string dir = cwd.empty() ? "/" : cwd;
   if (::chdir(dir.c_str()) != 0) {
     if (errno != ENOENT) throw sys_error("chdir to cwd " + dir);
-    mkdir_all(dir);
+    mkdir_all(dir, 0755);
     if (::chdir(dir.c_str()) != 0) throw sys_error("chdir to cwd " + dir);
   }
   // A cwd reached through a leaked host fd shows as "(unreachable)/..." (CVE-2024-21626).

@@ -38,15 +38,6 @@ std::vector<std::string> Store::ids() const {
   return out;
 }
 
-static void mkdir_p(const std::string& path, mode_t mode) {
-  if (::mkdir(path.c_str(), mode) == 0 || errno == EEXIST) return;
-  if (errno != ENOENT) throw sys_error("mkdir " + path);
-  auto slash = path.rfind('/');
-  if (slash == 0 || slash == std::string::npos) throw sys_error("mkdir " + path);
-  mkdir_p(path.substr(0, slash), mode);
-  if (::mkdir(path.c_str(), mode) != 0 && errno != EEXIST) throw sys_error("mkdir " + path);
-}
-
 static Fd lock_dir(const std::string& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) throw sys_error("open " + dir);
@@ -57,7 +48,7 @@ static Fd lock_dir(const std::string& dir) {
 
 Handle Handle::create(const Store& store, const std::string& id) {
   Store::check_id(id);
-  mkdir_p(store.root(), 0711);
+  mkdir_all(store.root(), 0711);
   Handle h;
   h.id_ = id;
   h.dir_ = store.dir(id);
@@ -123,11 +114,13 @@ void Handle::save_config(const std::string& json_text) const {
   write_file_atomic(dir_ + "/config.json", json_text, 0600);
 }
 
-void Handle::remove() {
+void remove_container_dir(const std::string& dir) {
   for (const char* f : {"state.json", "state.json.tmp", "config.json", "config.json.tmp", "exec.fifo"})
-    ::unlinkat(fd_.get(), f, 0);
-  if (::rmdir(dir_.c_str()) != 0 && errno != ENOENT) throw sys_error("remove " + dir_);
+    ::unlink((dir + "/" + f).c_str());
+  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) throw sys_error("remove " + dir);
 }
+
+void Handle::remove() { remove_container_dir(dir_); }
 
 std::string live_status(const Record& r) {
   if (r.oci.status == "stopped") return r.oci.status;

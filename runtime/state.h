@@ -65,6 +65,9 @@ class Handle {
   Fd fd_;
 };
 
+// Remove a container directory and the files husk keeps in it.
+void remove_container_dir(const std::string& dir);
+
 // Status as callers see it: stopped when the init is gone (or its pid was
 // reused), paused when its cgroup is frozen, else the recorded status.
 std::string live_status(const Record& r);

@@ -1,6 +1,7 @@
 #include "runtime/util.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -68,6 +69,14 @@ void write_file_atomic(const std::string& path, const std::string& data, mode_t 
     write_all(fd.get(), data, tmp);
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) throw sys_error("rename " + tmp + " to " + path);
+}
+
+void mkdir_all(const std::string& path, mode_t mode) {
+  for (size_t pos = 1; pos <= path.size(); ++pos) {
+    if (pos != path.size() && path[pos] != '/') continue;
+    std::string part = path.substr(0, pos);
+    if (::mkdir(part.c_str(), mode) != 0 && errno != EEXIST) throw sys_error("mkdir " + part);
+  }
 }
 
 // Reads /proc/<pid>/stat; fields after the command name (which may hold spaces

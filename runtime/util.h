@@ -15,6 +15,9 @@ void write_file_atomic(const std::string& path, const std::string& data, mode_t 
 // Write without truncating errors into one line: "write <path>: <errno>".
 void write_file(const std::string& path, const std::string& data);
 
+// mkdir -p: every missing component of `path` with `mode`.
+void mkdir_all(const std::string& path, mode_t mode);
+
 // Field 22 of /proc/<pid>/stat (start time in clock ticks), 0 if the process is gone.
 uint64_t process_start_time(pid_t pid);
 // True when pid is alive, not a zombie, and (when start_time != 0) still the same process.
