@@ -201,7 +201,9 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
     cp->handle.save(cp->rec);
     return spec::state_to_json(cp->rec.oci, false);
   };
+  log::debug("create " + o.id + ": bundle " + b.dir + ", cgroup " + rec.cgroup_path);
   spawn_init(req);
+  log::debug("create " + o.id + ": init " + std::to_string(rec.oci.pid) + " waits for start");
   rec.oci.status = "created";
   c->handle.save(rec);
   write_pid_file(o.pid_file, rec.oci.pid);
@@ -236,6 +238,7 @@ void destroy_container(Handle& h, Record& rec, bool force) {
   if (st != "stopped" && !force)
     throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
   auto cg = owns_leaf(rec) ? open_cgroup(rec) : nullptr;
+  log::debug("delete " + rec.oci.id + ": status " + st + (cg ? ", removing cgroup " + rec.cgroup_path : ""));
   // Processes may outlive the init (no pid namespace): empty our cgroup even
   // when the container counts as stopped.
   if (cg) {
