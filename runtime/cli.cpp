@@ -66,15 +66,18 @@ constexpr Command kCommands[] = {
     {"features", ""},
 };
 
-po::options_description global_options() {
+// `after_command`: the copy accepted after the command name; `spec` has its
+// own --rootless flag there.
+po::options_description global_options(const std::string& after_command = "") {
   po::options_description d;
+  if (after_command != "spec")
+    d.add_options()("rootless", po::value<std::string>(), "accepted for runc compatibility");
   d.add_options()
       ("root", po::value<std::string>(), "state directory (default /run/husk, $XDG_RUNTIME_DIR/husk for non-root)")
       ("log", po::value<std::string>(), "append log lines to this file")
       ("log-format", po::value<std::string>()->default_value("text"), "text or json")
       ("debug", po::bool_switch(), "log debug lines")
       ("systemd-cgroup", po::bool_switch(), "cgroupsPath is slice:prefix:name (not supported yet)")
-      ("rootless", po::value<std::string>(), "accepted for runc compatibility")
       ("criu", po::value<std::string>(), "accepted for runc compatibility")
       ("version,v", po::bool_switch(), "print the version")
       ("help,h", po::bool_switch(), "print this help");
@@ -345,7 +348,7 @@ int cli_main(int argc, char** argv) {
   po::variables_map vm;
   try {
     po::options_description all;
-    all.add(command_options(cmd)).add(global_options());
+    all.add(command_options(cmd)).add(global_options(cmd));
     po::positional_options_description pos;
     pos.add("args", -1);
     std::vector<std::string> rest(argv + std::min(cmd_at + 1, argc), argv + argc);

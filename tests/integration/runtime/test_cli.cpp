@@ -1,0 +1,84 @@
+// `spec` and `features`: what callers generate configs from and probe.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "harness.h"
+
+using namespace hit;
+namespace fs = std::filesystem;
+
+TEST_CASE("spec writes a config that runs, and never overwrites one", "[cli]") {
+  TempDir dir("husk-it-spec-");
+  auto r = run({runtime(), "spec", "--bundle", dir.path});
+  INFO(r.err);
+  REQUIRE(r.ok());
+  json cfg = json::parse(read_file(dir.path + "/config.json"));
+  CHECK(cfg.at("root").at("path") == "rootfs");
+  CHECK(cfg.at("process").at("args") == json::array({"sh"}));
+  std::vector<std::string> ns;
+  for (auto& n : cfg.at("linux").at("namespaces")) ns.push_back(n.at("type"));
+  for (const char* want : {"pid", "network", "ipc", "uts", "mount"})
+    CHECK(std::find(ns.begin(), ns.end(), want) != ns.end());
+
+  auto again = run({runtime(), "spec", "--bundle", dir.path});
+  CHECK(again.code != 0);
+  CHECK(contains(again.err, "exists"));
+
+  // The generated config, with the template's rootfs and a command, runs.
+  Container c("spec-run");
+  json generated = cfg;
+  generated["process"]["terminal"] = false;
+  generated["process"]["args"] = {"sh", "-c", "echo from-spec"};
+  generated["linux"]["cgroupsPath"] = c.cfg["linux"]["cgroupsPath"];
+  c.cfg = generated;
+  auto out = c.run();
+  INFO(out.err);
+  CHECK(out.code == 0);
+  CHECK(out.out == "from-spec\n");
+}
+
+TEST_CASE("spec --rootless maps the calling user into a user namespace", "[cli]") {
+  TempDir dir("husk-it-spec-rl-");
+  REQUIRE(run({runtime(), "spec", "--rootless", "--bundle", dir.path}).ok());
+  json cfg = json::parse(read_file(dir.path + "/config.json"));
+  bool userns = false, netns = false;
+  for (auto& n : cfg.at("linux").at("namespaces")) {
+    userns |= n.at("type") == "user";
+    netns |= n.at("type") == "network";
+  }
+  CHECK(userns);
+  CHECK_FALSE(netns);
+  auto& m = cfg.at("linux").at("uidMappings").at(0);
+  CHECK(m.at("hostID").get<unsigned>() == ::geteuid());
+  CHECK(m.at("containerID").get<unsigned>() == 0);
+}
+
+TEST_CASE("features is valid features.json describing this host", "[cli][husk-only]") {
+  auto r = run({runtime(), "features"});
+  INFO(r.err);
+  REQUIRE(r.ok());
+  json f = json::parse(r.out);
+  CHECK(f.at("ociVersionMin") == "1.0.0");
+  CHECK(f.at("ociVersionMax").get<std::string>().rfind("1.", 0) == 0);
+  auto has = [](const json& arr, const std::string& v) { return std::find(arr.begin(), arr.end(), v) != arr.end(); };
+  for (const char* h : {"prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"})
+    CHECK(has(f.at("hooks"), h));
+  for (const char* o : {"rbind", "ro", "nosuid", "rro", "idmap"}) CHECK(has(f.at("mountOptions"), o));
+  const json& l = f.at("linux");
+  for (const char* n : {"cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts"}) CHECK(has(l.at("namespaces"), n));
+  CHECK(has(l.at("capabilities"), "CAP_SYS_ADMIN"));
+  CHECK(l.at("seccomp").at("enabled") == true);
+  CHECK(has(l.at("seccomp").at("actions"), "SCMP_ACT_ERRNO"));
+  // cgroup versions as mounted on this host
+  struct stat st;
+  bool unified_root = fs::exists("/sys/fs/cgroup/cgroup.controllers");
+  bool hybrid = ::stat("/sys/fs/cgroup/unified/cgroup.controllers", &st) == 0;
+  CHECK(l.at("cgroup").at("v2") == (unified_root || hybrid));
+  CHECK(l.at("cgroup").at("v1") == !unified_root);
+  CHECK(l.at("cgroup").at("systemd") == false);  // not implemented, so not claimed
+  CHECK(l.at("apparmor").at("enabled") == false);
+}
