@@ -45,6 +45,12 @@ static void run_one(const spec::Hook& h, const std::string& label, const std::st
     _exit(127);
   }
   rd.reset();
+  // A hook that never reads a state larger than the socket buffer must not
+  // stall us past its timeout.
+  if (h.timeout) {
+    timeval tv{*h.timeout, 0};
+    ::setsockopt(wr.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  }
   ssize_t ignored = ::send(wr.get(), state_json.data(), state_json.size(), MSG_NOSIGNAL);
   (void)ignored;
   wr.reset();
