@@ -62,10 +62,9 @@ void check_unsupported(const spec::Linux& lx) {
 }
 
 spec::Spec load_config(const std::string& bundle, std::string& text) {
+  spec::Spec s = spec::load_bundle(bundle, &text);
+  // What husk itself needs beyond the spec's rules.
   try {
-    text = read_file(bundle + "/config.json");
-    spec::Spec s = spec::parse(text);
-    spec::validate(s, true);
     if (!s.linux_) throw Error("linux: required (husk runs Linux containers)");
     if (!s.linux_->has_namespace("mount"))
       throw Error("linux.namespaces: a mount namespace is required");

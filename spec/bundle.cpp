@@ -51,13 +51,14 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-Spec load_bundle(const std::string& bundle_dir) {
+Spec load_bundle(const std::string& bundle_dir, std::string* config_text) {
   std::string dir = bundle_dir.empty() ? "." : bundle_dir;
   if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   std::string text = read_file(dir == "/" ? "/config.json" : dir + "/config.json");
   try {
     Spec s = parse(text);
     validate(s, true);
+    if (config_text) *config_text = std::move(text);
     return s;
   } catch (const Error& e) {
     rethrow_with("config.json", e);

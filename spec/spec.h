@@ -323,8 +323,9 @@ void validate(const Spec& spec, bool for_create = true);
 // validation errors are prefixed with "config.json: "; a missing file gives
 // "open <bundle>/config.json: No such file or directory" (errno kept); a
 // config.json that is not a regular file or is over 64 MiB is refused.
-// root.path is left as written (relative to the bundle).
-Spec load_bundle(const std::string& bundle_dir);
+// root.path is left as written (relative to the bundle). `config_text`, when
+// given, receives the file's text (the runtime keeps a copy of it).
+Spec load_bundle(const std::string& bundle_dir, std::string* config_text = nullptr);
 
 // `husk spec` output (tab-indented JSON, ociVersion kOciVersionMax): runc's
 // template with hostname "husk" and a cgroup namespace. rootless: adds a user
