@@ -171,7 +171,8 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
   c->cgroup->create();
   rec.cgroup_created = c->cgroup->created();
-  if (!c->cgroup->pids().empty())
+  // A leaf we just made is empty; only a pre-existing one needs the check.
+  if (!owns_leaf(rec) && !c->cgroup->pids().empty())
     throw Error("linux.cgroupsPath: cgroup " + rec.cgroup_path + " already has processes in it");
   // Always applied: the device policy (deny all, then the spec's rules, then
   // the standard /dev nodes) holds even without resources. As with runc,
@@ -274,8 +275,8 @@ spec::State visible_state(const Record& rec) {
 int cmd_create(const Global& g, const CreateOptions& o) {
   Bundle b = load_bundle(o.bundle);
   check_console_flags(*b.spec.process, o, true);
-  Fd console(b.spec.process->terminal ? connect_console_socket(o.console_socket) : -1);
-  auto c = create_container(g, o, std::move(b), console.get());
+  ConsoleChannel console = open_console_channel(b.spec.process->terminal, o.console_socket);
+  auto c = create_container(g, o, std::move(b), console.child.get());
   c->commit();
   return 0;
 }
@@ -295,18 +296,10 @@ int cmd_run(const Global& g, const CreateOptions& o) {
   // lost; the init unblocks them for itself.
   Fd sigfd(o.detach ? -1 : forwarding_signalfd());
 
-  Fd console_parent, console_child;
-  if (terminal && !o.console_socket.empty()) {
-    console_child.reset(connect_console_socket(o.console_socket));
-  } else if (terminal) {
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for console");
-    console_parent.reset(sv[0]);
-    console_child.reset(sv[1]);
-  }
-  auto c = create_container(g, o, std::move(b), console_child.get());
-  console_child.reset();
-  Fd master(console_parent ? recv_fd(console_parent.get()) : -1);
+  ConsoleChannel console = open_console_channel(terminal, o.console_socket);
+  auto c = create_container(g, o, std::move(b), console.child.get());
+  console.child.reset();
+  Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
   start_container(c->handle, &c->spec);
   c->commit();
   if (o.detach) return 0;

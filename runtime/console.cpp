@@ -30,6 +30,20 @@ int connect_console_socket(const std::string& path) {
   return fd.release();
 }
 
+ConsoleChannel open_console_channel(bool terminal, const std::string& console_socket) {
+  ConsoleChannel ch;
+  if (!terminal) return ch;
+  if (!console_socket.empty()) {
+    ch.child.reset(connect_console_socket(console_socket));
+    return ch;
+  }
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for console");
+  ch.parent.reset(sv[0]);
+  ch.child.reset(sv[1]);
+  return ch;
+}
+
 void send_fd(int sock, int fd, const std::string& name) {
   char control[CMSG_SPACE(sizeof(int))] = {};
   iovec iov{const_cast<char*>(name.data()), name.size()};

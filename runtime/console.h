@@ -5,12 +5,21 @@
 #include <optional>
 #include <string>
 
+#include "runtime/util.h"
 #include "spec/spec.h"
 
 namespace husk::rt {
 
 // Connect to the caller's console socket (before clone, on the host).
 int connect_console_socket(const std::string& path);
+
+// Where a container process's pty master goes. `child` is handed to the
+// process (-1: no terminal); `parent` is set when husk receives the master
+// itself (a foreground run/exec without --console-socket) to proxy its stdio.
+struct ConsoleChannel {
+  Fd child, parent;
+};
+ConsoleChannel open_console_channel(bool terminal, const std::string& console_socket);
 
 // In the container (after pivot, /dev/ptmx of its devpts): open a pty, send
 // the master over `socket_fd`, make the slave the controlling terminal and

@@ -170,16 +170,8 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   }
 
   Fd sigfd(o.detach ? -1 : forwarding_signalfd());
-  Fd console_parent, console_child;
-  if (proc.terminal && !o.console_socket.empty()) {
-    console_child.reset(connect_console_socket(o.console_socket));
-  } else if (proc.terminal) {
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for console");
-    console_parent.reset(sv[0]);
-    console_child.reset(sv[1]);
-  }
-  c.console_fd = console_child.get();
+  ConsoleChannel console = open_console_channel(proc.terminal, o.console_socket);
+  c.console_fd = console.child.get();
 
   remember_own_binary();
   int sv[2];
@@ -197,7 +189,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   }
   if (stage1 < 0) throw sys_error("clone exec process");
   child_sock.reset();
-  console_child.reset();
+  console.child.reset();
 
   pid_t pid = -1;
   auto fail = [&](const std::string& msg) -> Error {
@@ -223,15 +215,14 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
     try {
       if (!rec.cgroup_path.empty())
         cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode())->add_process(pid);
-      if (proc.oom_score_adj)
-        write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*proc.oom_score_adj));
+      write_oom_score_adj(pid, proc);
     } catch (const Error& e) {
       throw fail(e.what());
     }
     send_msg(parent_sock.get(), kGo);
   }
   if (!o.pid_file.empty()) write_file_atomic(o.pid_file, std::to_string(pid), 0644);
-  Fd master(console_parent ? recv_fd(console_parent.get()) : -1);
+  Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
   if (o.detach) return 0;
   h.reset();  // unlock: kill and delete must work while we wait
   return wait_foreground(pid, sigfd.get(), master.get());

@@ -221,11 +221,6 @@ void write_id_maps(pid_t pid, const spec::Linux& lx) {
   write_file(base + "/gid_map", ns::id_map_text(lx.gid_mappings));
 }
 
-void write_oom_score_adj(pid_t pid, const spec::Process& p) {
-  if (p.oom_score_adj)
-    write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*p.oom_score_adj));
-}
-
 void send_idmapped_mounts(int sock, pid_t pid, const spec::Spec& spec) {
   auto idx = idmapped_mounts(spec);
   if (idx.empty()) return;

@@ -232,6 +232,11 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
   ::umask(u.umask ? *u.umask : 022);
 }
 
+void write_oom_score_adj(pid_t pid, const spec::Process& p) {
+  if (p.oom_score_adj)
+    write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*p.oom_score_adj));
+}
+
 void apply_no_new_privs(const spec::Process& p) {
   if (p.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) throw sys_error("prctl PR_SET_NO_NEW_PRIVS");
 }

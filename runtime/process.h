@@ -2,6 +2,8 @@
 // process.* of the spec that is applied between setup and execve.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -19,6 +21,9 @@ void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg);
 // setgroups/setgid/setuid keeping the configured capabilities, then set the
 // five capability sets; umask. Ends unprivileged unless caps say otherwise.
 void switch_user_and_caps(const spec::Process& p, bool in_user_ns);
+
+// process.oomScoreAdj, written by the parent through the host's /proc.
+void write_oom_score_adj(pid_t pid, const spec::Process& p);
 
 // PR_SET_NO_NEW_PRIVS when asked.
 void apply_no_new_privs(const spec::Process& p);
