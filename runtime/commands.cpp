@@ -68,8 +68,7 @@ spec::Spec load_config(const std::string& bundle, std::string& text) {
     if (!s.linux_) throw Error("linux: required (husk runs Linux containers)");
     if (!s.linux_->has_namespace("mount"))
       throw Error("linux.namespaces: a mount namespace is required");
-    ns::check_sysctl(s);
-    ns::check_sysctl_joined(s);
+    ns::check_sysctl_joined(s);  // includes check_sysctl
     check_unsupported(*s.linux_);
     return s;
   } catch (const Error& e) {
