@@ -81,8 +81,8 @@ Handle Handle::open(const Store& store, const std::string& id, bool lock) {
 
 void Handle::unlock() const { ::flock(fd_.get(), LOCK_UN); }
 
-Record Handle::load() const {
-  json j = json::parse(read_file(dir_ + "/state.json"));
+Record parse_record(const std::string& text) {
+  json j = json::parse(text);
   Record r;
   r.oci.oci_version = j.value("ociVersion", "");
   r.oci.id = j.value("id", "");
@@ -98,6 +98,8 @@ Record Handle::load() const {
   r.cgroup_created = j.value("cgroupCreated", std::vector<std::string>{});
   return r;
 }
+
+Record Handle::load() const { return parse_record(read_file(dir_ + "/state.json")); }
 
 void Handle::save(const Record& r) const {
   json j = {{"ociVersion", r.oci.oci_version}, {"id", r.oci.id},         {"status", r.oci.status},

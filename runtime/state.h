@@ -21,6 +21,9 @@ struct Record {
   std::vector<std::string> cgroup_created;  // cgroups create() made, for destroy()
 };
 
+// state.json text as Handle::save wrote it -> Record.
+Record parse_record(const std::string& text);
+
 class Store {
  public:
   explicit Store(std::string root);
