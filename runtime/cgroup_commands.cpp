@@ -169,11 +169,13 @@ int cmd_update(const Global& g, const UpdateOptions& o) {
   if (!o.resources_file.empty()) {
     std::string text;
     if (o.resources_file == "-") {
-      std::ostringstream ss;
-      ss << std::cin.rdbuf();
-      text = ss.str();
+      char chunk[65536];
+      while (std::cin.read(chunk, sizeof chunk) || std::cin.gcount() > 0) {
+        text.append(chunk, static_cast<size_t>(std::cin.gcount()));
+        if (text.size() > spec::kMaxJsonSize) throw Error("--resources -: more than 64 MiB on stdin");
+      }
     } else {
-      text = read_file(o.resources_file);
+      text = spec::read_json_file(o.resources_file);
     }
     try {
       r = spec::parse_resources(text);

@@ -1,15 +1,20 @@
 #include "runtime/cli.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <set>
 
+#include "runtime/args.h"
 #include "runtime/commands.h"
 #include "runtime/log.h"
+#include "runtime/self_exe.h"
 #include "spec/error.h"
 
 namespace po = boost::program_options;
@@ -108,7 +113,7 @@ po::options_description command_options(const std::string& cmd) {
         ("console-socket", po::value<std::string>(), "unix socket that receives the pty master")
         ("no-pivot", po::bool_switch(), "chroot instead of pivot_root (initramfs hosts)")
         ("no-new-keyring", po::bool_switch(), "keep the caller's session keyring")
-        ("preserve-fds", po::value<int>()->default_value(0), "pass N fds after stdio to the container")
+        ("preserve-fds", po::value<std::string>(), "pass N fds after stdio to the container")
         ("no-subreaper", po::bool_switch(), "accepted for runc compatibility");
     if (cmd == "run")
       d.add_options()
@@ -124,10 +129,10 @@ po::options_description command_options(const std::string& cmd) {
         ("cwd", po::value<std::string>(), "working directory inside the container")
         ("env,e", po::value<std::vector<std::string>>(), "KEY=value (repeatable)")
         ("user,u", po::value<std::string>(), "uid[:gid]")
-        ("additional-gids,g", po::value<std::vector<uint32_t>>(), "extra group (repeatable)")
+        ("additional-gids,g", po::value<std::vector<std::string>>(), "extra group (repeatable)")
         ("cap,c", po::value<std::vector<std::string>>(), "add a capability (repeatable)")
         ("no-new-privs", po::bool_switch(), "set no_new_privs")
-        ("preserve-fds", po::value<int>()->default_value(0), "pass N fds after stdio")
+        ("preserve-fds", po::value<std::string>(), "pass N fds after stdio")
         ("ignore-paused", po::bool_switch(), "exec even if the container is paused")
         ("process-label", po::value<std::string>(), "SELinux label (no SELinux support: must be empty)")
         ("apparmor", po::value<std::string>(), "AppArmor profile (no AppArmor support: must be empty)")
@@ -185,7 +190,7 @@ void check_arg_count(const std::vector<std::string>& args, size_t max, const std
                 std::to_string(args.size()));
 }
 
-int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& g) {
+int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& g, int preserve_fds) {
   std::vector<std::string> args;
   if (vm.count("args")) args = vm["args"].as<std::vector<std::string>>();
   auto flag = [&](const char* n) { return vm.count(n) && vm[n].as<bool>(); };
@@ -200,8 +205,7 @@ int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& 
     o.console_socket = str("console-socket");
     o.no_pivot = flag("no-pivot");
     o.no_new_keyring = flag("no-new-keyring");
-    o.preserve_fds = vm["preserve-fds"].as<int>();
-    if (o.preserve_fds < 0) throw Error("--preserve-fds: must not be negative");
+    o.preserve_fds = preserve_fds;
     if (cmd == "create") return cmd_create(g, o);
     o.detach = flag("detach");
     o.keep = flag("keep");
@@ -219,10 +223,12 @@ int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& 
     o.cwd = str("cwd");
     if (vm.count("env")) o.env = vm["env"].as<std::vector<std::string>>();
     o.user = str("user");
-    if (vm.count("additional-gids")) o.additional_gids = vm["additional-gids"].as<std::vector<uint32_t>>();
+    if (vm.count("additional-gids"))
+      for (const auto& gid : vm["additional-gids"].as<std::vector<std::string>>())
+        o.additional_gids.push_back(static_cast<uint32_t>(parse_decimal(gid, kMaxId, "--additional-gids")));
     if (vm.count("cap")) o.caps = vm["cap"].as<std::vector<std::string>>();
     o.no_new_privs = flag("no-new-privs");
-    o.preserve_fds = vm["preserve-fds"].as<int>();
+    o.preserve_fds = preserve_fds;
     o.ignore_paused = flag("ignore-paused");
     if (!str("process-label").empty()) throw Error("--process-label: SELinux labels are not supported");
     if (!str("apparmor").empty()) throw Error("--apparmor: AppArmor profiles are not supported");
@@ -344,6 +350,14 @@ int cli_main(int argc, char** argv) {
     return 1;
   }
   const std::string cmd = cmd_at < argc ? argv[cmd_at] : "";
+  if (cmd == "create" || cmd == "run" || cmd == "exec") {
+    try {
+      ensure_protected_binary(argv);
+    } catch (const Error& e) {
+      std::cerr << cmd << ": " << e.what() << std::endl;
+      return 1;
+    }
+  }
 
   po::variables_map vm;
   try {
@@ -386,14 +400,25 @@ int cli_main(int argc, char** argv) {
   // --preserve-fds hands fds 3..3+N-1 to the container: they must be the
   // caller's. A hole there would be filled by one of ours (the log file, a
   // namespace fd) and leak into the container, so refuse before opening anything.
-  if (vm.count("preserve-fds")) {
-    int n = vm["preserve-fds"].as<int>();
-    for (int fd = 3; fd < 3 + n; ++fd)
-      if (::fcntl(fd, F_GETFD) < 0) {
-        std::cerr << "--preserve-fds " << n << ": fd " << fd << " is not open" << std::endl;
-        return 1;
-      }
+  int preserve_fds = 0;
+  try {
+    if (vm.count("preserve-fds")) {
+      rlimit nofile{};
+      ::getrlimit(RLIMIT_NOFILE, &nofile);
+      uint64_t most = nofile.rlim_cur > 3 ? std::min<uint64_t>(nofile.rlim_cur - 3, INT32_MAX) : 0;
+      preserve_fds = static_cast<int>(parse_decimal(vm["preserve-fds"].as<std::string>(), most, "--preserve-fds"));
+    }
+    for (int fd = 3; fd < 3 + preserve_fds; ++fd)
+      if (::fcntl(fd, F_GETFD) < 0)
+        throw Error("--preserve-fds " + std::to_string(preserve_fds) + ": fd " + std::to_string(fd) + " is not open");
+  } catch (const Error& e) {
+    std::cerr << e.what() << std::endl;
+    return 1;
   }
+  // Every other fd the caller left open is closed now, before husk opens
+  // anything: a leaked fd must not reach the container, not even for the
+  // time the init waits for start.
+  ::syscall(SYS_close_range, 3u + static_cast<unsigned>(preserve_fds), ~0u, 0);
 
   std::string fmt = gstr("log-format");
   if (fmt != "text" && fmt != "json") {
@@ -403,11 +428,12 @@ int cli_main(int argc, char** argv) {
   log::init(gstr("log"), fmt == "json" ? log::Format::json : log::Format::text, gflag("debug"));
 
   Global g;
-  g.root = gstr("root").empty() ? default_root() : gstr("root");
+  g.root = global("root") ? gstr("root") : default_root();
   g.systemd_cgroup = gflag("systemd-cgroup");
   try {
+    if (g.root.empty()) throw Error("--root: must not be empty");
     if (g.systemd_cgroup) throw Error("--systemd-cgroup: the systemd cgroup driver is not supported; use cgroupfs");
-    return dispatch(cmd, vm, g);
+    return dispatch(cmd, vm, g, preserve_fds);
   } catch (const std::exception& e) {
     log::error(e.what());
     std::cerr << e.what() << std::endl;

@@ -183,9 +183,10 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   InitRequest req;
   req.spec = &sp;
   req.rootfs = b.rootfs;
-  Fd state_dir(::open(c->handle.dir().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!state_dir) throw sys_error("open " + c->handle.dir());
-  req.state_dir_fd = state_dir.get();
+  Fd fifo(::openat(c->handle.dir_fd(), "exec.fifo", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!fifo) throw sys_error("open " + c->handle.dir() + "/exec.fifo");
+  req.fifo_fd = fifo.get();
+  req.state = &rec.oci;
   req.lock_fd = c->handle.dir_fd();
   req.console_fd = console_fd;
   req.preserve_fds = o.preserve_fds;

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "cgroups/cgroups.h"
+#include "runtime/args.h"
 #include "runtime/commands.h"
 #include "runtime/console.h"
 #include "runtime/foreground.h"
@@ -43,11 +44,11 @@ constexpr NsFile kJoinOrder[] = {
 spec::Process load_process(const ExecOptions& o, const spec::Spec& container) {
   if (!o.process_file.empty()) {
     // Reuse the config parser and validator on {"process": <file>}.
-    std::string text = read_file(o.process_file);
+    std::string text = spec::read_json_file(o.process_file);
     try {
       spec::Spec s = spec::parse("{\"ociVersion\":\"" + container.oci_version + "\",\"process\":" + text + "}");
       if (!s.process) throw Error("process: required");
-      if (s.process->args.empty()) throw Error("process.args: must not be empty");
+      spec::validate_process(*s.process);
       return *s.process;
     } catch (const Error& e) {
       rethrow_with(o.process_file, e);
@@ -65,13 +66,9 @@ spec::Process load_process(const ExecOptions& o, const spec::Spec& container) {
     p.env.push_back(e);
   }
   if (!o.user.empty()) {
-    auto colon = o.user.find(':');
-    try {
-      p.user.uid = static_cast<uint32_t>(std::stoul(o.user.substr(0, colon)));
-      p.user.gid = colon == std::string::npos ? p.user.uid : static_cast<uint32_t>(std::stoul(o.user.substr(colon + 1)));
-    } catch (const std::exception&) {
-      throw Error("--user " + o.user + ": must be uid[:gid]");
-    }
+    UserArg u = parse_user(o.user);
+    p.user.uid = u.uid;
+    if (u.gid) p.user.gid = *u.gid;
   }
   if (!o.additional_gids.empty()) p.user.additional_gids = o.additional_gids;
   if (!o.caps.empty()) {
@@ -81,6 +78,7 @@ spec::Process load_process(const ExecOptions& o, const spec::Spec& container) {
       set->insert(set->end(), o.caps.begin(), o.caps.end());
   }
   if (o.no_new_privs) p.no_new_privileges = true;
+  spec::validate_process(p);
   return p;
 }
 
@@ -116,7 +114,6 @@ struct ExecChild {
     apply_no_new_privs(p);
     if (c.filter && p.no_new_privileges) seccomp::load(*c.filter);
     prepare_fds_for_exec(c.preserve_fds);
-    refuse_own_binary(exe);
     exec_process(exe, p);
   });
 }
@@ -173,7 +170,6 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   ConsoleChannel console = open_console_channel(proc.terminal, o.console_socket);
   c.console_fd = console.child.get();
 
-  remember_own_binary();
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for exec");
   Fd parent_sock(sv[0]), child_sock(sv[1]);

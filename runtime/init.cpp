@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "namespaces/namespaces.h"
+#include "runtime/args.h"
 #include "runtime/console.h"
 #include "runtime/hooks.h"
 #include "runtime/process.h"
@@ -64,11 +65,26 @@ std::vector<size_t> idmapped_mounts(const spec::Spec& spec) {
   return out;
 }
 
-std::string with_pid(std::string state, pid_t from, pid_t to) {
-  const std::string key = "\"pid\":" + std::to_string(from) + ",";
-  auto at = state.find(key);
-  if (at != std::string::npos) state.replace(at, key.size(), "\"pid\":" + std::to_string(to) + ",");
-  return state;
+// The init holds exec.fifo only as an O_PATH fd while it is set up: unlike a
+// directory fd, it leads nowhere else on the host when a container process
+// reaches it through /proc/<pid>/fd (CVE-2016-9962). Opening it for writing
+// blocks until `start` opens it for reading. The reopen goes through the
+// container's /proc, which the config may have faked: only the fifo itself
+// may be opened.
+int open_fifo_for_writing(int opath_fd) {
+  const std::string path = "/proc/self/fd/" + std::to_string(opath_fd);
+  struct stat want, got;
+  if (::fstat(opath_fd, &want) != 0) throw sys_error("stat exec.fifo");
+  auto same = [&] { return got.st_dev == want.st_dev && got.st_ino == want.st_ino; };
+  const char* fake = "exec.fifo: /proc/self/fd in the container does not lead to it (/proc must be a procfs)";
+  if (::stat(path.c_str(), &got) != 0 || !same()) throw Error(fake);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw sys_error("open exec.fifo through " + path);
+  if (::fstat(fd, &got) != 0 || !same()) {
+    ::close(fd);
+    throw Error(fake);
+  }
+  return fd;
 }
 
 bool has_new_ns(const spec::Linux& l, const char* type) {
@@ -85,18 +101,16 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   // The parent knows our pid (from clone3 or the stage-1 message) and
   // places us in the cgroup before it says go.
   char t;
-  std::string hook_state;
-  if (!recv_msg(c.sock, t, hook_state) || t != kGo) _exit(1);
-  // payload: "<host pid>\n<state while creating>\n<state once created>"
-  size_t nl = hook_state.find('\n');
-  c.host_pid = std::stoi(hook_state.substr(0, nl));
-  hook_state.erase(0, nl + 1);
-  nl = hook_state.find('\n');
-  std::string created_state = hook_state.substr(nl + 1);
-  hook_state.resize(nl);
+  std::string go;
+  if (!recv_msg(c.sock, t, go) || t != kGo) _exit(1);
+  c.host_pid = static_cast<pid_t>(parse_decimal(go, INT32_MAX, "init sync: pid"));
   // Hooks run in the container's namespaces see the pid as the container does.
-  hook_state = with_pid(hook_state, c.host_pid, ::getpid());
-  created_state = with_pid(created_state, c.host_pid, ::getpid());
+  spec::State state = *c.req.state;
+  state.pid = ::getpid();
+  state.status = "creating";
+  const std::string hook_state = spec::state_to_json(state, false);
+  state.status = "created";
+  const std::string created_state = spec::state_to_json(state, false);
   // A new user namespace: become its root, so that files we create are owned
   // by a mapped id (the kernel refuses unmapped owners with EOVERFLOW).
   if (has_new_ns(lx, "user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
@@ -161,13 +175,12 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   // Blocks until `start` opens the fifo for reading. From here on `start`
   // listens: one byte says we are released, an error message explains a
   // failure, and end-of-file (the fd is close-on-exec) says the exec happened.
-  int fifo = ::openat(c.req.state_dir_fd, "exec.fifo", O_WRONLY | O_CLOEXEC);
-  if (fifo < 0) throw sys_error("open exec.fifo");
+  int fifo = open_fifo_for_writing(c.req.fifo_fd);
   // Keep it out of the --preserve-fds range, which exec must not close.
   int high = ::fcntl(fifo, F_DUPFD_CLOEXEC, 3 + c.req.preserve_fds);
   ::close(fifo);
   if (high < 0 || ::write(high, "0", 1) != 1) throw sys_error("write exec.fifo");
-  ::close(c.req.state_dir_fd);
+  ::close(c.req.fifo_fd);
   try {
     run_hooks(hooks.start_container, "startContainer", created_state);
     if (c.has_seccomp && proc.no_new_privileges) listener = seccomp::load(c.seccomp_prog);
@@ -178,7 +191,6 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
       ::close(listener);
     }
     prepare_fds_for_exec(c.req.preserve_fds);
-    refuse_own_binary(exe);
     exec_process(exe, proc);
   } catch (const std::exception& e) {
     ssize_t ignored = ::write(high, e.what(), strlen(e.what()));
@@ -233,15 +245,6 @@ void send_idmapped_mounts(int sock, pid_t pid, const spec::Spec& spec) {
   }
 }
 
-// The state JSON with status "created", as startContainer hooks get it.
-std::string created_state(const std::string& creating) {
-  std::string s = creating;
-  const std::string from = "\"status\":\"creating\"";
-  auto at = s.find(from);
-  if (at != std::string::npos) s.replace(at, from.size(), "\"status\":\"created\"");
-  return s;
-}
-
 // Kills and reaps a half-made init on every error path.
 struct InitGuard {
   pid_t pid = -1;
@@ -278,7 +281,6 @@ pid_t spawn_init(const InitRequest& req) {
     c.has_seccomp = true;
   }
 
-  remember_own_binary();
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for init");
   Fd parent_sock(sv[0]), child_sock(sv[1]);
@@ -323,8 +325,7 @@ pid_t spawn_init(const InitRequest& req) {
     if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
     write_oom_score_adj(guard.pid, *spec.process);
     hook_state = req.on_pid(guard.pid);
-    send_msg(parent_sock.get(), kGo,
-             std::to_string(guard.pid) + "\n" + hook_state + "\n" + created_state(hook_state));
+    send_msg(parent_sock.get(), kGo, std::to_string(guard.pid));
     send_idmapped_mounts(parent_sock.get(), guard.pid, spec);
   };
   if (!slow) release();

@@ -16,7 +16,8 @@ namespace husk::rt {
 struct InitRequest {
   const spec::Spec* spec = nullptr;
   std::string rootfs;          // absolute
-  int state_dir_fd = -1;       // holds exec.fifo; the init opens it relative to this fd
+  const spec::State* state = nullptr;  // state.json as hooks get it, but for pid and status
+  int fifo_fd = -1;            // O_PATH fd of <state dir>/exec.fifo
   int lock_fd = -1;            // the container lock: closed in the init at once, so
                                // the lock ends with the husk command, not the container
   int console_fd = -1;         // connected console socket, or -1 (no terminal)

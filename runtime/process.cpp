@@ -263,39 +263,6 @@ void enter_cwd(const std::string& cwd) {
     throw Error("process.cwd: \"" + dir + "\" is not inside the container");
 }
 
-static dev_t g_own_dev;
-static ino_t g_own_ino;
-
-void remember_own_binary() {
-  struct stat st;
-  if (::stat("/proc/self/exe", &st) != 0) throw sys_error("stat /proc/self/exe");
-  g_own_dev = st.st_dev;
-  g_own_ino = st.st_ino;
-}
-
-void refuse_own_binary(const std::string& path) {
-  std::string file = path;
-  // The kernel follows at most 4 levels of interpreters.
-  for (int depth = 0; depth < 5; ++depth) {
-    struct stat st;
-    if (::stat(file.c_str(), &st) != 0) return;  // execve reports it
-    if (st.st_dev == g_own_dev && st.st_ino == g_own_ino)
-      throw Error("exec: \"" + path + "\" is the husk runtime itself; refusing to run it in a container");
-    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    char buf[256];
-    ssize_t n = ::read(fd, buf, sizeof buf - 1);
-    ::close(fd);
-    if (n < 3 || buf[0] != '#' || buf[1] != '!') return;
-    buf[n] = '\0';
-    char* p = buf + 2;
-    while (*p == ' ' || *p == '\t') ++p;
-    char* end = p;
-    while (*end && *end != ' ' && *end != '\t' && *end != '\n') ++end;
-    file.assign(p, end);
-  }
-}
-
 [[noreturn]] void exec_process(const std::string& path, const spec::Process& p) {
   std::vector<char*> argv, envp;
   for (const auto& a : p.args) argv.push_back(const_cast<char*>(a.c_str()));

@@ -35,16 +35,6 @@ void prepare_fds_for_exec(int preserve_fds);
 // not inside the container's root (CVE-2024-21626).
 void enter_cwd(const std::string& cwd);
 
-// Remember which file the running husk binary is. Call before cloning, while
-// /proc is still the host's.
-void remember_own_binary();
-
-// Refuse to exec husk's own binary in the container, directly or as a "#!"
-// interpreter: the new process would be dumpable and the container could
-// then open the host binary through /proc/<pid>/exe and overwrite it
-// (CVE-2019-5736). `path` is resolved in the container's root.
-void refuse_own_binary(const std::string& path);
-
 // execve; returns only by throwing.
 [[noreturn]] void exec_process(const std::string& path, const spec::Process& p);
 

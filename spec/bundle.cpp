@@ -9,13 +9,7 @@
 
 namespace husk::spec {
 
-namespace {
-
-// config.json comes from whoever prepared the bundle: refuse a FIFO or a
-// device (a symlink to /dev/zero would never end) and absurd sizes.
-constexpr size_t kMaxConfigSize = 64 << 20;
-
-std::string read_file(const std::string& path) {
+std::string read_json_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw sys_error("open " + path);
   struct stat st;
@@ -24,9 +18,9 @@ std::string read_file(const std::string& path) {
     ::close(fd);
     throw sys_error("stat " + path, err);
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!S_ISREG(st.st_mode) || st.st_size > static_cast<off_t>(kMaxJsonSize)) {
     ::close(fd);
-    throw Error(path + ": not a regular file");
+    throw Error(path + (S_ISREG(st.st_mode) ? ": larger than 64 MiB" : ": not a regular file"));
   }
   std::string out;
   char buf[65536];
@@ -40,7 +34,7 @@ std::string read_file(const std::string& path) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
-    if (out.size() > kMaxConfigSize) {
+    if (out.size() > kMaxJsonSize) {
       ::close(fd);
       throw Error(path + ": larger than 64 MiB");
     }
@@ -49,12 +43,10 @@ std::string read_file(const std::string& path) {
   return out;
 }
 
-}  // namespace
-
 Spec load_bundle(const std::string& bundle_dir, std::string* config_text) {
   std::string dir = bundle_dir.empty() ? "." : bundle_dir;
   if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  std::string text = read_file(dir == "/" ? "/config.json" : dir + "/config.json");
+  std::string text = read_json_file(dir == "/" ? "/config.json" : dir + "/config.json");
   try {
     Spec s = parse(text);
     validate(s, true);

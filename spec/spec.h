@@ -210,7 +210,7 @@ struct Resources {
   std::vector<DeviceRule> devices;
   std::optional<Memory> memory;
   std::optional<Cpu> cpu;
-  std::optional<int64_t> pids_limit;  // pids.limit; < 0 means unlimited, 0 is a limit
+  std::optional<int64_t> pids_limit;  // pids.limit; -1 means unlimited, 0 is a limit
   std::optional<BlockIo> block_io;
   std::vector<HugepageLimit> hugepage_limits;
   std::optional<Network> network;
@@ -318,6 +318,15 @@ Spec parse(const std::string& json_text);
 // are left to seccomp::plan().
 // `for_create` adds the rules that only matter when a container is made (root and process required).
 void validate(const Spec& spec, bool for_create = true);
+
+// The process rules of validate() alone, for `exec --process` and exec flags.
+void validate_process(const Process& p);
+
+// Read a JSON file a caller names (config.json, exec --process, update
+// --resources): a regular file (a FIFO or /dev/zero would never end) of at
+// most kMaxJsonSize, else an Error naming the path.
+constexpr size_t kMaxJsonSize = 64 << 20;
+std::string read_json_file(const std::string& path);
 
 // Read <bundle>/config.json, parse and validate(for_create). Parse and
 // validation errors are prefixed with "config.json: "; a missing file gives

@@ -184,6 +184,12 @@ void check_process(const Process& p) {
   }
 
   if (p.user.umask && *p.user.umask > 0777) fail("process.user.umask", "must be <= 0777");
+  // (uid_t)-1 tells setresuid/setresgid "leave unchanged": the process would stay root.
+  constexpr uint32_t kNoId = 4294967295u;
+  if (p.user.uid == kNoId) fail("process.user.uid", "4294967295 is not a valid uid");
+  if (p.user.gid == kNoId) fail("process.user.gid", "4294967295 is not a valid gid");
+  for (size_t i = 0; i < p.user.additional_gids.size(); ++i)
+    if (p.user.additional_gids[i] == kNoId) fail(idx("process.user.additionalGids", i), "4294967295 is not a valid gid");
 
   if (p.exec_cpu_affinity) {
     for (const auto& [name, list] : {std::pair<const char*, const std::string*>{"initial", &p.exec_cpu_affinity->initial},
@@ -307,6 +313,7 @@ void check_resources(const Resources& r, const std::string& base) {
       if (!w.weight && !w.leaf_weight) fail(idx(sub("blockIO.weightDevice"), i), "needs weight or leafWeight");
     }
   }
+  if (r.pids_limit && *r.pids_limit < -1) fail(sub("pids.limit"), "must be -1 (no limit) or at least 0");
   // The size becomes part of a cgroup file name (hugetlb.2MB.max).
   for (size_t i = 0; i < r.hugepage_limits.size(); ++i) {
     const std::string& ps = r.hugepage_limits[i].page_size;
@@ -462,6 +469,8 @@ void check_linux(const Spec& s) {
 
 void validate_resources(const Resources& r) { check_resources(r, ""); }
 
+void validate_process(const Process& p) { check_process(p); }
+
 void validate(const Spec& s, bool for_create) {
   check_version(s.oci_version);
 
@@ -488,6 +497,8 @@ void validate(const Spec& s, bool for_create) {
 
   // Setting these in the runtime's own UTS namespace would rename the host.
   bool uts = s.linux_ && s.linux_->has_namespace("uts");
+  if (s.hostname.find('\0') != std::string::npos) fail("hostname", "must not contain a NUL byte");
+  if (s.domainname.find('\0') != std::string::npos) fail("domainname", "must not contain a NUL byte");
   if (!s.hostname.empty() && !uts) fail("hostname", "requires a uts namespace (linux.namespaces has no \"uts\" entry)");
   if (!s.domainname.empty() && !uts) {
     fail("domainname", "requires a uts namespace (linux.namespaces has no \"uts\" entry)");

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include "harness.h"
 
@@ -197,4 +198,81 @@ TEST_CASE("bind mount source that does not exist", "[bad-input]") {
   auto r = raw_create(c);
   expect_clean_failure(c, r);
   CHECK(contains(r.err, "/nonexistent/husk-it-source"));
+}
+
+TEST_CASE("values a config must not carry", "[bad-input][security]") {
+  // All three were accepted before (a NUL cut the hostname short, -2 went to pids.max as "max").
+  SECTION("NUL in hostname") {
+    Container c("bad-hostname");
+    c.cfg["hostname"] = std::string("a\0b", 3);
+    c.write_config();
+    auto r = raw_create(c);
+    expect_clean_failure(c, r);
+    CHECK(contains(r.err, "hostname"));
+  }
+  SECTION("pids.limit -2") {
+    Container c("bad-pids");
+    c.cfg["linux"]["resources"]["pids"] = {{"limit", -2}};
+    c.write_config();
+    auto r = raw_create(c);
+    expect_clean_failure(c, r);
+    CHECK(contains(r.err, "pids.limit"));
+  }
+  SECTION("uid and gid 4294967295 (setresuid's 'unchanged': the process stayed root)") {
+    for (const char* field : {"uid", "gid"}) {
+      INFO(field);
+      Container c("bad-uid");
+      c.cfg["process"]["user"][field] = 4294967295u;
+      c.args({"sh", "-c", "id; sleep 5"});
+      c.write_config();
+      auto r = c.run();
+      INFO(r.out << r.err);
+      CHECK(r.code != 0);
+      CHECK_FALSE(contains(r.out, "uid="));
+      CHECK(contains(r.err, std::string("process.user.") + field));
+      CHECK(leftovers(c).empty());
+    }
+  }
+}
+
+TEST_CASE("a large valid config reaches the init", "[bad-input]") {
+  // 150 annotations of 1 KiB failed with "sync: send: Message too long":
+  // the state JSON went to the init inside one datagram, twice.
+  Container c("big-config");
+  for (int i = 0; i < 150; ++i) c.cfg["annotations"]["org.test.a" + std::to_string(i)] = std::string(1024, 'x');
+  c.args({"true"});
+  auto r = c.run();
+  INFO(r.err);
+  CHECK(r.ok());
+  CHECK(leftovers(c).empty());
+}
+
+TEST_CASE("input files that never end or are huge", "[bad-input][security]") {
+  // exec --process and update --resources read a FIFO forever and a sparse
+  // 2 GiB file into memory.
+  Container c("bad-files");
+  REQUIRE(c.start_process({"sleep", "30"}) > 0);
+  std::string fifo = c.bundle + "/fifo", big = c.bundle + "/big";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  write_file(big, "");
+  fs::resize_file(big, 2ull << 30);
+  for (const auto& file : {fifo, big}) {
+    INFO(file);
+    for (auto args : {std::vector<std::string>{"exec", "--process", file, c.id},
+                      std::vector<std::string>{"update", "--resources", file, c.id}}) {
+      auto r = c.rt(args, SpawnOpts{.timeout = 10s});
+      INFO(r.err);
+      CHECK(r.code != 0);
+      CHECK_FALSE(r.timed_out);
+      CHECK(contains(r.err, file));
+    }
+  }
+  CHECK(c.rt({"exec", c.id, "true"}).ok());
+}
+
+TEST_CASE("--root ''", "[bad-input]") {
+  // Used /run/husk silently.
+  auto r = run({runtime(), "--root", "", "list"});
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "--root"));
 }

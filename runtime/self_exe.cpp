@@ -1,0 +1,97 @@
+#include "runtime/self_exe.h"
+
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "runtime/util.h"
+#include "spec/error.h"
+
+extern char** environ;
+
+namespace husk::rt {
+namespace {
+
+// Set across the re-exec only, so a copy that still is not protected (a
+// kernel that lies about the mount) fails instead of re-executing forever.
+constexpr const char* kReexecMarker = "_HUSK_PROTECTED_REEXEC";
+
+bool cannot_be_written(int fd) {
+  struct statvfs sv;
+  if (::fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) return true;
+  int seals = ::fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL);
+}
+
+// The binary as seen through a detached read-only overlay of its directory:
+// the mount is attached nowhere and disappears with the last process using it.
+int open_through_overlay(const std::string& exe) {
+  auto slash = exe.rfind('/');
+  if (slash == std::string::npos) return -1;
+  std::string dir = slash == 0 ? "/" : exe.substr(0, slash), name = exe.substr(slash + 1);
+  // Without an upper layer overlayfs wants two lower ones: an empty
+  // detached tmpfs goes below the binary's directory.
+  Fd tmpfs(static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC)));
+  if (!tmpfs || ::syscall(SYS_fsconfig, tmpfs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return -1;
+  Fd empty(static_cast<int>(::syscall(SYS_fsmount, tmpfs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY)));
+  if (!empty) return -1;
+  std::string empty_path = "/proc/self/fd/" + std::to_string(empty.get());
+  Fd fs(static_cast<int>(::syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC)));
+  if (!fs) return -1;
+  // "lowerdir+" (Linux 6.8) takes one path verbatim; "lowerdir" needs ':' and ',' escaped.
+  auto set = [&](const char* key, const std::string& value) {
+    return ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) == 0;
+  };
+  if (!(set("lowerdir+", dir) && set("lowerdir+", empty_path)) &&
+      (dir.find_first_of(":,\\") != std::string::npos || !set("lowerdir", dir + ":" + empty_path)))
+    return -1;
+  if (::syscall(SYS_fsconfig, fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return -1;
+  Fd mnt(static_cast<int>(
+      ::syscall(SYS_fsmount, fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)));
+  if (!mnt) return -1;
+  return ::openat(mnt.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+int sealed_memfd_copy(int src) {
+  struct stat st;
+  if (::fstat(src, &st) != 0) throw sys_error("stat /proc/self/exe");
+  Fd mem(static_cast<int>(::syscall(SYS_memfd_create, "husk", MFD_CLOEXEC | MFD_ALLOW_SEALING)));
+  if (!mem) throw sys_error("memfd_create for a sealed copy of husk");
+  for (off_t off = 0; off < st.st_size;) {
+    ssize_t n = ::sendfile(mem.get(), src, &off, static_cast<size_t>(st.st_size - off));
+    if (n <= 0) throw sys_error("copy husk into a memfd");
+  }
+  if (::fcntl(mem.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+    throw sys_error("seal the memfd copy of husk");
+  return mem.release();
+}
+
+}  // namespace
+
+void ensure_protected_binary(char** argv) {
+  bool reexeced = std::getenv(kReexecMarker) != nullptr;
+  ::unsetenv(kReexecMarker);  // hooks inherit our environment
+  Fd self(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
+  if (!self) throw sys_error("open /proc/self/exe");
+  if (cannot_be_written(self.get())) return;
+  if (reexeced) throw Error("re-executed husk from a protected copy, but /proc/self/exe is still writable");
+
+  char path[4096];
+  ssize_t len = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  Fd copy;
+  if (len > 0 && path[0] == '/') copy.reset(open_through_overlay(std::string(path, static_cast<size_t>(len))));
+  if (!copy || !cannot_be_written(copy.get())) copy.reset(sealed_memfd_copy(self.get()));
+  ::setenv(kReexecMarker, "1", 1);
+  ::syscall(SYS_execveat, copy.get(), "", argv, environ, AT_EMPTY_PATH);
+  throw sys_error("re-execute husk from a protected copy");
+}
+
+}  // namespace husk::rt

@@ -1,0 +1,19 @@
+// Keeping the husk binary out of reach of the containers it starts
+// (CVE-2019-5736). husk's init and exec children are clones of husk, so
+// until their final execve /proc/<pid>/exe is husk's own binary: a container
+// process that opens it (a /proc/*/exe scanner, a #!/proc/self/exe script, a
+// reopened fd) could write the host's copy once husk exits. Commands that
+// start container processes therefore run from a copy that cannot be written.
+#pragma once
+
+namespace husk::rt {
+
+// Return when /proc/self/exe cannot be opened for writing (it lives on a
+// read-only mount, e.g. an installed read-only bind of the binary, or is a
+// sealed memfd); otherwise re-exec the same argv from a private read-only
+// overlayfs view of the binary's directory (no copy, shared page cache), or,
+// where overlayfs cannot be mounted, from a sealed memfd copy. Throws when
+// neither works. Call before anything else is opened or started.
+void ensure_protected_binary(char** argv);
+
+}  // namespace husk::rt
