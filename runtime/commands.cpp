@@ -187,7 +187,6 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   if (!fifo) throw sys_error("open " + c->handle.dir() + "/exec.fifo");
   req.fifo_fd = fifo.get();
   req.state = &rec.oci;
-  req.lock_fd = c->handle.dir_fd();
   req.console_fd = console_fd;
   req.preserve_fds = o.preserve_fds;
   req.no_pivot = o.no_pivot;

@@ -17,6 +17,7 @@
 #include "runtime/commands.h"
 #include "runtime/console.h"
 #include "runtime/foreground.h"
+#include "runtime/log.h"
 #include "runtime/process.h"
 #include "runtime/state.h"
 #include "runtime/sync.h"
@@ -90,7 +91,6 @@ struct ExecChild {
   int console_fd = -1;
   int preserve_fds = 0;
   int sock = -1;
-  int parent_sock = -1;  // closed in the children, so they see EOF if husk dies
   const seccomp::Program* filter = nullptr;
 };
 
@@ -121,9 +121,13 @@ struct ExecChild {
 [[noreturn]] void exec_stage1(ExecChild& c) {
   child_run(c.sock, [&] {
     child_prologue();
+    std::vector<int> keep{c.sock, c.console_fd, c.pid_ns_fd, log::fd()};
+    for (auto [fd, flag] : c.ns_fds) keep.push_back(fd);
+    close_fds_except(3 + c.preserve_fds, keep);
     for (auto [fd, flag] : c.ns_fds)
       if (::setns(fd, flag) != 0) throw sys_error("join the container's namespace (setns " + std::to_string(flag) + ")");
     if (c.pid_ns_fd >= 0 && ::setns(c.pid_ns_fd, CLONE_NEWPID) != 0) throw sys_error("join the container's pid namespace");
+    close_fds_except(3 + c.preserve_fds, {c.sock, c.console_fd, log::fd()});
     spawn_sibling_and_exit(c.sock, [&] { exec_final(c); });
   });
 }
@@ -145,7 +149,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   // Open the init's namespaces first, then check it is still the same
   // process: a recycled pid cannot hand us someone else's namespaces.
   std::vector<Fd> owned;
-  ExecChild c{container, proc, {}, -1, -1, o.preserve_fds, -1, -1, nullptr};
+  ExecChild c{container, proc, {}, -1, -1, o.preserve_fds, -1, nullptr};
   std::string base = "/proc/" + std::to_string(rec.oci.pid) + "/ns/";
   for (const auto& n : kJoinOrder) {
     if (!container.linux_->has_namespace(n.type)) continue;
@@ -174,15 +178,8 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for exec");
   Fd parent_sock(sv[0]), child_sock(sv[1]);
   c.sock = child_sock.get();
-  // The container lock must not live on in the exec'd process.
-  int lock_fd = h->dir_fd();
   pid_t stage1 = clone3_raw(0, -1);
-  c.parent_sock = parent_sock.get();
-  if (stage1 == 0) {
-    ::close(lock_fd);
-    ::close(c.parent_sock);
-    exec_stage1(c);
-  }
+  if (stage1 == 0) exec_stage1(c);
   if (stage1 < 0) throw sys_error("clone exec process");
   child_sock.reset();
   console.child.reset();

@@ -17,6 +17,7 @@
 #include "runtime/args.h"
 #include "runtime/console.h"
 #include "runtime/hooks.h"
+#include "runtime/log.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
@@ -51,7 +52,6 @@ struct ChildContext {
   seccomp::Program seccomp_prog;
   bool has_seccomp = false;
   int sock;
-  int parent_sock = -1;  // closed in the children, so they see EOF if husk dies
   pid_t host_pid = 0;  // the init's pid as the host sees it, from the go message
 };
 
@@ -175,6 +175,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   // Blocks until `start` opens the fifo for reading. From here on `start`
   // listens: one byte says we are released, an error message explains a
   // failure, and end-of-file (the fd is close-on-exec) says the exec happened.
+  log::close();
   int fifo = open_fifo_for_writing(c.req.fifo_fd);
   // Keep it out of the --preserve-fds range, which exec must not close.
   int high = ::fcntl(fifo, F_DUPFD_CLOEXEC, 3 + c.req.preserve_fds);
@@ -202,8 +203,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
 [[noreturn]] void child_main(ChildContext& c) {
   child_run(c.sock, [&] {
     child_prologue();
-    if (c.req.lock_fd >= 0) ::close(c.req.lock_fd);
-    ::close(c.parent_sock);
+    close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
     container_init(c);
   });
 }
@@ -211,8 +211,8 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
 // Slow path: join user/pid namespaces, unshare the rest, fork the real init
 // (pid namespaces apply to children only) as our parent's child.
 [[noreturn]] void stage1_main(ChildContext& c) {
-  ::close(c.parent_sock);
   child_run(c.sock, [&] {
+    close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
     for (const auto& j : c.plan.joins)
       if (j.type == "user") ns::join_namespace(j);
     for (const auto& j : c.plan.joins)
@@ -285,7 +285,6 @@ pid_t spawn_init(const InitRequest& req) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for init");
   Fd parent_sock(sv[0]), child_sock(sv[1]);
   c.sock = child_sock.get();
-  c.parent_sock = parent_sock.get();
 
   // Fast path: one clone3 makes every new namespace. Joining a user or pid
   // namespace needs an intermediate process (see stage1_main).

@@ -18,8 +18,6 @@ struct InitRequest {
   std::string rootfs;          // absolute
   const spec::State* state = nullptr;  // state.json as hooks get it, but for pid and status
   int fifo_fd = -1;            // O_PATH fd of <state dir>/exec.fifo
-  int lock_fd = -1;            // the container lock: closed in the init at once, so
-                               // the lock ends with the husk command, not the container
   int console_fd = -1;         // connected console socket, or -1 (no terminal)
   int preserve_fds = 0;
   bool no_pivot = false;

@@ -36,6 +36,13 @@ void init(const std::string& path, Format format, bool debug) {
   if (!path.empty()) g_fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 }
 
+int fd() { return g_fd; }
+
+void close() {
+  if (g_fd >= 0) ::close(g_fd);
+  g_fd = -1;
+}
+
 void debug(const std::string& msg) {
   if (g_debug) emit("debug", msg);
 }

@@ -12,6 +12,11 @@ enum class Format { text, json };
 // debug lines go to stderr and errors are only printed by the CLI.
 void init(const std::string& path, Format format, bool debug);
 
+// The log file's fd (-1 without one), for children that keep it; close()
+// drops it, e.g. before the init waits for start reachable from the container.
+int fd();
+void close();
+
 void debug(const std::string& msg);
 void warn(const std::string& msg);
 void error(const std::string& msg);

@@ -13,6 +13,7 @@
 
 #include <sys/capability.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/log.h"
@@ -239,6 +240,17 @@ void write_oom_score_adj(pid_t pid, const spec::Process& p) {
 
 void apply_no_new_privs(const spec::Process& p) {
   if (p.no_new_privileges && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) throw sys_error("prctl PR_SET_NO_NEW_PRIVS");
+}
+
+void close_fds_except(int first, std::vector<int> keep) {
+  std::sort(keep.begin(), keep.end());
+  unsigned from = static_cast<unsigned>(first);
+  for (int fd : keep) {
+    if (fd < 0 || static_cast<unsigned>(fd) < from) continue;
+    if (static_cast<unsigned>(fd) > from) ::syscall(SYS_close_range, from, static_cast<unsigned>(fd) - 1, 0);
+    from = static_cast<unsigned>(fd) + 1;
+  }
+  ::syscall(SYS_close_range, from, ~0u, 0);
 }
 
 void prepare_fds_for_exec(int preserve_fds) {

@@ -28,6 +28,12 @@ void write_oom_score_adj(pid_t pid, const spec::Process& p);
 // PR_SET_NO_NEW_PRIVS when asked.
 void apply_no_new_privs(const spec::Process& p);
 
+// Close every fd from `first` on except those in `keep` (-1 entries are
+// ignored): a child of husk holds only what it needs, nothing that leads to
+// the host (a cgroup or state directory, a lock) while container processes
+// may reach it through /proc/<pid>/fd.
+void close_fds_except(int first, std::vector<int> keep);
+
 // Mark every fd >= 3 + preserve close-on-exec, and clear it on 3..3+preserve-1.
 void prepare_fds_for_exec(int preserve_fds);
 
