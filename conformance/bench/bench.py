@@ -195,8 +195,25 @@ def floor_entries(rootfs):
             ("floor: unshare+chroot", f"{ns} chroot {rootfs} /bin/true", None)]
 
 
-def test_run(work, rts, bundles, runs):
+PROTECT_LABEL = "husk on a read-only bind (no re-exec)"
+
+
+def readonly_husk(husk, work):
+    """A copy of husk on a read-only bind mount (this namespace only): it
+    needs no re-exec from a protected copy, so next to the plain build it
+    shows what the binary protection costs each `run`."""
+    path = os.path.join(work, "husk-ro")
+    shutil.copy2(husk, path)
+    run(["mount", "--bind", path, path])
+    run(["mount", "-o", "remount,bind,ro", path, path])
+    return path
+
+
+def test_run(work, rts, bundles, runs, husk_ro=None):
     entries = [(n, f"{rt.cmd} run --bundle {bundles.make(n, 0)} bench-run", None) for n, rt in rts.items()]
+    if husk_ro and "husk" in rts:
+        ro = Runtime("husk-ro", husk_ro, work)
+        entries.append((PROTECT_LABEL, f"{ro.cmd} run --bundle {bundles.make('husk', 1)} bench-run", None))
     return hyperfine(work, "run", entries + floor_entries(bundles.rootfs), runs, warmup=3, rounds=3)
 
 
@@ -485,7 +502,7 @@ def main():
             rts = smoke(rts, bundles)
             R["runtimes"] = list(rts)
             R["binary"] = binary_info(rts, work)
-            R["run"] = test_run(work, rts, bundles, a.runs)
+            R["run"] = test_run(work, rts, bundles, a.runs, readonly_husk(a.husk, work))
             R.update(test_lifecycle(work, rts, bundles, max(10, a.runs * 2 // 3)))
             R["exec"] = test_exec(work, rts, bundles, a.runs)
             R["rss"] = test_rss(rts, bundles, 10)
@@ -503,6 +520,7 @@ def main():
         report.write(R, a.out, work)
     finally:
         run(["umount", "-l", state], check=False)
+        run(["umount", "-l", os.path.join(work, "husk-ro")], check=False)
         shutil.rmtree(work, ignore_errors=True)
     log(f"done in {R['duration_s']} s; results in {a.out}")
 
