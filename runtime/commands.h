@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "spec/spec.h"
+
 namespace husk::rt {
 
 struct Global {
@@ -59,6 +61,9 @@ struct ExecOptions {
 };
 
 int cmd_exec(const Global& g, const ExecOptions& o);
+// The process of `exec --process FILE` from the file's text: config.json's
+// "process" object, parsed as spec::parse and checked by spec::validate_process.
+spec::Process parse_process(const std::string& text, const std::string& oci_version);
 
 }  // namespace husk::rt
 

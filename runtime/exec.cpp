@@ -26,6 +26,15 @@
 #include "spec/error.h"
 
 namespace husk::rt {
+
+spec::Process parse_process(const std::string& text, const std::string& oci_version) {
+  // Reuse the config parser and validator on {"process": <text>}.
+  spec::Spec s = spec::parse("{\"ociVersion\":\"" + oci_version + "\",\"process\":" + text + "}");
+  if (!s.process) throw Error("process: required");
+  spec::validate_process(*s.process);
+  return *s.process;
+}
+
 namespace {
 
 enum : char { kPid = 'P', kGo = 'g' };
@@ -44,13 +53,9 @@ constexpr NsFile kJoinOrder[] = {
 
 spec::Process load_process(const ExecOptions& o, const spec::Spec& container) {
   if (!o.process_file.empty()) {
-    // Reuse the config parser and validator on {"process": <file>}.
     std::string text = spec::read_json_file(o.process_file);
     try {
-      spec::Spec s = spec::parse("{\"ociVersion\":\"" + container.oci_version + "\",\"process\":" + text + "}");
-      if (!s.process) throw Error("process: required");
-      spec::validate_process(*s.process);
-      return *s.process;
+      return parse_process(text, container.oci_version);
     } catch (const Error& e) {
       rethrow_with(o.process_file, e);
     }

@@ -1,0 +1,132 @@
+// CVE-2016-9962: a created (not yet started) init must not hold an fd that
+// reaches the host's filesystem; another container sharing its pid
+// namespace with CAP_SYS_PTRACE could walk /proc/<init>/fd/N/.. to the host.
+//
+// How they failed: against 14774f5 (and at the time of writing) the created
+// init holds an O_PATH fd of its state directory (ROOT/<id>) while it blocks
+// opening exec.fifo: the host-side listing finds a directory fd, and the
+// container in the same pid namespace reads the host marker through
+// /proc/1/fd/N/../../<path>. Expected to fail until issue 7 item 5 lands.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "sec.h"
+
+using namespace hit;
+using namespace sec;
+namespace fs = std::filesystem;
+
+namespace {
+
+// (dev, ino) of every regular file of the rootfs.
+std::set<std::pair<dev_t, ino_t>> rootfs_files(const std::string& rootfs) {
+  std::set<std::pair<dev_t, ino_t>> s;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(rootfs, ec); it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) s.insert({st.st_dev, st.st_ino});
+  }
+  return s;
+}
+
+// Why the fd of a created init is not acceptable, or "" if it is.
+std::string bad_fd(const FdInfo& f, const std::set<std::pair<dev_t, ino_t>>& rootfs) {
+  const std::string& t = f.target;
+  if (t.rfind("socket:", 0) == 0 || t.rfind("pipe:", 0) == 0 || t.rfind("anon_inode:", 0) == 0) return "";
+  if (t.rfind("/memfd:", 0) == 0) return "";
+  if (!f.stat_ok) return "cannot stat it";
+  if (S_ISDIR(f.mode)) return "a directory";
+  if (S_ISFIFO(f.mode)) return contains(t, "exec.fifo") ? "" : "a fifo other than exec.fifo";
+  if (S_ISSOCK(f.mode)) return "";
+  if (S_ISCHR(f.mode)) {
+    unsigned ma = major(f.rdev), mi = minor(f.rdev);
+    if (ma == 1 && (mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9)) return "";  // null zero full random urandom
+    if (ma == 136 || (ma == 5 && mi <= 2)) return "";                                 // pts, tty, console, ptmx
+    return "a character device " + std::to_string(ma) + ":" + std::to_string(mi);
+  }
+  if (S_ISREG(f.mode)) return rootfs.count({f.dev, f.ino}) ? "" : "a regular file outside the rootfs";
+  return "an unexpected file type";
+}
+
+void check_created_init_fds(Container& c) {
+  int pid = c.pid();
+  auto files = rootfs_files(c.rootfs);
+  auto fds = process_fds(pid);
+  CHECK(fds.size() >= 3);
+  for (auto& f : fds) {
+    auto why = bad_fd(f, files);
+    INFO("created init " << pid << " fd " << f.fd << " -> " << f.target << ": " << why);
+    CHECK(why.empty());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("CVE-2016-9962: fds of a created init, seen from the host", "[cve-2016-9962][security]") {
+  SECTION("plain create") {
+    Container c("9962-fds");
+    c.args({"true"});
+    auto r = c.create();
+    INFO(r.err);
+    REQUIRE(r.ok());
+    check_created_init_fds(c);
+  }
+  SECTION("terminal and --preserve-fds") {
+    Container c("9962-fds-tty");
+    c.cfg["process"]["terminal"] = true;
+    c.args({"true"});
+    c.write_config();
+    std::string sock = c.bundle + "/console.sock";
+    Fd listener = listen_unix(sock);
+    // A preserved fd the caller chose: a pipe (it reaches nothing on disk).
+    int p[2];
+    REQUIRE(::pipe(p) == 0);
+    Fd pr(p[0]), pw(p[1]);
+    Child create({runtime(), "--root", c.root, "create", "--bundle", c.bundle, "--console-socket", sock,
+                  "--preserve-fds", "1", c.id},
+                 SpawnOpts{.extra_fds = {{pr.get(), 3}}});
+    Fd master = receive_fd(listener.get());
+    auto r = create.wait();
+    INFO(r.err);
+    REQUIRE(r.ok());
+    check_created_init_fds(c);
+  }
+}
+
+TEST_CASE("CVE-2016-9962: a container in the created init's pid namespace cannot reach the host",
+          "[cve-2016-9962][security]") {
+  if (hostile_binary().empty()) return skip(hostile_error());
+  TempDir host("husk-sec-9962-");
+  std::string marker = host.path + "/marker";
+  std::string token = "HOST-MARKER-" + unique_id("9962");
+  write_file(marker, token + "\n");
+  std::string before = tree_state(host.path);
+
+  Container a("9962-a"), b("9962-b");
+  a.args({"true"});
+  auto r = a.create();
+  INFO(r.err);
+  REQUIRE(r.ok());
+  install_hostile(b);
+  add_caps(b.cfg, {"CAP_SYS_PTRACE", "CAP_DAC_READ_SEARCH"});
+  join_namespace(b.cfg, "pid", "/proc/" + std::to_string(a.pid()) + "/ns/pid");
+  // The marker's host path, and also a shell attempt at the classic form.
+  b.args({"sh", "-c",
+          "/hostile fdescape " + marker + " 2; for f in /proc/1/fd/*; do ls \"$f/..\" \"$f/../..\" 2>/dev/null; "
+          "cat \"$f/../../../../../../../..\"" + marker + " 2>/dev/null; done; echo probe-finished"});
+  auto rb = b.run();
+  INFO(rb.out << rb.err);
+  CHECK(rb.code == 0);
+  CHECK(contains(rb.out, "probe-finished"));
+  CHECK_FALSE(contains(rb.out, token));
+  CHECK_FALSE(contains(rb.out, "READ "));
+  CHECK_FALSE(contains(rb.out, a.id));  // `ls /proc/1/fd/N/..` listed the host's state root
+  CHECK(a.status() == "created");
+  CHECK(tree_state(host.path) == before);
+}
