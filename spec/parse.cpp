@@ -183,6 +183,11 @@ json parse_json(const std::string& text) {
     auto pos = what.find(": ");
     std::string detail = pos == std::string::npos ? what : what.substr(pos + 2);
     throw Error("line " + std::to_string(line) + ", column " + std::to_string(col) + ": " + detail);
+  } catch (const json::out_of_range& e) {
+    // A number no double holds ("1e999"): nlohmann gives no position for it.
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    throw Error(pos == std::string::npos ? what : what.substr(pos + 2));
   }
 }
 

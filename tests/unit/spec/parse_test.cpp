@@ -382,6 +382,9 @@ TEST_CASE("malformed JSON reports line and column", "[parse]") {
   REQUIRE_THROWS_WITH(parse("{\"a\": tru}"), Contains("line 1, column "));
   REQUIRE_THROWS_WITH(parse(""), Contains("line 1, column 1: "));
   REQUIRE_THROWS_WITH(parse("{\"a\": 1} x"), Contains("line 1, column 10: "));
+  // A number no double holds is an Error too, not nlohmann's exception (found by fuzz-config).
+  REQUIRE_THROWS_AS(parse("{\"hostname\": 1e999}"), husk::Error);
+  REQUIRE_THROWS_WITH(parse_resources("{\"cpu\": {\"period\": -1e999}}"), Contains("number overflow"));
 }
 
 TEST_CASE("parse_resources reads an update --resources object", "[parse]") {
