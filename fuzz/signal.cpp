@@ -1,0 +1,20 @@
+// The SIGNAL argument of `husk kill`: rt::parse_signal. An accepted signal
+// must be one kill(2) takes.
+#include <signal.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "runtime/signals.h"
+#include "spec/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    int sig = husk::rt::parse_signal(std::string(reinterpret_cast<const char*>(data), size));
+    if (sig < 1 || sig > SIGRTMAX) __builtin_trap();
+  } catch (const husk::Error&) {
+    // An unknown signal; any other exception escapes and is a finding.
+  }
+  return 0;
+}
