@@ -97,6 +97,16 @@ std::vector<BpfInsn> device_filter_program(const std::vector<spec::DeviceRule>& 
 // ".." components are rejected ("linux.cgroupsPath: ..."); "." and "//" are normalised.
 std::string resolve_path(const std::optional<std::string>& cgroups_path, const std::string& id);
 
+// True when a directory for `path` exists in any hierarchy Manager::open(path,
+// detect_mode()) uses.
+bool exists(const std::string& path);
+// True when `path` is "/" or holds the calling process (itself or an ancestor
+// of its cgroup) in any hierarchy: emptying or removing it would hit husk.
+bool contains_self(const std::string& path);
+// True when /proc/<pid>/cgroup puts pid at `path` or below it in every
+// hierarchy husk manages (as Manager::open(path, detect_mode()) does).
+bool process_in(pid_t pid, const std::string& path);
+
 struct Stats {
   uint64_t cpu_usage_ns = 0, cpu_user_ns = 0, cpu_system_ns = 0;
   uint64_t cpu_throttled_periods = 0, cpu_throttled_time_ns = 0;

@@ -723,6 +723,77 @@ std::unique_ptr<Manager> Manager::open(const std::string& path, Mode mode) {
   return std::make_unique<LegacyManager>(path, mode == Mode::hybrid);
 }
 
+namespace {
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// "/a/b" is within "/a" and "/a/b", not within "/ab".
+bool within(const std::string& p, const std::string& base) {
+  return base == "/" || p == base || (p.size() > base.size() && p.compare(0, base.size(), base) == 0 && p[base.size()] == '/');
+}
+
+// /proc/<pid>/cgroup as (hierarchy id, controllers, path); empty when unreadable.
+struct ProcCgroup {
+  std::string id, controllers, path;
+};
+std::vector<ProcCgroup> read_proc_cgroup(const std::string& file) {
+  std::vector<ProcCgroup> out;
+  std::optional<std::string> text;
+  try {
+    text = try_read(file);
+  } catch (const Error&) {
+    return out;  // the process is gone
+  }
+  std::istringstream in(text.value_or(""));
+  for (std::string line; std::getline(in, line);) {
+    auto a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+  }
+  return out;
+}
+
+bool managed(const ProcCgroup& c, Mode mode) {
+  if (c.id == "0") return mode != Mode::legacy;
+  if (mode == Mode::unified) return false;
+  std::istringstream in(c.controllers);
+  for (std::string ctl; std::getline(in, ctl, ',');)
+    if (v1_mounts().count(ctl)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool exists(const std::string& path) {
+  Mode mode = detect_mode();
+  if (mode == Mode::unified) return is_dir(kRoot + path);
+  if (mode == Mode::hybrid && is_dir(kUnifiedHybrid + path)) return true;
+  for (const auto& [c, mnt] : v1_mounts())
+    if (is_dir(mnt + path)) return true;
+  return false;
+}
+
+bool contains_self(const std::string& path) {
+  if (path == "/") return true;
+  for (const auto& c : read_proc_cgroup("/proc/self/cgroup"))
+    if (within(c.path, path)) return true;
+  return false;
+}
+
+bool process_in(pid_t pid, const std::string& path) {
+  Mode mode = detect_mode();
+  bool any = false;
+  for (const auto& c : read_proc_cgroup("/proc/" + std::to_string(pid) + "/cgroup")) {
+    if (!managed(c, mode)) continue;
+    if (!within(c.path, path)) return false;
+    any = true;
+  }
+  return any;
+}
+
 void check_host(const spec::Resources& r) {
   if (!r.cpu || (r.cpu->cpus.empty() && r.cpu->mems.empty())) return;
   auto cpus = try_read("/sys/devices/system/cpu/online").value_or("");

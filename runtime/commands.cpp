@@ -83,8 +83,12 @@ bool owns_leaf(const Record& rec) {
          rec.cgroup_created.end();
 }
 
+// Never one holding husk itself: a planted cgroupPath naming the caller's own
+// cgroup or an ancestor of it must not get husk and its neighbours killed.
 std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
   if (rec.cgroup_path.empty()) return nullptr;
+  if (cgroups::contains_self(rec.cgroup_path))
+    throw Error("cgroup " + rec.cgroup_path + " holds husk's own process; refusing to signal or remove it");
   auto cg = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
   cg->set_created(rec.cgroup_created);
   return cg;
@@ -118,11 +122,6 @@ struct Creation {
     }
   }
 };
-
-void write_pid_file(const std::string& path, pid_t pid) {
-  if (path.empty()) return;
-  write_file_atomic(path, std::to_string(pid), 0644);
-}
 
 struct Bundle {
   std::string dir, config_text, rootfs;
@@ -167,9 +166,14 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   const auto& lx = *sp.linux_;
   if (lx.resources) cgroups::check_host(*lx.resources);
   rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, o.id);
+  // Recorded before the cgroup is made (a leaf not there yet as ours) and
+  // after: a husk killed at any point leaves enough for delete --force.
+  if (!cgroups::exists(rec.cgroup_path)) rec.cgroup_created = {rec.cgroup_path};
+  c->handle.save(rec);
   c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
   c->cgroup->create();
   rec.cgroup_created = c->cgroup->created();
+  c->handle.save(rec);
   // A leaf we just made is empty; only a pre-existing one needs the check.
   if (!owns_leaf(rec) && !c->cgroup->pids().empty())
     throw Error("linux.cgroupsPath: cgroup " + rec.cgroup_path + " already has processes in it");
@@ -227,25 +231,38 @@ void start_container(Handle& h, const spec::Spec* spec = nullptr) {
   run_hooks_logged(sp.hooks.poststart, "poststart", spec::state_to_json(rec.oci, false));
 }
 
-// Wait (bounded) for a process that is not our child to disappear.
-void wait_gone(pid_t pid, uint64_t start_time) {
-  for (int i = 0; i < 500 && process_alive(pid, start_time); ++i) ::usleep(2000);
+// SIGKILL through pidfds, then wait (bounded) until each is gone.
+void kill_and_wait(const std::vector<Fd>& pidfds) {
+  for (const auto& fd : pidfds) ::syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0);
+  for (const auto& fd : pidfds) {
+    pollfd p{fd.get(), POLLIN, 0};
+    while (::poll(&p, 1, 1000) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 void destroy_container(Handle& h, Record& rec, bool force) {
   std::string st = live_status(rec);
   if (st != "stopped" && !force)
     throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
-  auto cg = owns_leaf(rec) ? open_cgroup(rec) : nullptr;
+  std::unique_ptr<cgroups::Manager> cg;
+  try {
+    if (owns_leaf(rec)) cg = open_cgroup(rec);
+  } catch (const Error& e) {
+    if (!force) throw;
+    log::warn(std::string("delete: ") + e.what());
+  }
   log::debug("delete " + rec.oci.id + ": status " + st + (cg ? ", removing cgroup " + rec.cgroup_path : ""));
+  // Opened first: the pidfd pins the init so we can wait for it.
+  std::vector<Fd> init;
+  if (Fd fd = open_init(rec)) init.push_back(std::move(fd));
   // Processes may outlive the init (no pid namespace): empty our cgroup even
   // when the container counts as stopped.
   if (cg) {
     cg->kill_all(SIGKILL);
     if (st == "paused") cg->thaw();
   }
-  if (process_alive(rec.oci.pid, rec.start_time)) ::kill(rec.oci.pid, SIGKILL);
-  wait_gone(rec.oci.pid, rec.start_time);
+  kill_and_wait(init);
   if (cg) cg->destroy();
   spec::Spec sp;
   bool have_config = true;
@@ -260,6 +277,28 @@ void destroy_container(Handle& h, Record& rec, bool force) {
     rec.oci.status = "stopped";
     run_hooks_logged(sp.hooks.poststop, "poststop", spec::state_to_json(rec.oci, false));
   }
+}
+
+// delete --force without a usable state.json: the cgroup comes from the saved
+// config.json, a waiting init also from the processes holding exec.fifo.
+void recover_container(Handle& h) {
+  std::unique_ptr<cgroups::Manager> cg;
+  try {
+    spec::Spec sp = h.config();
+    Record rec;
+    rec.cgroup_path = cgroups::resolve_path(sp.linux_ ? sp.linux_->cgroups_path : std::nullopt, h.id());
+    cg = open_cgroup(rec);
+  } catch (const Error& e) {
+    log::warn(std::string("delete: no cgroup to clean up: ") + e.what());
+  }
+  log::debug("delete " + h.id() + ": recovering" + (cg ? ", removing cgroup " + cg->path() : ""));
+  if (cg) cg->kill_all(SIGKILL);
+  std::vector<Fd> holders;
+  for (pid_t p : h.fifo_holders())
+    if (Fd fd{static_cast<int>(::syscall(SYS_pidfd_open, p, 0))}) holders.push_back(std::move(fd));
+  kill_and_wait(holders);
+  if (cg) cg->destroy();
+  h.remove();
 }
 
 spec::State visible_state(const Record& rec) {
@@ -334,29 +373,33 @@ int cmd_kill(const Global& g, const std::string& id, const std::string& signal, 
       return 0;
     }
   }
-  // A pidfd pins the process: checking the start time and signalling through
-  // it cannot hit a recycled pid.
-  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, rec.oci.pid, 0)));
-  if (!pidfd || !process_alive(rec.oci.pid, rec.start_time)) throw Error("container not running");
+  // A pidfd pins the process: checking it and signalling through it cannot
+  // hit a recycled pid, nor one a planted state.json names.
+  Fd pidfd = open_init(rec);
+  if (!pidfd) throw Error("container not running");
   if (::syscall(SYS_pidfd_send_signal, pidfd.get(), sig, nullptr, 0) != 0) throw sys_error("kill container init");
   return 0;
 }
 
 int cmd_delete(const Global& g, const std::string& id, bool force) {
   Store store(g.root);
-  std::optional<Handle> h;
-  try {
-    h.emplace(Handle::open(store, id));
-  } catch (const Error& e) {
-    if (!force) throw;
-    // `delete --force` of a missing container succeeds; a half-made dir is removed.
-    if (::access(store.dir(id).c_str(), F_OK) != 0) return 0;
-    Store::check_id(id);
-    remove_container_dir(store.dir(id));
+  if (!force) {
+    Handle h = Handle::open(store, id);
+    Record rec = h.load();
+    destroy_container(h, rec, false);
     return 0;
   }
-  Record rec = h->load();
-  destroy_container(*h, rec, force);
+  // A missing container is no error; a half-made or corrupt one is recovered.
+  std::optional<Handle> h = Handle::open_dir(store, id);
+  if (!h) return 0;
+  std::optional<Record> rec;
+  try {
+    rec = h->load();
+  } catch (const Error& e) {
+    log::warn(std::string("delete: ") + e.what());
+  }
+  if (rec) destroy_container(*h, *rec, true);
+  else recover_container(*h);
   return 0;
 }
 

@@ -219,7 +219,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
     }
     send_msg(parent_sock.get(), kGo);
   }
-  if (!o.pid_file.empty()) write_file_atomic(o.pid_file, std::to_string(pid), 0644);
+  write_pid_file(o.pid_file, pid);
   Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
   if (o.detach) return 0;
   h.reset();  // unlock: kill and delete must work while we wait

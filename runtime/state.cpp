@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <climits>
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
@@ -13,6 +15,50 @@
 
 namespace husk::rt {
 using json = nlohmann::json;
+
+namespace {
+
+// state.json and config.json: annotations may be large, never unbounded.
+constexpr size_t kMaxFileSize = 64 << 20;
+
+// Someone else owning it, or able to write to it, could plant a state.json
+// that makes husk signal or remove what is not a container's.
+void check_private(int fd, const std::string& shown) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) throw sys_error("stat " + shown);
+  if (st.st_uid != ::geteuid())
+    throw Error(shown + ": owned by uid " + std::to_string(st.st_uid) + ", not by the caller (uid " +
+                std::to_string(::geteuid()) + "); refusing to use it");
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", st.st_mode & 07777);
+    throw Error(shown + ": writable by group or others (mode " + mode + "); refusing to use it");
+  }
+}
+
+void lock(int fd, const std::string& dir) {
+  while (::flock(fd, LOCK_EX) != 0)
+    if (errno != EINTR) throw sys_error("lock " + dir);
+}
+
+const json& member(const json& j, const char* key) {
+  static const json null;
+  auto it = j.find(key);
+  return it == j.end() ? null : *it;
+}
+
+std::string str(const json& j, const char* key) {
+  const json& v = member(j, key);
+  if (v.is_null()) return "";
+  if (!v.is_string()) throw Error(std::string(key) + ": must be a string");
+  return v.get<std::string>();
+}
+
+bool within(const std::string& p, const std::string& base) {
+  return p == base || (p.size() > base.size() && p.compare(0, base.size(), base) == 0 && p[base.size()] == '/');
+}
+
+}  // namespace
 
 Store::Store(std::string root) : root_(std::move(root)) {}
 
@@ -25,81 +71,167 @@ void Store::check_id(const std::string& id) {
   if (!ok) throw Error("invalid container id \"" + id + "\": must match [A-Za-z0-9_+-][A-Za-z0-9_+.-]*");
 }
 
+Fd Store::open_root(bool create) const {
+  if (create) mkdir_all(root_, 0700);
+  Fd fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT && !create) return fd;
+    throw sys_error("open state root " + root_);
+  }
+  check_private(fd.get(), "state root " + root_);
+  return fd;
+}
+
 std::vector<std::string> Store::ids() const {
   std::vector<std::string> out;
-  DIR* d = opendir(root_.c_str());
-  if (!d) return out;
+  Fd root = open_root(false);
+  if (!root) return out;
+  DIR* d = ::fdopendir(::openat(root.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!d) throw sys_error("read state root " + root_);
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] == '.') continue;
-    if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) continue;
-    out.emplace_back(e->d_name);
+    struct stat st;
+    bool dir = e->d_type == DT_DIR || (e->d_type == DT_UNKNOWN &&
+                                       ::fstatat(root.get(), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                       S_ISDIR(st.st_mode));
+    if (dir) out.emplace_back(e->d_name);
   }
   closedir(d);
   return out;
 }
 
-static Fd lock_dir(const std::string& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) throw sys_error("open " + dir);
-  while (::flock(fd.get(), LOCK_EX) != 0)
-    if (errno != EINTR) throw sys_error("lock " + dir);
-  return fd;
-}
-
 Handle Handle::create(const Store& store, const std::string& id) {
   Store::check_id(id);
-  mkdir_all(store.root(), 0711);
   Handle h;
   h.id_ = id;
   h.dir_ = store.dir(id);
-  if (::mkdir(h.dir_.c_str(), 0711) != 0) {
+  h.root_fd_ = store.open_root(true);
+  if (::mkdirat(h.root_fd_.get(), id.c_str(), 0700) != 0) {
     if (errno == EEXIST) throw Error("container with id \"" + id + "\" already exists");
     throw sys_error("mkdir " + h.dir_);
   }
-  h.fd_ = lock_dir(h.dir_);
+  h.fd_ = Fd(::openat(h.root_fd_.get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!h.fd_) throw sys_error("open " + h.dir_);
+  lock(h.fd_.get(), h.dir_);
+  return h;
+}
+
+// Opens <root>/<id> (never through a symlink); an invalid fd_ when it is missing.
+Handle Handle::open_locked(const Store& store, const std::string& id, bool locked, bool require_state) {
+  Store::check_id(id);
+  Handle h;
+  h.id_ = id;
+  h.dir_ = store.dir(id);
+  h.root_fd_ = store.open_root(false);
+  if (!h.root_fd_) return h;
+  Fd fd(::openat(h.root_fd_.get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return h;
+    if (errno == ELOOP || errno == ENOTDIR) throw Error(h.dir_ + ": not a directory (a symlink?); refusing to follow it");
+    throw sys_error("open " + h.dir_);
+  }
+  check_private(fd.get(), h.dir_);
+  if (locked) lock(fd.get(), h.dir_);
+  // A concurrent delete may have removed it while we waited for the lock.
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) throw sys_error("stat " + h.dir_);
+  if (st.st_nlink == 0) return h;
+  if (require_state && ::fstatat(fd.get(), "state.json", &st, AT_SYMLINK_NOFOLLOW) != 0) return h;
+  h.fd_ = std::move(fd);
   return h;
 }
 
 Handle Handle::open(const Store& store, const std::string& id, bool lock) {
+  Handle h = open_locked(store, id, lock, true);
+  if (!h.fd_) throw Error("container \"" + id + "\" does not exist");
+  return h;
+}
+
+std::optional<Handle> Handle::open_dir(const Store& store, const std::string& id) {
   Store::check_id(id);
-  Handle h;
-  h.id_ = id;
-  h.dir_ = store.dir(id);
-  const Error missing("container \"" + id + "\" does not exist");
-  Fd fd(::open(h.dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) {
-    if (errno == ENOENT) throw missing;
-    throw sys_error("open " + h.dir_);
+  Fd root = store.open_root(false);
+  struct stat st;
+  if (!root) return std::nullopt;
+  if (::fstatat(root.get(), id.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw sys_error("stat " + store.dir(id));
   }
-  while (lock && ::flock(fd.get(), LOCK_EX) != 0)
-    if (errno != EINTR) throw sys_error("lock " + h.dir_);
-  // A concurrent delete may have removed it while we waited for the lock.
-  if (::faccessat(fd.get(), "state.json", F_OK, 0) != 0) throw missing;
-  h.fd_ = std::move(fd);
+  if (!S_ISDIR(st.st_mode)) {
+    // Only the entry in our root goes, never what a symlink points to.
+    if (::unlinkat(root.get(), id.c_str(), 0) != 0 && errno != ENOENT) throw sys_error("remove " + store.dir(id));
+    return std::nullopt;
+  }
+  Handle h = open_locked(store, id, true, false);
+  if (!h.fd_) return std::nullopt;
   return h;
 }
 
 void Handle::unlock() const { ::flock(fd_.get(), LOCK_UN); }
 
 Record parse_record(const std::string& text) {
-  json j = json::parse(text);
-  Record r;
-  r.oci.oci_version = j.value("ociVersion", "");
-  r.oci.id = j.value("id", "");
-  r.oci.status = j.value("status", "");
-  r.oci.pid = j.value("pid", 0);
-  r.oci.bundle = j.value("bundle", "");
-  r.oci.rootfs = j.value("rootfs", "");
-  r.oci.created = j.value("created", "");
-  r.oci.owner = j.value("owner", "");
-  if (j.contains("annotations")) r.oci.annotations = j["annotations"].get<std::map<std::string, std::string>>();
-  r.start_time = j.value("initStartTime", uint64_t{0});
-  r.cgroup_path = j.value("cgroupPath", "");
-  r.cgroup_created = j.value("cgroupCreated", std::vector<std::string>{});
-  return r;
+  try {
+    json j = json::parse(text);
+    if (!j.is_object()) throw Error("must be a JSON object");
+    Record r;
+    r.oci.oci_version = str(j, "ociVersion");
+    r.oci.id = str(j, "id");
+    r.oci.status = str(j, "status");
+    if (r.oci.status != "creating" && r.oci.status != "created" && r.oci.status != "running" &&
+        r.oci.status != "stopped")
+      throw Error("status: \"" + r.oci.status + "\" is not creating, created, running or stopped");
+    const json& pid = member(j, "pid");
+    if (!pid.is_null()) {
+      if (!pid.is_number_integer() || pid.get<int64_t>() < 0 || pid.get<int64_t>() > INT_MAX)
+        throw Error("pid: must be an integer from 0 to " + std::to_string(INT_MAX));
+      r.oci.pid = static_cast<pid_t>(pid.get<int64_t>());
+    }
+    r.oci.bundle = str(j, "bundle");
+    r.oci.rootfs = str(j, "rootfs");
+    r.oci.created = str(j, "created");
+    r.oci.owner = str(j, "owner");
+    const json& ann = member(j, "annotations");
+    if (!ann.is_null()) {
+      if (!ann.is_object()) throw Error("annotations: must be an object");
+      for (const auto& [k, v] : ann.items()) {
+        if (!v.is_string()) throw Error("annotations: \"" + k + "\" must be a string");
+        r.oci.annotations[k] = v.get<std::string>();
+      }
+    }
+    const json& start = member(j, "initStartTime");
+    if (!start.is_null()) {
+      if (!start.is_number_unsigned()) throw Error("initStartTime: must be a non-negative integer");
+      r.start_time = start.get<uint64_t>();
+    }
+    r.cgroup_path = str(j, "cgroupPath");
+    // Only a path create could have resolved, so nothing outside the container's own.
+    if (!r.cgroup_path.empty() && cgroups::resolve_path(r.cgroup_path, r.oci.id) != r.cgroup_path)
+      throw Error("cgroupPath: \"" + r.cgroup_path + "\" is not a normalised absolute cgroup path");
+    const json& made = member(j, "cgroupCreated");
+    if (!made.is_null()) {
+      if (!made.is_array()) throw Error("cgroupCreated: must be an array");
+      for (const auto& c : made) {
+        if (!c.is_string() || !within(r.cgroup_path, c.get<std::string>()) || c.get<std::string>() == "/")
+          throw Error("cgroupCreated: entries must be cgroupPath or its ancestors below the root");
+        r.cgroup_created.push_back(c.get<std::string>());
+      }
+    }
+    return r;
+  } catch (const json::exception& e) {
+    throw Error(e.what());
+  }
 }
 
-Record Handle::load() const { return parse_record(read_file(dir_ + "/state.json")); }
+Record Handle::load() const {
+  const std::string shown = dir_ + "/state.json";
+  std::string text = read_regular_file(fd_.get(), "state.json", shown, kMaxFileSize);
+  try {
+    Record r = parse_record(text);
+    if (r.oci.id != id_) throw Error("id: \"" + r.oci.id + "\" is not the container's (\"" + id_ + "\")");
+    return r;
+  } catch (const Error& e) {
+    rethrow_with(shown, e);
+  }
+}
 
 void Handle::save(const Record& r) const {
   json j = {{"ociVersion", r.oci.oci_version}, {"id", r.oci.id},         {"status", r.oci.status},
@@ -107,22 +239,57 @@ void Handle::save(const Record& r) const {
             {"created", r.oci.created},        {"owner", r.oci.owner},   {"annotations", r.oci.annotations},
             {"initStartTime", r.start_time},   {"cgroupPath", r.cgroup_path},
             {"cgroupCreated", r.cgroup_created}};
-  write_file_atomic(dir_ + "/state.json", j.dump(), 0600);
+  write_file_atomic(fd_.get(), "state.json", j.dump(), 0600, dir_ + "/state.json");
 }
 
-spec::Spec Handle::config() const { return spec::parse(read_file(dir_ + "/config.json")); }
+spec::Spec Handle::config() const {
+  return spec::parse(read_regular_file(fd_.get(), "config.json", dir_ + "/config.json", kMaxFileSize));
+}
 
 void Handle::save_config(const std::string& json_text) const {
-  write_file_atomic(dir_ + "/config.json", json_text, 0600);
+  write_file_atomic(fd_.get(), "config.json", json_text, 0600, dir_ + "/config.json");
 }
 
-void remove_container_dir(const std::string& dir) {
-  for (const char* f : {"state.json", "state.json.tmp", "config.json", "config.json.tmp", "exec.fifo"})
-    ::unlink((dir + "/" + f).c_str());
-  if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) throw sys_error("remove " + dir);
+std::vector<pid_t> Handle::fifo_holders() const {
+  std::vector<pid_t> out;
+  struct stat fifo;
+  if (::fstatat(fd_.get(), "exec.fifo", &fifo, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISFIFO(fifo.st_mode)) return out;
+  DIR* proc = opendir("/proc");
+  if (!proc) throw sys_error("open /proc");
+  while (dirent* e = readdir(proc)) {
+    char* end;
+    long pid = strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == ::getpid()) continue;
+    std::string fds = std::string("/proc/") + e->d_name + "/fd";
+    DIR* d = opendir(fds.c_str());
+    if (!d) continue;
+    while (dirent* f = readdir(d)) {
+      struct stat st;
+      if (f->d_name[0] == '.' || ::stat((fds + "/" + f->d_name).c_str(), &st) != 0) continue;
+      if (st.st_dev == fifo.st_dev && st.st_ino == fifo.st_ino) {
+        out.push_back(static_cast<pid_t>(pid));
+        break;
+      }
+    }
+    closedir(d);
+  }
+  closedir(proc);
+  return out;
 }
 
-void Handle::remove() { remove_container_dir(dir_); }
+void Handle::remove() {
+  // Only plain entries are expected (state.json, config.json, exec.fifo, a
+  // temp file left by a killed husk); unlinkat never follows a symlink.
+  DIR* d = ::fdopendir(::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!d) throw sys_error("read " + dir_);
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d))
+    if (std::string n = e->d_name; n != "." && n != "..") names.push_back(n);
+  closedir(d);
+  for (const auto& n : names)
+    if (::unlinkat(fd_.get(), n.c_str(), 0) != 0 && errno != ENOENT) throw sys_error("remove " + dir_ + "/" + n);
+  if (::unlinkat(root_fd_.get(), id_.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) throw sys_error("remove " + dir_);
+}
 
 std::string live_status(const Record& r) {
   if (r.oci.status == "stopped") return r.oci.status;
@@ -137,6 +304,16 @@ std::string live_status(const Record& r) {
     }
   }
   return r.oci.status;
+}
+
+Fd open_init(const Record& r) {
+  if (r.oci.pid <= 0 || r.start_time == 0 || r.cgroup_path.empty() || cgroups::contains_self(r.cgroup_path))
+    return Fd();
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, r.oci.pid, 0)));
+  // Checked after pidfd_open: the pidfd pins this very process.
+  if (!pidfd || !process_alive(r.oci.pid, r.start_time) || !cgroups::process_in(r.oci.pid, r.cgroup_path))
+    return Fd();
+  return pidfd;
 }
 
 }  // namespace husk::rt

@@ -1,11 +1,16 @@
 // Container records under --root: <root>/<id>/{state.json,config.json,exec.fifo}.
 // Every command that changes a container holds an flock on its directory, so
 // commands on one container serialize and different containers never block.
+// The root and each container directory must belong to the caller and be
+// writable by nobody else; everything below the root is opened through
+// directory fds without following symlinks, so a planted link cannot make
+// husk read, write or delete anything outside.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +26,8 @@ struct Record {
   std::vector<std::string> cgroup_created;  // cgroups create() made, for destroy()
 };
 
-// state.json text as Handle::save wrote it -> Record.
+// state.json text as Handle::save wrote it -> Record. Anything else (wrong
+// types, a cgroup path resolve_path would not give) throws an Error.
 Record parse_record(const std::string& text);
 
 class Store {
@@ -34,6 +40,9 @@ class Store {
   static void check_id(const std::string& id);
 
   std::vector<std::string> ids() const;
+  // The root, checked (owned by the caller, not writable by group or others);
+  // made 0700 when missing and `create`, else an invalid Fd when missing.
+  Fd open_root(bool create) const;
 
  private:
   std::string root_;
@@ -48,6 +57,10 @@ class Handle {
   // kill: state.json is replaced atomically, kill goes through a pidfd).
   // Error `container "X" does not exist`.
   static Handle open(const Store& store, const std::string& id, bool lock = true);
+  // For delete --force: the locked directory, with or without state.json;
+  // nullopt when <root>/<id> does not exist. Anything there that is not a
+  // directory (a planted symlink) is unlinked, not followed.
+  static std::optional<Handle> open_dir(const Store& store, const std::string& id);
   // Let other commands in while this one waits (start waiting for the exec).
   void unlock() const;
 
@@ -60,19 +73,26 @@ class Handle {
   // The config.json the container was created from.
   spec::Spec config() const;
   void save_config(const std::string& json_text) const;
+  // Processes other than husk itself holding exec.fifo open: a waiting init,
+  // found without state.json.
+  std::vector<pid_t> fifo_holders() const;
   // Remove the directory and everything in it.
   void remove();
 
  private:
+  static Handle open_locked(const Store& store, const std::string& id, bool lock, bool require_state);
   std::string id_, dir_;
-  Fd fd_;
+  Fd root_fd_, fd_;
 };
-
-// Remove a container directory and the files husk keeps in it.
-void remove_container_dir(const std::string& dir);
 
 // Status as callers see it: stopped when the init is gone (or its pid was
 // reused), paused when its cgroup is frozen, else the recorded status.
 std::string live_status(const Record& r);
+
+// A pidfd of the init husk recorded, or an invalid Fd when that process is
+// gone: it must still have the recorded start time and sit in the recorded
+// cgroup, which must not hold husk itself. A stale or planted state.json can
+// never get another process signalled.
+Fd open_init(const Record& r);
 
 }  // namespace husk::rt

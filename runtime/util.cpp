@@ -1,6 +1,7 @@
 #include "runtime/util.h"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
@@ -61,14 +62,62 @@ void write_file(const std::string& path, const std::string& data) {
   write_all(fd.get(), data, path);
 }
 
-void write_file_atomic(const std::string& path, const std::string& data, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
-    if (!fd) throw sys_error("create " + tmp);
-    write_all(fd.get(), data, tmp);
+std::string read_regular_file(int dirfd, const std::string& name, const std::string& shown, size_t max) {
+  Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
+  if (!fd) {
+    if (errno == ELOOP) throw Error(shown + ": is a symlink, refusing to follow it");
+    throw sys_error("open " + shown);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) throw sys_error("rename " + tmp + " to " + path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) throw sys_error("stat " + shown);
+  if (!S_ISREG(st.st_mode)) throw Error(shown + ": not a regular file");
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw sys_error("read " + shown);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max) throw Error(shown + ": larger than " + std::to_string(max) + " bytes");
+  }
+  return out;
+}
+
+void write_file_atomic(int dirfd, const std::string& name, const std::string& data, mode_t mode,
+                       const std::string& shown) {
+  // Random, so nobody can pre-create it; the leading dot hides it from `ls`.
+  unsigned char rnd[8];
+  if (::getrandom(rnd, sizeof rnd, 0) != sizeof rnd) throw sys_error("getrandom");
+  char suffix[17];
+  for (size_t i = 0; i < sizeof rnd; ++i) snprintf(suffix + 2 * i, 3, "%02x", rnd[i]);
+  std::string tmp = "." + name + "." + suffix;
+  Fd fd(::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd) throw sys_error("create a temp file for " + shown);
+  try {
+    write_all(fd.get(), data, shown);
+    // rename replaces a symlink at `name` itself, never what it points to.
+    if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0) throw sys_error("rename a temp file to " + shown);
+  } catch (...) {
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    throw;
+  }
+}
+
+void write_file_atomic(const std::string& path, const std::string& data, mode_t mode) {
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") throw Error(path + ": not a file name");
+  Fd dirfd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dirfd) throw sys_error("open " + dir);
+  write_file_atomic(dirfd.get(), name, data, mode, path);
+}
+
+void write_pid_file(const std::string& path, pid_t pid) {
+  if (!path.empty()) write_file_atomic(path, std::to_string(pid), 0644);
 }
 
 void mkdir_all(const std::string& path, mode_t mode) {

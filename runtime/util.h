@@ -10,8 +10,19 @@
 namespace husk::rt {
 
 std::string read_file(const std::string& path);
-// write to path.tmp then rename: readers never see a partial file
+// `name` relative to `dirfd` (AT_FDCWD: a path) when it is a regular file of at
+// most `max` bytes; a symlink as last component, a FIFO or a device is refused
+// without blocking. Errors name `shown`.
+std::string read_regular_file(int dirfd, const std::string& name, const std::string& shown, size_t max);
+// Replace `name` in `dirfd` atomically: a new temp file with a random name in
+// the same directory (O_EXCL|O_NOFOLLOW, so never written through a planted
+// symlink), then rename over the target; the temp is removed on failure.
+void write_file_atomic(int dirfd, const std::string& name, const std::string& data, mode_t mode,
+                       const std::string& shown);
+// The same for a path: the temp goes into its directory.
 void write_file_atomic(const std::string& path, const std::string& data, mode_t mode = 0644);
+// --pid-file of create, run and exec (nothing when path is empty).
+void write_pid_file(const std::string& path, pid_t pid);
 // Write without truncating errors into one line: "write <path>: <errno>".
 void write_file(const std::string& path, const std::string& data);
 
