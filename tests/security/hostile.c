@@ -82,7 +82,21 @@ static void try_link(const char* link) {
   }
   if (fd >= 0 && nhandles < MAX_HANDLES) {
     handles[nhandles++] = fd;
-    if (nhandles <= 5) printf("HANDLE %s\n", link);
+    if (nhandles <= 5) {
+      /* Which process it was: /proc/PID/cmdline, NULs as spaces. */
+      char cl[128] = "", cmd[160];
+      int pid = atoi(link + 6);
+      snprintf(cmd, sizeof cmd, "/proc/%d/cmdline", pid);
+      int c = open(cmd, O_RDONLY | O_CLOEXEC);
+      if (c >= 0) {
+        ssize_t n = read(c, cl, sizeof cl - 1);
+        close(c);
+        for (ssize_t i = 0; i < n; ++i)
+          if (!cl[i]) cl[i] = ' ';
+        cl[n > 0 ? n : 0] = 0;
+      }
+      printf("HANDLE %s (%s)\n", link, cl);
+    }
     fflush(stdout);
   } else if (fd >= 0) {
     close(fd);

@@ -1,11 +1,12 @@
 // CVE-2024-21626: a cwd (or argv[0]) of /proc/self/fd/N reaching the host
 // through an fd the runtime leaked, or one the caller leaked to it.
 //
-// How they failed: the run case (moved here from the end-to-end suite's
-// test_cve.cpp) fails when the getcwd() check of enter_cwd() is removed and
-// an fd of a host directory is leaked into the init (first seen against the
-// husk of 4e486f2, which kept the state directory fd open without
-// CLOEXEC). FAILED-BY notes below per case.
+// How they failed: both cases fail against the mutant (14774f5 with
+// mutant-14774f5.patch, which drops the getcwd() check of enter_cwd): with
+// the caller's leaked fds of host directories, cwd /proc/self/fd/N gave the
+// exec'd and the run process a host cwd and they read the marker. The first
+// case was moved here from the end-to-end suite's test_cve.cpp. They pass
+// against 14774f5 and later.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>

@@ -2,11 +2,13 @@
 // reaches the host's filesystem; another container sharing its pid
 // namespace with CAP_SYS_PTRACE could walk /proc/<init>/fd/N/.. to the host.
 //
-// How they failed: against 14774f5 (and at the time of writing) the created
-// init holds an O_PATH fd of its state directory (ROOT/<id>) while it blocks
-// opening exec.fifo: the host-side listing finds a directory fd, and the
-// container in the same pid namespace reads the host marker through
-// /proc/1/fd/N/../../<path>. Expected to fail until issue 7 item 5 lands.
+// How they failed: against the husk before 06ed4be (and against the
+// mutant, 14774f5 with mutant-14774f5.patch) the created init held an
+// O_PATH fd of its state directory (ROOT/<id>) while blocked opening
+// exec.fifo: the host-side listing found "fd 4 -> /tmp/husk-it-r-.../<id>:
+// a directory", and the container in the same pid namespace read the host
+// marker through /proc/1/fd/4/../../../tmp/.../marker. Pass since 06ed4be
+// (issue 7 item 5).
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -3,7 +3,10 @@
 // CapInh of the container process and of exec'd processes must be 0 unless
 // process.capabilities.inheritable asks for some.
 //
-// How they failed: FAILED-BY note below.
+// How they failed: against the mutant (14774f5 with mutant-14774f5.patch,
+// which puts the permitted set into the inheritable one) CapInh was
+// non-zero for the init and every exec'd process. Pass against 14774f5 and
+// later.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

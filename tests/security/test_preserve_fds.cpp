@@ -3,9 +3,12 @@
 // the container process has exactly 0-2 and 3-4 open (checked from the host
 // through /proc/<pid>/fd), and nothing else that reaches a host file.
 //
-// How they failed: against 14774f5 `exec --preserve-fds -5` was accepted
-// and the container read host files through the leaked fds (issue 7 item
-// 4). Expected to fail until item 4 lands.
+// How they failed: against the husk before 06ed4be (and the mutant, based on
+// 14774f5) `exec --preserve-fds -5`/`-1`/`2147483647` and `create
+// --preserve-fds 2147483647` were accepted and the exec'd process ran
+// (issue 7 item 4). The "only 0-4" case passes against 14774f5 as well (not
+// seen failing: the fds above the range were already closed at exec). Pass
+// since 06ed4be.
 #include <catch2/catch.hpp>
 
 #include <filesystem>

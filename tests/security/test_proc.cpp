@@ -4,7 +4,11 @@
 // /proc/self/attr, so that the runtime's writes to procfs (LSM labels,
 // sysctls) land in an ordinary file, possibly on the host.
 //
-// How they failed: see each case (FAILED-BY notes).
+// How they failed: against the mutant (14774f5 with mutant-14774f5.patch:
+// openat2 without RESOLVE_IN_ROOT, special mounts following symlinks, no
+// procfs or /proc destination checks): the three /proc-symlink cases ran
+// with no procfs at /proc inside the container, and the 52881 case changed
+// the bind-mounted host tree. They pass against 14774f5 and later.
 #include <catch2/catch.hpp>
 
 #include <filesystem>

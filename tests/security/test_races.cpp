@@ -5,7 +5,10 @@
 // inside the rootfs, whatever it meets: no mount outside the rootfs, no
 // inode created in the host directory.
 //
-// How they failed: FAILED-BY note below.
+// How they failed: against the mutant (14774f5 with mutant-14774f5.patch:
+// openat2 without RESOLVE_IN_ROOT) mount targets were created through the
+// symlink in the host directory. Passes against 14774f5 and later (200
+// containers in ~20 s here).
 #include <catch2/catch.hpp>
 
 #include <atomic>

@@ -4,10 +4,11 @@
 // A refused value must fail with a non-zero exit and the process must not
 // run: the command would create /ran-<n> in the rootfs, which the host checks.
 //
-// How they failed: against 14774f5 `0x3e8`, `4294967296` and `-1` ran as
-// uid 0, `1e3` as 1, `4294968296` as 1000, `1000x` etc. were accepted, and
-// process.user.uid 4294967295 ran as root (issue 7 items 2 and 3). Expected
-// to fail until those items land.
+// How they failed: against the husk before 06ed4be (and the mutant, based on
+// 14774f5) `-1`, `0x3e8` and `4294967296` ran as uid 0, `1e3` as 1,
+// `4294968296` as 1000, `1000x`, `+1000`, ` 1000`, `1000:1000:1000` ... as
+// 1000, and process.user.uid/gid 4294967295 (config.json and exec
+// --process) ran as root (issue 7 items 2 and 3). Pass since 06ed4be.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -34,7 +35,8 @@ TEST_CASE("exec -u: only UID[:GID] of decimal digits within range", "[exec-user]
     CHECK_FALSE(contains(r.out, "uid="));
     CHECK_FALSE(fs::exists(c.rootfs + marker));
   }
-  for (auto [good, uid, gid] : {std::tuple{"1000", 1000, 1000}, {"1000:1000", 1000, 1000}, {"0:0", 0, 0},
+  // `-u UID` alone keeps process.user.gid of config.json (0 here), as runc does.
+  for (auto [good, uid, gid] : {std::tuple{"1000", 1000, 0}, {"1000:1000", 1000, 1000}, {"0:0", 0, 0},
                                 {"1000:0", 1000, 0}, {"65534:65534", 65534, 65534}}) {
     INFO("exec -u '" << good << "'");
     // The exec'd process reads its own ids from the kernel.
