@@ -167,7 +167,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
     if (!owned.back()) throw sys_error("open " + base + "pid");
     c.pid_ns_fd = owned.back().get();
   }
-  if (!process_alive(rec.oci.pid, rec.start_time)) throw Error("container not running");
+  if (!open_init(rec)) throw Error("container not running");
 
   seccomp::Program filter;
   if (container.linux_->seccomp) {
