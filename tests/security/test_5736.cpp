@@ -23,6 +23,7 @@
 
 #include <filesystem>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <thread>
 
@@ -140,12 +141,15 @@ TEST_CASE("CVE-2019-5736: shared pid namespace, created init and exec", "[cve-20
 // The runtime binary run inside the container, as the init's program
 // (`/proc/self/exe` resolves to the init's own image at its execve) and as
 // an exec'd program, directly and as a #! interpreter: the container then
-// has a dumpable process whose /proc/<pid>/exe is the runtime's image. It
-// is kept alive blocked opening a FIFO as its --log file, and the container
-// tries to write it through /proc/<pid>/exe. Seen failing with the husk of
-// 14774f5 minus refuse_own_binary() (which refused these by name, check-then-
-// use): "PWNED" landed in the runtime copy. Since 06ed4be the image is a
-// read-only overlay (or sealed memfd) view and the write fails.
+// has a dumpable process whose /proc/<pid>/exe is the runtime's image. That
+// process is kept alive, blocked opening a FIFO as its --log file; the
+// attacker opens its /proc/<pid>/exe read-only, the process is killed (a
+// running image cannot be opened for writing: ETXTBSY), and the attacker
+// re-opens its handle for writing through /proc/self/fd. Seen failing
+// against 14774f5's husk without ensure_protected_binary() (refuse_own_binary
+// aside, which refused these by name): ESCAPED, "PWNED" written into the
+// runtime copy. Since 06ed4be the image is a read-only overlay (or sealed
+// memfd) view: DENIED.
 TEST_CASE("CVE-2019-5736: the runtime binary run inside the container cannot be written", "[cve-2019-5736][security]") {
   RuntimeCopy rc;
   // The host's libraries, so that the dynamically linked runtime starts in the busybox rootfs.
@@ -155,50 +159,69 @@ TEST_CASE("CVE-2019-5736: the runtime binary run inside the container cannot be 
       fs::create_directories(c.rootfs + dir);
       c.cfg["mounts"].push_back({{"destination", dir}, {"type", "bind"}, {"source", dir}, {"options", {"rbind", "ro"}}});
     }
+    REQUIRE(::mkfifo((c.rootfs + "/log.fifo").c_str(), 0600) == 0);
   };
-  // From inside: write through /proc/<pid>/exe of every process whose image
-  // is not busybox (that is the runtime), then report.
-  const std::string attack =
-      "for p in /proc/[0-9]*; do e=$(readlink $p/exe) || continue; case $e in /bin/busybox) continue;; esac; "
-      "if printf PWNED 2>/dev/null >> $p/exe; then echo ESCAPED $e; else echo DENIED $e; fi; done";
-  // The runtime started inside, blocked on the FIFO: a process running it as its image.
-  auto blocked_runtime = [&](const Container& c) {
-    return eventually([&] {
-      auto r = rt_with(rc.path, c, {"exec", c.id, "ps", "-o", "comm"});
-      return contains(r.out, "exe\n") || contains(r.out, "via-shebang\n");
-    });
+  // Holds /proc/PID/exe, waits for /gone (the runtime process was killed), writes through the handle.
+  auto attack = [](const std::string& pid) {
+    return "exec 3< /proc/" + pid + "/exe || { echo NOHANDLE; exit 1; }; echo HANDLE; "
+           "while ! test -e /gone; do sleep 0.05; done; "
+           "if printf PWNED 2>/dev/null >> /proc/self/fd/3; then echo ESCAPED; else echo DENIED; fi";
+  };
+  auto wait_for = [](const std::shared_ptr<Capture>& out, const std::string& what) {
+    return eventually([&] { return contains(out->read(), what); }, 10s);
   };
   SECTION("as the container's process") {
-    Container c("5736-self-init");
-    with_host_libs(c);
-    REQUIRE(::mkfifo((c.rootfs + "/log.fifo").c_str(), 0600) == 0);
-    c.args({"/proc/self/exe", "--log", "/log.fifo", "list"});
-    create_start(rc, c, std::make_shared<Capture>());
-    auto r = rt_with(rc.path, c, {"exec", c.id, "sh", "-c", attack});
-    INFO(r.out << r.err);
-    CHECK(r.ok());
-    CHECK(contains(r.out, "DENIED"));
-    CHECK_FALSE(contains(r.out, "ESCAPED"));
+    // The attacker lives in a second container in the host's pid namespace,
+    // so it outlives the first one's init.
+    Container a("5736-self-init"), b("5736-self-attacker");
+    with_host_libs(a);
+    a.args({"/proc/self/exe", "--log", "/log.fifo", "list"});
+    create_start(rc, a, std::make_shared<Capture>());
+    int init = a.pid();
+    remove_namespace(b.cfg, "pid");
+    b.args({"sh", "-c", attack(std::to_string(init)) + "; touch /done"});
+    auto out = std::make_shared<Capture>();
+    create_start(rc, b, out);
+    REQUIRE(wait_for(out, "HANDLE"));
+    REQUIRE(::kill(init, SIGKILL) == 0);
+    REQUIRE(eventually([&] { return a.status() == "stopped"; }, 10s));
+    write_file(b.rootfs + "/gone", "");
+    REQUIRE(wait_for(out, "ED"));
+    INFO(out->read());
+    CHECK(contains(out->read(), "DENIED"));
+    CHECK_FALSE(contains(out->read(), "ESCAPED"));
     CHECK(rc.unchanged());
   }
   SECTION("through exec, directly and as a #! interpreter") {
     Container c("5736-self-exec");
     with_host_libs(c);
-    REQUIRE(::mkfifo((c.rootfs + "/log.fifo").c_str(), 0600) == 0);
     write_file(c.rootfs + "/via-shebang", "#!/proc/self/exe --log=/log.fifo\n", 0755);
     c.args({"sleep", "60"});
     create_start(rc, c, std::make_shared<Capture>());
     for (std::string prog : {"/proc/self/exe", "/via-shebang"}) {
       INFO(prog);
-      std::vector<std::string> argv{"exec", "-d", c.id, prog};
+      fs::remove(c.rootfs + "/gone");
+      std::vector<std::string> argv{"exec", "-d", "--pid-file", c.bundle + "/inner.pid", c.id, prog};
       if (prog == "/proc/self/exe") argv.insert(argv.end(), {"--log", "/log.fifo", "list"});
       REQUIRE(rt_with(rc.path, c, argv).ok());
-      REQUIRE(blocked_runtime(c));
-      auto r = rt_with(rc.path, c, {"exec", c.id, "sh", "-c", attack});
-      INFO(r.out << r.err);
-      CHECK(r.ok());
-      CHECK(contains(r.out, "DENIED"));
-      CHECK_FALSE(contains(r.out, "ESCAPED"));
+      int inner = std::stoi(read_file(c.bundle + "/inner.pid"));
+      // The pid as the container sees it: the last one in NSpid.
+      std::string ns_pid = trim(status_field(inner, "NSpid"));
+      ns_pid = ns_pid.substr(ns_pid.find_last_of(" \t") + 1);
+      // Detached, its output into the rootfs: a runtime process waiting in
+      // the foreground would keep the image busy and hide the attack.
+      std::string result = c.rootfs + "/result";
+      fs::remove(result);
+      REQUIRE(rt_with(rc.path, c, {"exec", "-d", c.id, "sh", "-c", "{ " + attack(ns_pid) + "; } > /result 2>&1"}).ok());
+      auto seen = [&](const std::string& what) { return fs::exists(result) && contains(read_file(result), what); };
+      REQUIRE(eventually([&] { return seen("HANDLE"); }, 10s));
+      REQUIRE(::kill(inner, SIGKILL) == 0);
+      REQUIRE(eventually([&] { return !fs::exists("/proc/" + std::to_string(inner) + "/exe"); }));
+      write_file(c.rootfs + "/gone", "");
+      REQUIRE(eventually([&] { return seen("ED"); }, 10s));
+      INFO(read_file(result));
+      CHECK(seen("DENIED"));
+      CHECK_FALSE(seen("ESCAPED"));
       CHECK(rc.unchanged());
     }
   }
