@@ -32,9 +32,8 @@ Loaded load(const Global& g, const std::string& id, bool lock = true) {
   Handle h = Handle::open(Store(g.root), id, lock);
   Record rec = h.load();
   std::string st = live_status(rec);
-  if (rec.cgroup_path.empty()) throw Error("container \"" + id + "\" has no cgroup");
-  auto cg = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
-  cg->set_created(rec.cgroup_created);
+  auto cg = open_cgroup(rec);
+  if (!cg) throw Error("container \"" + id + "\" has no cgroup");
   return {std::move(h), std::move(rec), st, std::move(cg)};
 }
 

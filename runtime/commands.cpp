@@ -83,17 +83,6 @@ bool owns_leaf(const Record& rec) {
          rec.cgroup_created.end();
 }
 
-// Never one holding husk itself: a planted cgroupPath naming the caller's own
-// cgroup or an ancestor of it must not get husk and its neighbours killed.
-std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
-  if (rec.cgroup_path.empty()) return nullptr;
-  if (cgroups::contains_self(rec.cgroup_path))
-    throw Error("cgroup " + rec.cgroup_path + " holds husk's own process; refusing to signal or remove it");
-  auto cg = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
-  cg->set_created(rec.cgroup_created);
-  return cg;
-}
-
 // A container being made: undone unless commit() is called.
 struct Creation {
   Handle handle;

@@ -291,6 +291,15 @@ void Handle::remove() {
   if (::unlinkat(root_fd_.get(), id_.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) throw sys_error("remove " + dir_);
 }
 
+std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
+  if (rec.cgroup_path.empty()) return nullptr;
+  if (cgroups::contains_self(rec.cgroup_path))
+    throw Error("cgroup " + rec.cgroup_path + " holds husk's own process; refusing to touch it");
+  auto cg = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
+  cg->set_created(rec.cgroup_created);
+  return cg;
+}
+
 std::string live_status(const Record& r) {
   if (r.oci.status == "stopped") return r.oci.status;
   // Also covers "creating" left behind by a husk create that was killed.

@@ -10,10 +10,12 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cgroups/cgroups.h"
 #include "runtime/util.h"
 #include "spec/spec.h"
 
@@ -84,6 +86,11 @@ class Handle {
   std::string id_, dir_;
   Fd root_fd_, fd_;
 };
+
+// The container's cgroup (null when it has none), never one holding husk
+// itself: a planted cgroupPath naming the caller's own cgroup or an ancestor
+// of it must not get husk and its neighbours frozen, killed or removed.
+std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec);
 
 // Status as callers see it: stopped when the init is gone (or its pid was
 // reused), paused when its cgroup is frozen, else the recorded status.

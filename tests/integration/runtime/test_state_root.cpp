@@ -236,18 +236,24 @@ TEST_CASE("a planted cgroupPath of a cgroup holding husk itself is neither empti
   Container c("selfcg");
   Victim v(c.id + "-victim");
   plant(c, planted_state(c.id, v.pid, v.start, v.path));
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"kill", "--all", c.id, "KILL"}, {"kill", c.id, "KILL"}, {"delete", "--force", c.id}}) {
+  const std::string pids_max = trim(read_file(v.dir + "/pids.max"));
+  // pause and update went to that cgroup until they shared kill's check: update set pids.max there.
+  for (const auto& args : std::vector<std::vector<std::string>>{{"update", "--pids-limit", "1", c.id},
+                                                                {"pause", c.id},
+                                                                {"kill", "--all", c.id, "KILL"},
+                                                                {"kill", c.id, "KILL"},
+                                                                {"delete", "--force", c.id}}) {
     std::vector<std::string> argv{runtime(), "--root", c.root};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run(v.inside(argv));
     INFO(args[1] << ": " << r.code << " " << r.err);
     CHECK_FALSE(r.signaled);
     CHECK(r.code != 128 + SIGKILL);
-    if (args[0] == "kill") CHECK(r.code != 0);
+    if (args[0] != "delete") CHECK(r.code != 0);
     std::this_thread::sleep_for(50ms);
     CHECK(alive(v.pid));
     CHECK(v.exists());
+    CHECK(trim(read_file(v.dir + "/pids.max")) == pids_max);
   }
   CHECK_FALSE(fs::exists(c.root + "/" + c.id));
 }
