@@ -18,9 +18,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// state.json and config.json: annotations may be large, never unbounded.
-constexpr size_t kMaxFileSize = 64 << 20;
-
 // Someone else owning it, or able to write to it, could plant a state.json
 // that makes husk signal or remove what is not a container's.
 void check_private(int fd, const std::string& shown) {
@@ -223,7 +220,7 @@ Record parse_record(const std::string& text) {
 
 Record Handle::load() const {
   const std::string shown = dir_ + "/state.json";
-  std::string text = read_regular_file(fd_.get(), "state.json", shown, kMaxFileSize);
+  std::string text = spec::read_json_file_at(fd_.get(), "state.json", shown);
   try {
     Record r = parse_record(text);
     if (r.oci.id != id_) throw Error("id: \"" + r.oci.id + "\" is not the container's (\"" + id_ + "\")");
@@ -243,7 +240,7 @@ void Handle::save(const Record& r) const {
 }
 
 spec::Spec Handle::config() const {
-  return spec::parse(read_regular_file(fd_.get(), "config.json", dir_ + "/config.json", kMaxFileSize));
+  return spec::parse(spec::read_json_file_at(fd_.get(), "config.json", dir_ + "/config.json"));
 }
 
 void Handle::save_config(const std::string& json_text) const {

@@ -62,30 +62,6 @@ void write_file(const std::string& path, const std::string& data) {
   write_all(fd.get(), data, path);
 }
 
-std::string read_regular_file(int dirfd, const std::string& name, const std::string& shown, size_t max) {
-  Fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY));
-  if (!fd) {
-    if (errno == ELOOP) throw Error(shown + ": is a symlink, refusing to follow it");
-    throw sys_error("open " + shown);
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) throw sys_error("stat " + shown);
-  if (!S_ISREG(st.st_mode)) throw Error(shown + ": not a regular file");
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw sys_error("read " + shown);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-    if (out.size() > max) throw Error(shown + ": larger than " + std::to_string(max) + " bytes");
-  }
-  return out;
-}
-
 void write_file_atomic(int dirfd, const std::string& name, const std::string& data, mode_t mode,
                        const std::string& shown) {
   // Random, so nobody can pre-create it; the leading dot hides it from `ls`.

@@ -10,10 +10,6 @@
 namespace husk::rt {
 
 std::string read_file(const std::string& path);
-// `name` relative to `dirfd` (AT_FDCWD: a path) when it is a regular file of at
-// most `max` bytes; a symlink as last component, a FIFO or a device is refused
-// without blocking. Errors name `shown`.
-std::string read_regular_file(int dirfd, const std::string& name, const std::string& shown, size_t max);
 // Replace `name` in `dirfd` atomically: a new temp file with a random name in
 // the same directory (O_EXCL|O_NOFOLLOW, so never written through a planted
 // symlink), then rename over the target; the temp is removed on failure.

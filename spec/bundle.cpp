@@ -9,18 +9,23 @@
 
 namespace husk::spec {
 
-std::string read_json_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw sys_error("open " + path);
+namespace {
+
+std::string read_bounded(int dirfd, const std::string& name, const std::string& shown, int extra_flags) {
+  int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | extra_flags);
+  if (fd < 0) {
+    if (errno == ELOOP && (extra_flags & O_NOFOLLOW)) throw Error(shown + ": is a symlink, refusing to follow it");
+    throw sys_error("open " + shown);
+  }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
-    throw sys_error("stat " + path, err);
+    throw sys_error("stat " + shown, err);
   }
   if (!S_ISREG(st.st_mode) || st.st_size > static_cast<off_t>(kMaxJsonSize)) {
     ::close(fd);
-    throw Error(path + (S_ISREG(st.st_mode) ? ": larger than 64 MiB" : ": not a regular file"));
+    throw Error(shown + (S_ISREG(st.st_mode) ? ": larger than 64 MiB" : ": not a regular file"));
   }
   std::string out;
   char buf[65536];
@@ -30,17 +35,25 @@ std::string read_json_file(const std::string& path) {
       if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
-      throw sys_error("read " + path, err);
+      throw sys_error("read " + shown, err);
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > kMaxJsonSize) {
       ::close(fd);
-      throw Error(path + ": larger than 64 MiB");
+      throw Error(shown + ": larger than 64 MiB");
     }
   }
   ::close(fd);
   return out;
+}
+
+}  // namespace
+
+std::string read_json_file(const std::string& path) { return read_bounded(AT_FDCWD, path, path, 0); }
+
+std::string read_json_file_at(int dirfd, const std::string& name, const std::string& shown) {
+  return read_bounded(dirfd, name, shown, O_NOFOLLOW);
 }
 
 Spec load_bundle(const std::string& bundle_dir, std::string* config_text) {

@@ -327,6 +327,9 @@ void validate_process(const Process& p);
 // most kMaxJsonSize, else an Error naming the path.
 constexpr size_t kMaxJsonSize = 64 << 20;
 std::string read_json_file(const std::string& path);
+// The same for `name` beneath `dirfd` (husk's own state files), refusing a
+// symlink as its last component; errors name `shown`.
+std::string read_json_file_at(int dirfd, const std::string& name, const std::string& shown);
 
 // Read <bundle>/config.json, parse and validate(for_create). Parse and
 // validation errors are prefixed with "config.json: "; a missing file gives
