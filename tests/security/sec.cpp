@@ -175,43 +175,6 @@ std::vector<FdInfo> process_fds(int pid) {
   return v;
 }
 
-Fd listen_unix(const std::string& path) {
-  Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  REQUIRE(s);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  REQUIRE(path.size() < sizeof a.sun_path);
-  std::strcpy(a.sun_path, path.c_str());
-  REQUIRE(::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(s.get(), 1) == 0);
-  return s;
-}
-
-Fd receive_fd(int listener, int timeout_ms) {
-  pollfd p{listener, POLLIN, 0};
-  if (::poll(&p, 1, timeout_ms) <= 0) return Fd();
-  Fd conn(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
-  if (!conn) return Fd();
-  pollfd q{conn.get(), POLLIN, 0};
-  if (::poll(&q, 1, timeout_ms) <= 0) return Fd();
-  char data[4096];
-  iovec iov{data, sizeof data};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 4)];
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctrl;
-  m.msg_controllen = sizeof ctrl;
-  if (::recvmsg(conn.get(), &m, MSG_CMSG_CLOEXEC) < 0) return Fd();
-  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-      return Fd(fd);
-    }
-  return Fd();
-}
-
 int find_in_container(const Container& c, const std::string& comm) {
   std::error_code ec;
   for (auto& e : fs::directory_iterator("/proc", ec)) {

@@ -73,9 +73,6 @@ struct FdInfo {
 };
 std::vector<FdInfo> process_fds(int pid);
 
-// Unix socket listener / receiver for --console-socket.
-hit::Fd listen_unix(const std::string& path);
-hit::Fd receive_fd(int listener, int timeout_ms = 10000);
 
 // Polls until pred() or the timeout.
 template <class F>

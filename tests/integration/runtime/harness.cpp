@@ -19,7 +19,9 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -518,6 +520,53 @@ std::vector<std::string> leftovers(const Container& c) {
   for (int p : cgroup_pids(c.id)) v.push_back("process " + std::to_string(p) + " in cgroup /husk-test/" + c.id);
   for (auto& d : cgroup_dirs(c.id)) v.push_back("cgroup left: " + d);
   return v;
+}
+
+bool alive(int pid) {
+  try {
+    auto st = read_file("/proc/" + std::to_string(pid) + "/stat");
+    auto rp = st.rfind(')');
+    return rp != std::string::npos && rp + 2 < st.size() && st[rp + 2] != 'Z' && st[rp + 2] != 'X';
+  } catch (...) {
+    return false;
+  }
+}
+
+Fd listen_unix(const std::string& path) {
+  Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  REQUIRE(s);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  REQUIRE(path.size() < sizeof a.sun_path);
+  std::strcpy(a.sun_path, path.c_str());
+  REQUIRE(::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(s.get(), 1) == 0);
+  return s;
+}
+
+Fd receive_fd(int listener, int timeout_ms) {
+  pollfd p{listener, POLLIN, 0};
+  if (::poll(&p, 1, timeout_ms) <= 0) return Fd();
+  Fd conn(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
+  if (!conn) return Fd();
+  pollfd q{conn.get(), POLLIN, 0};
+  if (::poll(&q, 1, timeout_ms) <= 0) return Fd();
+  char data[4096];
+  iovec iov{data, sizeof data};
+  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 4)];
+  msghdr m{};
+  m.msg_iov = &iov;
+  m.msg_iovlen = 1;
+  m.msg_control = ctrl;
+  m.msg_controllen = sizeof ctrl;
+  if (::recvmsg(conn.get(), &m, MSG_CMSG_CLOEXEC) < 0) return Fd();
+  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+      return Fd(fd);
+    }
+  return Fd();
 }
 
 }  // namespace hit

@@ -116,6 +116,14 @@ struct MountEntry {
 std::vector<MountEntry> parse_mountinfo(const std::string& text);
 const MountEntry* find_mount(const std::vector<MountEntry>& mounts, const std::string& point);
 
+// Alive and not a zombie (this host's pid 1 reaps orphans lazily).
+bool alive(int pid);
+
+// A unix socket listening at `path`, for --console-socket; receive_fd accepts
+// one connection and returns the fd sent with SCM_RIGHTS (invalid on timeout).
+Fd listen_unix(const std::string& path);
+Fd receive_fd(int listener, int timeout_ms = 10000);
+
 // Capability name (CAP_CHOWN) -> bit mask.
 unsigned long long cap_mask(const std::vector<std::string>& names);
 // "CapEff" etc. from /proc/<pid>/status.

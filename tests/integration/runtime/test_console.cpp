@@ -16,47 +16,9 @@ using namespace hit;
 
 namespace {
 
-Fd listen_unix(const std::string& path) {
-  Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  REQUIRE(s);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  REQUIRE(path.size() < sizeof a.sun_path);
-  std::strcpy(a.sun_path, path.c_str());
-  REQUIRE(::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(s.get(), 1) == 0);
-  return s;
-}
-
 bool readable(int fd, int ms) {
   pollfd p{fd, POLLIN, 0};
   return ::poll(&p, 1, ms) > 0;
-}
-
-// Accepts one connection and returns the fd passed with SCM_RIGHTS.
-Fd receive_fd(int listener) {
-  REQUIRE(readable(listener, 10000));
-  Fd conn(::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC));
-  REQUIRE(conn);
-  REQUIRE(readable(conn.get(), 10000));
-  char data[4096];
-  iovec iov{data, sizeof data};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 4)];
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctrl;
-  m.msg_controllen = sizeof ctrl;
-  ssize_t n = ::recvmsg(conn.get(), &m, MSG_CMSG_CLOEXEC);
-  REQUIRE(n >= 0);
-  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-      return Fd(fd);
-    }
-  FAIL("no fd received on the console socket");
-  return Fd();
 }
 
 // Reads until the slave side is gone (EIO) or the deadline passes.
@@ -87,6 +49,7 @@ TEST_CASE("console socket receives a working pty master", "[console]") {
 
   Child create({runtime(), "--root", c.root, "create", "--bundle", c.bundle, "--console-socket", sock, c.id});
   Fd master = receive_fd(listener.get());
+  REQUIRE(master);
   auto r = create.wait();
   INFO(r.err);
   REQUIRE(r.ok());

@@ -14,17 +14,6 @@
 using namespace hit;
 namespace fs = std::filesystem;
 
-// Zombies count as dead: this host's pid 1 reaps orphans lazily.
-static bool alive(int pid) {
-  try {
-    auto st = read_file("/proc/" + std::to_string(pid) + "/stat");
-    auto rp = st.rfind(')');
-    return rp != std::string::npos && rp + 2 < st.size() && st[rp + 2] != 'Z' && st[rp + 2] != 'X';
-  } catch (...) {
-    return false;
-  }
-}
-
 TEST_CASE("create, start, exit: created -> running -> stopped", "[lifecycle]") {
   Container c("life");
   c.args({"sh", "-c", "read line; echo got-$line"});

@@ -21,16 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool alive(int pid) {
-  try {
-    auto st = read_file("/proc/" + std::to_string(pid) + "/stat");
-    auto rp = st.rfind(')');
-    return rp != std::string::npos && rp + 2 < st.size() && st[rp + 2] != 'Z' && st[rp + 2] != 'X';
-  } catch (...) {
-    return false;
-  }
-}
-
 uint64_t start_time(int pid) {
   auto st = read_file("/proc/" + std::to_string(pid) + "/stat");
   std::stringstream ss(st.substr(st.rfind(')') + 2));
