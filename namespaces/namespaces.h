@@ -86,6 +86,10 @@ void join_namespace(const NamespacePlan::Join& join);
 // unshare(CLONE_NEWTIME), before any process enters the new time namespace.
 void write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets);
 
+// Bring up "lo" of a network namespace the container init just created
+// (callers expect 127.0.0.1 to work, as under runc).
+void loopback_up();
+
 struct RootfsOptions {
   std::string rootfs;        // host path of root.path (absolute, or relative to the cwd)
   bool no_pivot = false;     // --no-pivot: MS_MOVE + chroot

@@ -1,9 +1,14 @@
 // Joining existing namespaces and the small per-namespace settings
 // (time offsets, hostname) the container init applies.
 #include <fcntl.h>
+#include <net/if.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "namespaces/namespaces.h"
 
@@ -43,6 +48,21 @@ void set_hostname(const spec::Spec& spec) {
     throw sys_error("sethostname \"" + spec.hostname + "\"");
   if (!spec.domainname.empty() && setdomainname(spec.domainname.data(), spec.domainname.size()) < 0)
     throw sys_error("setdomainname \"" + spec.domainname + "\"");
+}
+
+void loopback_up() {
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) throw sys_error("loopback: socket");
+  ifreq ifr{};
+  strncpy(ifr.ifr_name, "lo", sizeof ifr.ifr_name - 1);
+  int rc = ioctl(s, SIOCGIFFLAGS, &ifr);
+  if (rc == 0 && !(ifr.ifr_flags & IFF_UP)) {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP);
+    rc = ioctl(s, SIOCSIFFLAGS, &ifr);
+  }
+  int err = errno;
+  close(s);
+  if (rc != 0) throw sys_error("bring up the loopback interface lo", err);
 }
 
 void check_sysctl_joined(const spec::Spec& spec) {

@@ -104,7 +104,7 @@ void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size, 
       throw sys_error("bind the pty on /dev/console");
   }
   send_fd(socket_fd, master.get(), "/dev/ptmx");
-  if (::setsid() < 0) throw sys_error("setsid");
+  // The caller made us a session leader (setsid) already.
   if (::ioctl(slave.get(), TIOCSCTTY, 0) != 0) throw sys_error("set controlling terminal");
   for (int i = 0; i < 3; ++i)
     if (::dup2(slave.get(), i) < 0) throw sys_error("dup pty slave to stdio");

@@ -22,8 +22,8 @@ struct ConsoleChannel {
 ConsoleChannel open_console_channel(bool terminal, const std::string& console_socket);
 
 // In the container (after pivot, /dev/ptmx of its devpts): open a pty, send
-// the master over `socket_fd`, make the slave the controlling terminal and
-// stdio. The init (bind_console) also binds it on /dev/console; exec does not.
+// the master over `socket_fd`, make the slave the controlling terminal (the
+// caller is a session leader already) and stdio. The init (bind_console) also binds it on /dev/console; exec does not.
 void setup_console(int socket_fd, const std::optional<spec::ConsoleSize>& size, bool bind_console);
 
 // Send / receive one fd with a name over a unix socket.

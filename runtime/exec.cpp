@@ -106,6 +106,8 @@ struct ExecChild {
     std::string payload;
     if (!recv_msg(c.sock, t, payload) || t != kGo) _exit(1);
     const spec::Process& p = c.proc;
+    // A session of its own, as the init (see container_init).
+    if (::setsid() < 0) throw sys_error("setsid");
     bool in_user_ns = c.container.linux_->has_namespace("user");
     if (c.console_fd >= 0) {
       setup_console(c.console_fd, p.console_size, false);
@@ -114,12 +116,15 @@ struct ExecChild {
     enter_cwd(p.cwd);
     apply_limits(p, nullptr);
     std::string exe = find_executable(p.args[0], p.env);
+    const std::vector<std::string> env = process_env(p);
+    chown_stdio(p);
+    // Before any filter: a profile without close_range must not break the exec.
+    prepare_fds_for_exec(c.preserve_fds);
     if (c.filter && !p.no_new_privileges) seccomp::load(*c.filter);
     switch_user_and_caps(p, in_user_ns);
     apply_no_new_privs(p);
     if (c.filter && p.no_new_privileges) seccomp::load(*c.filter);
-    prepare_fds_for_exec(c.preserve_fds);
-    exec_process(exe, p);
+    exec_process(exe, p, env);
   });
 }
 
@@ -171,7 +176,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
 
   seccomp::Program filter;
   if (container.linux_->seccomp) {
-    filter = seccomp::compile(seccomp::plan(*container.linux_->seccomp), g.root + "/.seccomp-cache");
+    filter = seccomp::compile(seccomp::plan(*container.linux_->seccomp), g.seccomp_cache);
     c.filter = &filter;
   }
 

@@ -30,6 +30,8 @@ static void run_one(const spec::Hook& h, const std::string& label, const std::st
   argv.push_back(nullptr);
   for (const auto& e : h.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  // A hook without env gets the runtime's environment, as under runc and crun.
+  char** env = h.env.empty() ? environ : envp.data();
 
   pid_t pid = ::fork();
   if (pid < 0) throw sys_error(label + ": fork");
@@ -38,7 +40,7 @@ static void run_one(const spec::Hook& h, const std::string& label, const std::st
     sigset_t all;
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, nullptr);
-    ::execve(h.path.c_str(), argv.data(), envp.data());
+    ::execve(h.path.c_str(), argv.data(), env);
     const char msg[] = "hook exec failed\n";
     ssize_t ignored = ::write(2, msg, sizeof msg - 1);
     (void)ignored;

@@ -104,6 +104,9 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   std::string go;
   if (!recv_msg(c.sock, t, go) || t != kGo) _exit(1);
   c.host_pid = static_cast<pid_t>(parse_decimal(go, INT32_MAX, "init sync: pid"));
+  // A session of its own, terminal or not: kill(0, sig) from the container
+  // must not reach the caller's process group (the shim, conmon, husk run).
+  if (::setsid() < 0) throw sys_error("setsid");
   // Hooks run in the container's namespaces see the pid as the container does.
   spec::State state = *c.req.state;
   state.pid = ::getpid();
@@ -125,6 +128,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     if (::unshare(CLONE_NEWTIME) != 0) throw sys_error("unshare time namespace");
     ns::write_time_offsets(lx.time_offsets);
   }
+  if (has_new_ns(lx, "network")) ns::loopback_up();
 
   // A session keyring of its own, so the container cannot read the caller's keys.
   if (!c.req.session_keyring.empty() &&
@@ -152,6 +156,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
 
   ns::enter_rootfs(ro);
   ns::set_hostname(spec);
+  make_cwd(proc.cwd);  // before root.readonly applies
   ns::finalize_rootfs(spec, ro);
 
   if (c.req.console_fd >= 0) {
@@ -161,6 +166,10 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   enter_cwd(proc.cwd);
   apply_limits(proc, &lx);
   std::string exe = find_executable(proc.args[0], proc.env);
+  const std::vector<std::string> env = process_env(proc);
+  chown_stdio(proc);
+  // Before any filter: a profile without close_range must not break the exec.
+  prepare_fds_for_exec(c.req.preserve_fds);
 
   // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it before
   // the capabilities go. With it, load as late as possible (fewer syscalls to allow).
@@ -191,8 +200,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
                                                             lx.seccomp->listener_metadata, created_state));
       ::close(listener);
     }
-    prepare_fds_for_exec(c.req.preserve_fds);
-    exec_process(exe, proc);
+    exec_process(exe, proc, env);
   } catch (const std::exception& e) {
     ssize_t ignored = ::write(high, e.what(), strlen(e.what()));
     (void)ignored;

@@ -47,9 +47,8 @@ void debug(const std::string& msg) {
   if (g_debug) emit("debug", msg);
 }
 
-void warn(const std::string& msg) {
-  if (g_fd >= 0 || g_debug) emit("warning", msg);
-}
+// Like runc's, warnings go to stderr when there is no --log.
+void warn(const std::string& msg) { emit("warning", msg); }
 
 void error(const std::string& msg) {
   if (g_fd >= 0) emit("error", msg);

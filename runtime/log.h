@@ -9,7 +9,7 @@ namespace husk::rt::log {
 enum class Format { text, json };
 
 // Opens the log file in append mode (created if missing). Without a file,
-// debug lines go to stderr and errors are only printed by the CLI.
+// debug lines and warnings go to stderr and errors are only printed by the CLI.
 void init(const std::string& path, Format format, bool debug);
 
 // The log file's fd (-1 without one), for children that keep it; close()

@@ -14,6 +14,7 @@
 #include <sys/capability.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "runtime/log.h"
@@ -23,6 +24,13 @@
 namespace husk::rt {
 
 static const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Go's errno texts (runc's) are strerror's with a lower-case first letter.
+static std::string errno_text(int err) {
+  std::string t = strerror(err);
+  if (!t.empty()) t[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(t[0])));
+  return t;
+}
 
 static bool is_executable_file(const std::string& p) {
   struct stat st;
@@ -34,8 +42,9 @@ std::string find_executable(const std::string& arg0, const std::vector<std::stri
     if (!is_executable_file(arg0)) {
       int e = errno;
       struct stat st;
-      if (::stat(arg0.c_str(), &st) == 0) e = S_ISDIR(st.st_mode) ? EISDIR : EACCES;
-      throw Error("exec: \"" + arg0 + "\": " + strerror(e), e);
+      // A directory or a file without x bits is EACCES, as execve says.
+      if (::stat(arg0.c_str(), &st) == 0) e = EACCES;
+      throw Error("exec: \"" + arg0 + "\": " + errno_text(e), e);
     }
     return arg0;
   }
@@ -163,23 +172,30 @@ void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg) {
   }
 }
 
-// config.md: a capability that cannot be granted (unknown name, or newer than
-// this kernel) is logged as a warning and skipped, not fatal.
-static int cap_number_or_warn(const std::string& name, const char* field) {
+// config.md: a capability that cannot be granted (unknown name, newer than
+// this kernel, or outside husk's own bounding set, as when an engine runs
+// husk with fewer capabilities) is logged as a warning and skipped, not fatal.
+// `own` is husk's bounding set, read before anything is dropped.
+static int cap_number_or_warn(const std::string& name, const char* field, const std::vector<bool>& own) {
   int v = spec::capability_number(name);
   if (v < 0 || v > static_cast<int>(cap_max_bits()) - 1) {
     log::warn(std::string("process.capabilities.") + field + ": ignoring capability \"" + name +
               "\" that this kernel cannot grant");
     return -1;
   }
+  if (!own[static_cast<size_t>(v)]) {
+    log::warn(std::string("process.capabilities.") + field + ": ignoring capability \"" + name +
+              "\" that is not in the runtime's own bounding set");
+    return -1;
+  }
   return v;
 }
 
-static void set_cap_list(cap_t caps, cap_flag_t flag, const std::vector<std::string>& names,
-                         const char* field) {
+static void set_cap_list(cap_t caps, cap_flag_t flag, const std::vector<std::string>& names, const char* field,
+                         const std::vector<bool>& own) {
   std::vector<cap_value_t> values;
   for (const auto& n : names) {
-    int v = cap_number_or_warn(n, field);
+    int v = cap_number_or_warn(n, field, own);
     if (v < 0) continue;
     values.push_back(v);
   }
@@ -191,11 +207,13 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
   const spec::Capabilities none;
   const spec::Capabilities& c = p.capabilities ? *p.capabilities : none;
   int last = static_cast<int>(cap_max_bits()) - 1;
+  std::vector<bool> own(static_cast<size_t>(last + 1));
+  for (int v = 0; v <= last; ++v) own[static_cast<size_t>(v)] = ::prctl(PR_CAPBSET_READ, v, 0, 0, 0) == 1;
 
   // Bounding set first: it needs CAP_SETPCAP, which the user switch may drop.
   std::vector<bool> keep(static_cast<size_t>(last + 1), false);
   for (const auto& n : c.bounding) {
-    int v = cap_number_or_warn(n, "bounding");
+    int v = cap_number_or_warn(n, "bounding", own);
     if (v >= 0) keep[static_cast<size_t>(v)] = true;
   }
   for (int v = 0; v <= last; ++v)
@@ -214,9 +232,9 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
 
   cap_t caps = cap_init();
   if (!caps) throw sys_error("cap_init");
-  set_cap_list(caps, CAP_EFFECTIVE, c.effective, "effective");
-  set_cap_list(caps, CAP_PERMITTED, c.permitted, "permitted");
-  set_cap_list(caps, CAP_INHERITABLE, c.inheritable, "inheritable");
+  set_cap_list(caps, CAP_EFFECTIVE, c.effective, "effective", own);
+  set_cap_list(caps, CAP_PERMITTED, c.permitted, "permitted", own);
+  set_cap_list(caps, CAP_INHERITABLE, c.inheritable, "inheritable", own);
   int rc = cap_set_proc(caps);
   int err = errno;
   cap_free(caps);
@@ -225,7 +243,7 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
   if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
     throw sys_error("clear ambient capabilities");
   for (const auto& n : c.ambient) {
-    int v = cap_number_or_warn(n, "ambient");
+    int v = cap_number_or_warn(n, "ambient", own);
     if (v < 0) continue;
     // Raising an ambient cap not in permitted+inheritable fails; runc ignores that.
     ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0);
@@ -262,27 +280,77 @@ void prepare_fds_for_exec(int preserve_fds) {
   }
 }
 
+void make_cwd(const std::string& cwd) {
+  if (!cwd.empty()) mkdir_all(cwd, 0755);
+}
+
 void enter_cwd(const std::string& cwd) {
   std::string dir = cwd.empty() ? "/" : cwd;
-  if (::chdir(dir.c_str()) != 0) {
-    if (errno != ENOENT) throw sys_error("chdir to cwd " + dir);
-    mkdir_all(dir, 0755);
-    if (::chdir(dir.c_str()) != 0) throw sys_error("chdir to cwd " + dir);
-  }
+  if (::chdir(dir.c_str()) != 0) throw Error("chdir to cwd " + dir + ": " + errno_text(errno), errno);
   // A cwd reached through a leaked host fd shows as "(unreachable)/..." (CVE-2024-21626).
   char buf[4096];
   if (!::getcwd(buf, sizeof buf) || buf[0] != '/')
     throw Error("process.cwd: \"" + dir + "\" is not inside the container");
 }
 
-[[noreturn]] void exec_process(const std::string& path, const spec::Process& p) {
+// The home field of uid's line in /etc/passwd, or "/" (no file, no entry).
+static std::string passwd_home(uid_t uid) {
+  // O_NONBLOCK: a fifo planted as /etc/passwd must not hang the init.
+  Fd fd(::open("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  struct stat st;
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return "/";
+  std::string text;
+  char buf[65536];
+  ssize_t n;
+  while (text.size() < (16u << 20) && (n = ::read(fd.get(), buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  const std::string want = std::to_string(uid);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    // name:password:uid:gid:gecos:home:shell
+    std::vector<std::string> f;
+    for (size_t a = pos; a <= eol;) {
+      size_t b = std::min(text.find(':', a), eol);
+      f.push_back(text.substr(a, b - a));
+      a = b + 1;
+    }
+    if (f.size() >= 6 && f[2] == want) return f[5].empty() ? "/" : f[5];
+    pos = eol + 1;
+  }
+  return "/";
+}
+
+std::vector<std::string> process_env(const spec::Process& p) {
+  for (const auto& e : p.env)
+    if (e.rfind("HOME=", 0) == 0) return p.env;
+  std::vector<std::string> env = p.env;
+  env.push_back("HOME=" + passwd_home(p.user.uid));
+  return env;
+}
+
+void chown_stdio(const spec::Process& p) {
+  if (p.terminal) return;
+  for (int fd = 0; fd < 3; ++fd) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || st.st_uid == p.user.uid) continue;
+    if (!S_ISFIFO(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISSOCK(st.st_mode)) continue;
+    // The group stays. EPERM/EINVAL: an owner or id not mapped in our user
+    // namespace; EROFS: a file on a read-only mount. runc skips those too.
+    if (::fchown(fd, p.user.uid, static_cast<gid_t>(-1)) != 0 && errno != EPERM && errno != EINVAL &&
+        errno != EROFS)
+      throw sys_error("chown stdio fd " + std::to_string(fd) + " to uid " + std::to_string(p.user.uid));
+  }
+}
+
+[[noreturn]] void exec_process(const std::string& path, const spec::Process& p, const std::vector<std::string>& env) {
   std::vector<char*> argv, envp;
   for (const auto& a : p.args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  for (const auto& e : p.env) envp.push_back(const_cast<char*>(e.c_str()));
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   ::execve(path.c_str(), argv.data(), envp.data());
-  throw sys_error("exec " + path);
+  throw Error("exec " + path + ": " + errno_text(errno), errno);
 }
 
 }  // namespace husk::rt

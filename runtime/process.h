@@ -12,7 +12,9 @@
 namespace husk::rt {
 
 // Resolve args[0] against PATH from `env` (or the default PATH) as execvp
-// would, inside the current root. Throws `exec: "foo": executable file not found in $PATH`.
+// would, inside the current root. Errors use Go's lower-case errno texts as
+// runc does, because Docker maps them to exit codes: `exec: "foo": executable
+// file not found in $PATH`, `no such file or directory` (127), `permission denied` (126).
 std::string find_executable(const std::string& arg0, const std::vector<std::string>& env);
 
 // rlimits, memory policy, personality, scheduler, ioPriority: applied while still privileged.
@@ -37,11 +39,23 @@ void close_fds_except(int first, std::vector<int> keep);
 // Mark every fd >= 3 + preserve close-on-exec, and clear it on 3..3+preserve-1.
 void prepare_fds_for_exec(int preserve_fds);
 
-// chdir to process.cwd, creating it when missing, and refuse a cwd that is
-// not inside the container's root (CVE-2024-21626).
+// chdir to process.cwd and refuse a cwd that is not inside the container's
+// root (CVE-2024-21626). A missing cwd is an error: the init creates it
+// (make_cwd) before the root may become read-only; exec does not.
 void enter_cwd(const std::string& cwd);
+void make_cwd(const std::string& cwd);
+
+// process.env plus HOME from the current root's /etc/passwd entry of
+// process.user.uid when env has none ("/" without an entry), as runc.
+std::vector<std::string> process_env(const spec::Process& p);
+
+// Without a terminal, hand stdio pipes, sockets and files to process.user
+// (runc does) so a non-root process can reopen them as /dev/stdout.
+// Character devices (/dev/null, a caller's tty) are left alone.
+void chown_stdio(const spec::Process& p);
 
 // execve; returns only by throwing.
-[[noreturn]] void exec_process(const std::string& path, const spec::Process& p);
+[[noreturn]] void exec_process(const std::string& path, const spec::Process& p,
+                               const std::vector<std::string>& env);
 
 }  // namespace husk::rt
