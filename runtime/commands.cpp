@@ -217,7 +217,20 @@ void start_container(Handle& h, const spec::Spec* spec = nullptr) {
     // startContainer hooks and the exec may take long: kill/delete must not wait.
     h.unlock();
   });
-  run_hooks_logged(sp.hooks.poststart, "poststart", spec::state_to_json(rec.oci, false));
+  try {
+    run_hooks(sp.hooks.poststart, "poststart", spec::state_to_json(rec.oci, false));
+  } catch (const Error&) {
+    // runtime.md (1.3) lifecycle step 9: a failing poststart hook is an
+    // error, and the container is stopped.
+    Fd init = open_init(rec);
+    if (init) {
+      ::syscall(SYS_pidfd_send_signal, init.get(), SIGKILL, nullptr, 0);
+      pollfd p{init.get(), POLLIN, 0};
+      while (::poll(&p, 1, 1000) < 0 && errno == EINTR) {
+      }
+    }
+    throw;
+  }
 }
 
 // SIGKILL through pidfds, then wait (bounded) until each is gone.
