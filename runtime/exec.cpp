@@ -12,6 +12,8 @@
 
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "cgroups/cgroups.h"
 #include "runtime/args.h"
 #include "runtime/commands.h"
@@ -28,7 +30,10 @@
 namespace husk::rt {
 
 spec::Process parse_process(const std::string& text, const std::string& oci_version) {
-  // Reuse the config parser and validator on {"process": <text>}.
+  // Reuse the config parser and validator on {"process": <text>}. The text
+  // must be one JSON value, or it could splice keys into the wrapper; parsed
+  // alone, its syntax errors name its own lines and columns.
+  if (!nlohmann::json::accept(text)) spec::parse(text);
   spec::Spec s = spec::parse("{\"ociVersion\":\"" + oci_version + "\",\"process\":" + text + "}");
   if (!s.process) throw Error("process: required");
   spec::validate_process(*s.process);
