@@ -773,8 +773,8 @@ void make_device(int root_fd, const spec::Device& d, bool user_ns, const std::st
   if (fchownat(dir.get(), name.c_str(), uid, gid, AT_SYMLINK_NOFOLLOW) < 0) throw sys_error("chown " + path);
 }
 
-// The default devices (unless linux.devices lists the same path), /dev/ptmx
-// and the /dev symlinks, then linux.devices.
+// The default devices (unless linux.devices lists the same path), the /dev
+// symlinks, linux.devices, then /dev/ptmx.
 void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
   static const std::vector<spec::Device> kNone;
   const auto& devices = spec.linux_ ? spec.linux_->devices : kNone;
@@ -790,9 +790,6 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
     sd.minor = d.minor;
     make_device(root_fd, sd, opts.user_ns, d.path);
   }
-  // The devpts instance mounted at /dev/pts has its own ptmx.
-  if (unlinkat(dev.get(), "ptmx", 0) < 0 && errno != ENOENT) throw sys_error("remove /dev/ptmx");
-  if (symlinkat("pts/ptmx", dev.get(), "ptmx") < 0) throw sys_error("symlink /dev/ptmx");
   std::vector<std::pair<const char*, const char*>> links = {
       {"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
       {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"}};
@@ -802,6 +799,11 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
       throw sys_error(std::string("symlink /dev/") + name);
   for (size_t i = 0; i < devices.size(); ++i)
     make_device(root_fd, devices[i], opts.user_ns, "linux.devices[" + std::to_string(i) + "]");
+  // The devpts instance mounted at /dev/pts has its own ptmx. After
+  // linux.devices: privileged configs list the host's /dev/ptmx (5:2) too,
+  // and runc replaces that node as well.
+  if (unlinkat(dev.get(), "ptmx", 0) < 0 && errno != ENOENT) throw sys_error("remove /dev/ptmx");
+  if (symlinkat("pts/ptmx", dev.get(), "ptmx") < 0) throw sys_error("symlink /dev/ptmx");
 }
 
 // The mount point of the mount holding `path`.

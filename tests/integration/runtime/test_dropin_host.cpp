@@ -1,0 +1,38 @@
+// runc behaviours that engines and real hosts rely on (issue 8): privileged
+// device lists, the device allow-list, kill --all, delete of a created
+// container, a state root shared with runc, cgroup placement and limits,
+// tmpfs modes, flag errors. Checked from outside the container.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <thread>
+
+#include "harness.h"
+
+using namespace hit;
+
+namespace {
+
+json char_dev(const std::string& path, int major, int minor, int mode) {
+  return {{"path", path}, {"type", "c"}, {"major", major}, {"minor", minor}, {"fileMode", mode},
+          {"uid", 0},     {"gid", 0}};
+}
+
+}  // namespace
+
+TEST_CASE("a privileged device list that includes /dev/ptmx", "[dropin]") {
+  // containerd's --privileged lists every host device, /dev/ptmx too.
+  Container c("dev-ptmx");
+  c.cfg["linux"]["devices"] = json::array({char_dev("/dev/null", 1, 3, 0666), char_dev("/dev/ptmx", 5, 2, 0666),
+                                           char_dev("/dev/tty", 5, 0, 0666), char_dev("/dev/fuse", 10, 229, 0666)});
+  // ... and allows every device, as containerd does for --privileged.
+  c.cfg["linux"]["resources"]["devices"] = json::array({{{"allow", true}, {"access", "rwm"}}});
+  c.args({"sh", "-c", "readlink /dev/ptmx; stat -c '%F %t:%T' /dev/fuse"});
+  auto r = c.run();
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(lines(r.out) == std::vector<std::string>{"pts/ptmx", "character special file a:e5"});
+}
