@@ -2,6 +2,8 @@
 // safety checks runc makes before touching the host (sysctls, hostname,
 // masked paths and mounts only inside namespaces the container owns).
 // The first broken rule is thrown as "<json path>: <rule>".
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -288,7 +290,12 @@ void check_devices(const Linux& l) {
       if (d.major < 0 || d.major > 0xfff) fail(path + ".major", "must be between 1 and 4095");
       if (d.minor < 0 || d.minor > 0xfffff) fail(path + ".minor", "must be between 0 and 1048575");
     }
-    if (d.file_mode && *d.file_mode > 07777) fail(path + ".fileMode", "must contain only permission bits (<= 07777)");
+    if (d.file_mode && *d.file_mode > 07777) {
+      // podman writes the whole st_mode (020666): its file type must be the entry's.
+      uint32_t want = d.type == "b" ? S_IFBLK : d.type == "p" ? S_IFIFO : S_IFCHR;
+      if (*d.file_mode > 0177777 || (*d.file_mode & ~07777u) != want)
+        fail(path + ".fileMode", "must be permission bits, optionally with the file type bits of type " + quoted(d.type));
+    }
   }
 }
 

@@ -36,3 +36,14 @@ TEST_CASE("a privileged device list that includes /dev/ptmx", "[dropin]") {
   REQUIRE(r.code == 0);
   CHECK(lines(r.out) == std::vector<std::string>{"pts/ptmx", "character special file a:e5"});
 }
+
+TEST_CASE("linux.devices fileMode with the file type bits of st_mode", "[dropin]") {
+  // podman writes the whole st_mode: 020666 is S_IFCHR | 0666.
+  Container c("dev-stmode");
+  c.cfg["linux"]["devices"] = json::array({char_dev("/dev/fuse", 10, 229, 020666)});
+  c.args({"stat", "-c", "%F %t:%T %a", "/dev/fuse"});
+  auto r = c.run();
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(trim(r.out) == "character special file a:e5 666");
+}
