@@ -69,7 +69,9 @@ void check_host(const spec::Resources& r);
 
 // ---- devices ----
 // runc's default allow list (mknod of any c/b, null zero full tty random
-// urandom console ptmx /dev/pts/*, /dev/net/tun), appended after the spec's rules.
+// urandom ptmx /dev/pts/*, /dev/net/tun), appended after the spec's rules.
+// Not 5:1: that would open the host's console (a terminal's /dev/console is
+// its pts).
 std::vector<spec::DeviceRule> default_device_rules();
 // The rules a container gets: a leading deny-all, linux.resources.devices in
 // order, an rwm allow for each linux.devices entry, then default_device_rules().

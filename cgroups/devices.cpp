@@ -95,7 +95,6 @@ std::vector<spec::DeviceRule> default_device_rules() {
       allow_rule("c", 5, 0, "rwm"),                      // /dev/tty
       allow_rule("c", 1, 5, "rwm"),                      // /dev/zero
       allow_rule("c", 1, 9, "rwm"),                      // /dev/urandom
-      allow_rule("c", 5, 1, "rwm"),                      // /dev/console
       allow_rule("c", 136, std::nullopt, "rwm"),         // /dev/pts/*
       allow_rule("c", 5, 2, "rwm"),                      // /dev/ptmx
       allow_rule("c", 10, 200, "rwm"),                   // /dev/net/tun

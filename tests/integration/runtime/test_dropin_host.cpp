@@ -21,6 +21,11 @@ json char_dev(const std::string& path, int major, int minor, int mode) {
           {"uid", 0},     {"gid", 0}};
 }
 
+void add_caps(Container& c, const std::vector<std::string>& caps) {
+  for (const char* set : {"bounding", "effective", "permitted"})
+    for (const auto& cap : caps) c.cfg["process"]["capabilities"][set].push_back(cap);
+}
+
 }  // namespace
 
 TEST_CASE("a privileged device list that includes /dev/ptmx", "[dropin]") {
@@ -46,4 +51,25 @@ TEST_CASE("linux.devices fileMode with the file type bits of st_mode", "[dropin]
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(trim(r.out) == "character special file a:e5 666");
+}
+
+TEST_CASE("the default device allow-list does not include the host console 5:1", "[dropin]") {
+  Container c("dev-console");
+  add_caps(c, {"CAP_MKNOD"});
+  c.args({"sh", "-c", "mknod /dev/hc c 5 1 && (exec 3<>/dev/hc && echo opened); echo done"});
+  auto r = c.run();
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "done"));
+  CHECK_FALSE(contains(r.out, "opened"));
+}
+
+TEST_CASE("the device cgroup of a running container has no rule for 5:1", "[dropin]") {
+  if (cgroup2_unified()) { WARN("SKIP: " "devices.list is v1 only; the v2 program is covered by the mknod test"); return; }
+  Container c("dev-console-list");
+  c.start_process({"sleep", "100"});
+  std::string list = read_file(cgroup_file(c.id, "devices", "devices.list"));
+  INFO(list);
+  CHECK_FALSE(contains("\n" + list, "\nc 5:1 "));
+  CHECK(contains("\n" + list, "\nc 5:0 rwm"));
 }

@@ -125,7 +125,7 @@ TEST_CASE("default container rules: the standard devices, mknod of anything, not
       {'c', 1, 8, "r", true},      // random
       {'c', 1, 9, "r", true},      // urandom
       {'c', 5, 0, "rw", true},     // tty
-      {'c', 5, 1, "rw", true},     // console
+      {'c', 5, 1, "rw", false},    // the host console: not in runc's list either
       {'c', 5, 2, "rw", true},     // ptmx
       {'c', 136, 4, "rw", true},   // /dev/pts/4
       {'c', 10, 200, "rw", true},  // tun
