@@ -368,13 +368,17 @@ int cmd_kill(const Global& g, const std::string& id, const std::string& signal, 
   Handle h = Handle::open(Store(g.root), id, false);
   Record rec = h.load();
   std::string st = live_status(rec);
-  if (st == "stopped" || st == "creating") throw Error("container not running");
+  if (st == "creating") throw Error("container not running");
   if (all) {
+    // Without a pid namespace processes outlive the init: --all still reaches
+    // them (containerd's shim relies on it), and is a no-op once the cgroup is gone.
+    if (st == "stopped" && (rec.cgroup_path.empty() || !cgroups::exists(rec.cgroup_path))) return 0;
     if (auto cg = open_cgroup(rec)) {
       cg->kill_all(sig);
       return 0;
     }
   }
+  if (st == "stopped") throw Error("container not running");
   // A pidfd pins the process: checking it and signalling through it cannot
   // hit a recycled pid, nor one a planted state.json names.
   Fd pidfd = open_init(rec);

@@ -26,6 +26,17 @@ void add_caps(Container& c, const std::vector<std::string>& caps) {
     for (const auto& cap : caps) c.cfg["process"]["capabilities"][set].push_back(cap);
 }
 
+// Running, not a zombie left for a subreaper to collect.
+bool process_alive(int pid) {
+  try {
+    std::string st = read_file("/proc/" + std::to_string(pid) + "/stat");
+    auto close = st.rfind(')');
+    return close != std::string::npos && st.size() > close + 2 && st[close + 2] != 'Z';
+  } catch (...) {
+    return false;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a privileged device list that includes /dev/ptmx", "[dropin]") {
@@ -72,4 +83,37 @@ TEST_CASE("the device cgroup of a running container has no rule for 5:1", "[drop
   INFO(list);
   CHECK_FALSE(contains("\n" + list, "\nc 5:1 "));
   CHECK(contains("\n" + list, "\nc 5:0 rwm"));
+}
+
+TEST_CASE("kill --all after the init exited signals what is left in the cgroup", "[dropin]") {
+  // Without a pid namespace (hostPID, shared-pid pods) children outlive the init.
+  Container c("kill-all-left");
+  auto& ns = c.cfg["linux"]["namespaces"];
+  for (size_t i = 0; i < ns.size(); ++i)
+    if (ns[i]["type"] == "pid") ns.erase(i);
+  c.args({"sh", "-c", "sleep 1000 >/dev/null 2>&1 </dev/null & echo $! > /dev/null; exec sleep 0.3"});
+  REQUIRE(c.create().ok());
+  REQUIRE(c.start().ok());
+  REQUIRE(c.wait_status("stopped"));
+  auto left = cgroup_pids(c.id);
+  REQUIRE(left.size() == 1);
+  auto r = c.rt({"kill", "--all", c.id, "KILL"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  for (int i = 0; i < 100 && process_alive(left[0]); ++i) std::this_thread::sleep_for(10ms);
+  CHECK_FALSE(process_alive(left[0]));
+  CHECK(cgroup_pids(c.id).empty());
+}
+
+TEST_CASE("kill --all of a stopped container whose cgroup is gone succeeds", "[dropin]") {
+  Container c("kill-all-gone");
+  c.args({"true"});
+  REQUIRE(c.create().ok());
+  REQUIRE(c.start().ok());
+  REQUIRE(c.wait_status("stopped"));
+  CHECK(c.rt({"kill", "--all", c.id, "KILL"}).code == 0);
+  // Without --all a stopped container stays an error, as runc.
+  auto r = c.rt({"kill", c.id, "KILL"});
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "container not running"));
 }
