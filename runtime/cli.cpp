@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -430,6 +431,11 @@ int cli_main(int argc, char** argv) {
   Global g;
   g.root = global("root") ? gstr("root") : default_root();
   g.systemd_cgroup = gflag("systemd-cgroup");
+  // The seccomp cache lives in husk's default root, never in --root: that may
+  // be containerd's shim root, which runc lists too. compile() makes only the
+  // last level.
+  g.seccomp_cache = default_root() + "/.seccomp-cache";
+  if (cmd == "create" || cmd == "run" || cmd == "exec") ::mkdir(default_root().c_str(), 0700);
   try {
     if (g.root.empty()) throw Error("--root: must not be empty");
     if (g.systemd_cgroup) throw Error("--systemd-cgroup: the systemd cgroup driver is not supported; use cgroupfs");

@@ -185,7 +185,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   req.no_pivot = o.no_pivot;
   if (!o.no_new_keyring) req.session_keyring = o.id;
   req.cgroup = c->cgroup.get();
-  req.seccomp_cache_dir = g.root + "/.seccomp-cache";
+  req.seccomp_cache_dir = g.seccomp_cache;
   Creation* cp = c.get();
   req.on_pid = [cp](pid_t pid) {
     cp->rec.oci.pid = pid;
@@ -398,6 +398,7 @@ int cmd_delete(const Global& g, const std::string& id, bool force) {
   // A missing container is no error; a half-made or corrupt one is recovered.
   std::optional<Handle> h = Handle::open_dir(store, id);
   if (!h) return 0;
+  h->check_ours();
   std::optional<Record> rec;
   try {
     rec = h->load();

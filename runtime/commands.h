@@ -12,6 +12,7 @@ namespace husk::rt {
 
 struct Global {
   std::string root;
+  std::string seccomp_cache;  // outside --root, which another runtime may list
   bool systemd_cgroup = false;
 };
 

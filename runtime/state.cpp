@@ -60,7 +60,7 @@ bool within(const std::string& p, const std::string& base) {
 Store::Store(std::string root) : root_(std::move(root)) {}
 
 void Store::check_id(const std::string& id) {
-  // A leading dot is refused: <root>/.name holds husk's own files.
+  // A leading dot is refused: list skips such entries.
   bool ok = !id.empty() && id[0] != '.' && id.size() <= 1024;
   for (char c : id)
     if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '+' || c == '-' || c == '.'))
@@ -218,9 +218,36 @@ Record parse_record(const std::string& text) {
   }
 }
 
+namespace {
+
+// A --root shared with runc (containerd's shim root): runc's own state.json
+// (libcontainer's, with init_process_pid) must never be read as husk's, nor
+// its container removed as a broken husk one.
+void check_written_by_husk(const std::string& text, const std::string& shown) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_object() && !j.contains("initStartTime") && j.contains("init_process_pid"))
+    throw Error(shown + ": written by runc, not husk; refusing to touch the container (give husk its own --root)");
+}
+
+}  // namespace
+
+void Handle::check_ours() const {
+  const std::string shown = dir_ + "/state.json";
+  struct stat st;
+  if (::fstatat(fd_.get(), "state.json", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return;
+  std::string text;
+  try {
+    text = spec::read_json_file_at(fd_.get(), "state.json", shown);
+  } catch (const Error&) {
+    return;  // unreadable: the broken-state path deals with it
+  }
+  check_written_by_husk(text, shown);
+}
+
 Record Handle::load() const {
   const std::string shown = dir_ + "/state.json";
   std::string text = spec::read_json_file_at(fd_.get(), "state.json", shown);
+  check_written_by_husk(text, shown);
   try {
     Record r = parse_record(text);
     if (r.oci.id != id_) throw Error("id: \"" + r.oci.id + "\" is not the container's (\"" + id_ + "\")");

@@ -70,7 +70,10 @@ class Handle {
   const std::string& dir() const { return dir_; }
   int dir_fd() const { return fd_.get(); }
 
+  // Errors (naming the runtime) for a state.json another runtime wrote.
   Record load() const;
+  // Only that check, for delete --force, which recovers from a broken state.json.
+  void check_ours() const;
   void save(const Record& r) const;
   // The config.json the container was created from.
   spec::Spec config() const;

@@ -117,3 +117,50 @@ TEST_CASE("kill --all of a stopped container whose cgroup is gone succeeds", "[d
   CHECK(r.code != 0);
   CHECK(contains(r.err, "container not running"));
 }
+
+TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
+  // husk against runc's state: run only when HUSK_RUNTIME is husk.
+  if (runtime_is_runc()) { WARN("SKIP: " "husk-only"); return; }
+  if (::access("/usr/sbin/runc", X_OK) != 0) { WARN("SKIP: " "no /usr/sbin/runc"); return; }
+  TempDir shared("husk-it-shared-");
+  ::chmod(shared.path.c_str(), 0700);
+  Container c("foreign");
+  c.share_root(shared.path);
+  c.args({"sleep", "100"});
+  c.write_config();
+  auto created = run({"/usr/sbin/runc", "--root", shared.path, "run", "-d", "--bundle", c.bundle, c.id});
+  INFO(created.err);
+  REQUIRE(created.code == 0);
+  struct Cleanup {
+    std::string root, id;
+    ~Cleanup() { run({"/usr/sbin/runc", "--root", root, "delete", "--force", id}); }
+  } cleanup{shared.path, c.id};
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"delete", c.id}, {"delete", "--force", c.id}, {"state", c.id}, {"kill", c.id, "KILL"}}) {
+    auto r = c.rt(args);
+    INFO(args[0] << ": " << r.err);
+    CHECK(r.code != 0);
+    CHECK(contains(r.err, "runc"));
+  }
+  auto l = c.rt({"list", "-q"});
+  CHECK(l.code == 0);
+  CHECK_FALSE(contains(l.out, c.id));
+  auto st = run({"/usr/sbin/runc", "--root", shared.path, "state", c.id});
+  INFO(st.err);
+  REQUIRE(st.code == 0);
+  CHECK(json::parse(st.out)["status"] == "running");
+}
+
+TEST_CASE("husk keeps its own files out of the state root", "[dropin]") {
+  Container c("seccomp-cache");
+  c.cfg["linux"]["seccomp"] = {{"defaultAction", "SCMP_ACT_ALLOW"},
+                               {"syscalls", {{{"names", {"mkdirat", "mkdir"}}, {"action", "SCMP_ACT_ERRNO"}}}}};
+  c.args({"true"});
+  auto r = c.run();
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::vector<std::string> entries;
+  for (auto& e : std::filesystem::directory_iterator(c.root)) entries.push_back(e.path().filename());
+  INFO(entries.size());
+  CHECK(entries.empty());
+}
