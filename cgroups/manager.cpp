@@ -458,9 +458,13 @@ std::map<std::string, std::string> read_v1_mounts() {
     post >> fstype >> source >> opts;
     if (fstype != "cgroup") continue;
     std::istringstream os(opts);
-    for (std::string o; std::getline(os, o, ',');)
+    for (std::string o; std::getline(os, o, ',');) {
       for (const char* c : kV1Controllers)
         if (o == c && !out.count(o)) out[o] = mnt;
+      // No controller, but runc places containers there too (systemd and
+      // tools reading /proc/<pid>/cgroup expect the same path in it).
+      if (o == "name=systemd" && !out.count(o)) out[o] = mnt;
+    }
   }
   return out;
 }

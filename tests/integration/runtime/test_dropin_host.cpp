@@ -118,6 +118,19 @@ TEST_CASE("kill --all of a stopped container whose cgroup is gone succeeds", "[d
   CHECK(contains(r.err, "container not running"));
 }
 
+TEST_CASE("the container joins the name=systemd hierarchy at its cgroup path", "[dropin]") {
+  if (cgroup2_unified() || !std::filesystem::exists("/sys/fs/cgroup/systemd/cgroup.procs")) { WARN("SKIP: " "no name=systemd v1 hierarchy on this host");
+    return;
+  }
+  Container c("name-systemd");
+  int pid = c.start_process({"sleep", "100"});
+  std::string cg = read_file("/proc/" + std::to_string(pid) + "/cgroup");
+  INFO(cg);
+  CHECK(contains(cg, ":name=systemd:/husk-test/" + c.id + "\n"));
+  REQUIRE(c.del(true).ok());
+  CHECK(leftovers(c).empty());
+}
+
 TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
   // husk against runc's state: run only when HUSK_RUNTIME is husk.
   if (runtime_is_runc()) { WARN("SKIP: " "husk-only"); return; }
