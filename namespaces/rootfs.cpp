@@ -642,6 +642,10 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
     as_file = !S_ISDIR(st.st_mode);
   }
   std::string dest = clean_path(m.destination);
+  // runc gives a tmpfs without mode= the mode of the directory it covers; one
+  // husk has to make keeps tmpfs's own default (1777), as there.
+  bool mode_from_dest = m.type == "tmpfs" && ("," + mo.data).find(",mode=") == std::string::npos &&
+                        Fd(raw_openat2(root_fd, rel(dest), O_PATH, kInRoot));
   Fd target = (m.type == "proc" || m.type == "sysfs") ? real_dir_in_root(root_fd, dest, m.type, what)
                                                       : ensure_in_root(root_fd, dest, as_file, what);
   std::string resolved = path_in_root(root_fd, target.get());
@@ -661,6 +665,11 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
   // /dev stays writable until the device nodes exist; finalize_rootfs makes it ro.
   if (resolved == "/dev") flags &= ~MS_RDONLY;
   std::string type = m.type, data = mo.data;
+  if (mode_from_dest) {
+    char mode[16];
+    snprintf(mode, sizeof mode, "mode=%o", fd_stat(target.get(), what).st_mode & 07777);
+    data += (data.empty() ? "" : ",") + std::string(mode);
+  }
   if (type == "cgroup") {
     auto hierarchies = host_v1_hierarchies();
     if (!hierarchies.empty()) {

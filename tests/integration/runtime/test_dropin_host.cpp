@@ -131,6 +131,34 @@ TEST_CASE("the container joins the name=systemd hierarchy at its cgroup path", "
   CHECK(leftovers(c).empty());
 }
 
+TEST_CASE("a tmpfs mount without mode= takes the mode of its mountpoint", "[dropin]") {
+  Container c("tmpfs-mode");
+  std::filesystem::create_directory(c.rootfs + "/tmode");
+  ::chmod((c.rootfs + "/tmode").c_str(), 0710);
+  c.cfg["mounts"].push_back({{"destination", "/tmode"}, {"type", "tmpfs"}, {"source", "tmpfs"},
+                             {"options", {"nosuid", "size=64k"}}});
+  c.args({"sh", "-c", "stat -c %a /tmode; grep -c ' /tmode .* tmpfs ' /proc/self/mountinfo"});
+  auto r = c.run();
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(lines(r.out) == std::vector<std::string>{"710", "1"});
+}
+
+TEST_CASE("a tmpfs mount with mode= keeps that mode over an existing mountpoint", "[dropin][husk-only]") {
+  // runc 1.1 chmods the tmpfs to the mountpoint's mode even then, silently
+  // dropping the option the config asked for.
+  Container c("tmpfs-mode-opt");
+  std::filesystem::create_directory(c.rootfs + "/tmode");
+  ::chmod((c.rootfs + "/tmode").c_str(), 0710);
+  c.cfg["mounts"].push_back({{"destination", "/tmode"}, {"type", "tmpfs"}, {"source", "tmpfs"},
+                             {"options", {"mode=750"}}});
+  c.args({"stat", "-c", "%a", "/tmode"});
+  auto r = c.run();
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(trim(r.out) == "750");
+}
+
 TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
   // husk against runc's state: run only when HUSK_RUNTIME is husk.
   if (runtime_is_runc()) { WARN("SKIP: " "husk-only"); return; }
