@@ -518,7 +518,13 @@ class LegacyManager : public Manager {
     std::set<std::string> fallback;
     for (const auto& w : v1_writes(r)) {
       if (auto m = mount(w.controller)) {
-        writes.emplace_back(*m + path_ + "/" + w.file, w.value);
+        std::string file = *m + path_ + "/" + w.file;
+        // Without CFQ only BFQ has weights; they take the same values (as runc).
+        if (w.file == "blkio.weight" || w.file == "blkio.weight_device") {
+          std::string bfq = *m + path_ + "/blkio.bfq." + w.file.substr(6);
+          if (!exists(file) && exists(bfq)) file = bfq;
+        }
+        writes.emplace_back(file, w.value);
         continue;
       }
       std::string v2 = v2_equivalent(w.controller);

@@ -159,6 +159,19 @@ TEST_CASE("a tmpfs mount with mode= keeps that mode over an existing mountpoint"
   CHECK(trim(r.out) == "750");
 }
 
+TEST_CASE("blockIO.weight goes to blkio.bfq.weight when blkio.weight is absent", "[dropin]") {
+  if (cgroup2_unified()) { WARN("SKIP: " "a v1 blkio hierarchy is needed"); return; }
+  std::filesystem::create_directories("/sys/fs/cgroup/blkio/husk-test/probe-bfq");
+  bool plain = std::filesystem::exists("/sys/fs/cgroup/blkio/husk-test/probe-bfq/blkio.weight");
+  bool bfq = std::filesystem::exists("/sys/fs/cgroup/blkio/husk-test/probe-bfq/blkio.bfq.weight");
+  ::rmdir("/sys/fs/cgroup/blkio/husk-test/probe-bfq");
+  if (plain || !bfq) { WARN("SKIP: " "this host has blkio.weight or no BFQ"); return; }
+  Container c("bfq-weight");
+  c.cfg["linux"]["resources"]["blockIO"]["weight"] = 321;
+  c.start_process({"sleep", "100"});
+  CHECK(trim(read_file(cgroup_file(c.id, "blkio", "blkio.bfq.weight"))) == "321");
+}
+
 TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
   // husk against runc's state: run only when HUSK_RUNTIME is husk.
   if (runtime_is_runc()) { WARN("SKIP: " "husk-only"); return; }
