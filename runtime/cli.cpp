@@ -137,7 +137,7 @@ po::options_description command_options(const std::string& cmd) {
         ("ignore-paused", po::bool_switch(), "exec even if the container is paused")
         ("process-label", po::value<std::string>(), "SELinux label (no SELinux support: must be empty)")
         ("apparmor", po::value<std::string>(), "AppArmor profile (no AppArmor support: must be empty)")
-        ("cgroup", po::value<std::vector<std::string>>(), "accepted for runc compatibility; the container's cgroup is used");
+        ("cgroup", po::value<std::vector<std::string>>(), "run in a sub-cgroup (not supported: refused)");
   } else if (cmd == "ps") {
     d.add_options()("format,f", po::value<std::string>()->default_value("table"), "table or json");
   } else if (cmd == "events") {
@@ -231,6 +231,9 @@ int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& 
     o.no_new_privs = flag("no-new-privs");
     o.preserve_fds = preserve_fds;
     o.ignore_paused = flag("ignore-paused");
+    // runc puts the process in a sub-cgroup of the container's; running it in
+    // the container's own cgroup instead would silently drop that request.
+    if (vm.count("cgroup")) throw Error("--cgroup: exec into a sub-cgroup is not supported by husk");
     if (!str("process-label").empty()) throw Error("--process-label: SELinux labels are not supported");
     if (!str("apparmor").empty()) throw Error("--apparmor: AppArmor profiles are not supported");
     return cmd_exec(g, o);

@@ -172,6 +172,17 @@ TEST_CASE("blockIO.weight goes to blkio.bfq.weight when blkio.weight is absent",
   CHECK(trim(read_file(cgroup_file(c.id, "blkio", "blkio.bfq.weight"))) == "321");
 }
 
+TEST_CASE("exec --cgroup is refused, not ignored", "[dropin][husk-only]") {
+  // runc 1.1 puts the process in a sub-cgroup; husk does not implement that
+  // and says so rather than run it in the container's cgroup.
+  Container c("exec-cgroup");
+  c.start_process({"sleep", "100"});
+  auto r = c.rt({"exec", "--cgroup", "sub", c.id, "true"});
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "--cgroup"));
+  CHECK(lines(trim(r.err)).size() == 1);
+}
+
 TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
   // husk against runc's state: run only when HUSK_RUNTIME is husk.
   if (runtime_is_runc()) { WARN("SKIP: " "husk-only"); return; }
