@@ -429,8 +429,6 @@ int cli_main(int argc, char** argv) {
     std::cerr << "invalid log-format \"" << fmt << "\": must be text or json" << std::endl;
     return 1;
   }
-  log::init(gstr("log"), fmt == "json" ? log::Format::json : log::Format::text, gflag("debug"));
-
   Global g;
   g.root = global("root") ? gstr("root") : default_root();
   g.systemd_cgroup = gflag("systemd-cgroup");
@@ -440,6 +438,7 @@ int cli_main(int argc, char** argv) {
   g.seccomp_cache = default_root() + "/.seccomp-cache";
   if (cmd == "create" || cmd == "run" || cmd == "exec") ::mkdir(default_root().c_str(), 0700);
   try {
+    log::init(gstr("log"), fmt == "json" ? log::Format::json : log::Format::text, gflag("debug"));
     if (g.root.empty()) throw Error("--root: must not be empty");
     if (g.systemd_cgroup) throw Error("--systemd-cgroup: the systemd cgroup driver is not supported; use cgroupfs");
     return dispatch(cmd, vm, g, preserve_fds);

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "runtime/util.h"
+#include "spec/error.h"
 
 namespace husk::rt::log {
 namespace {
@@ -33,7 +34,9 @@ void emit(const char* level, const std::string& msg) {
 void init(const std::string& path, Format format, bool debug) {
   g_format = format;
   g_debug = debug;
-  if (!path.empty()) g_fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // Every later line would be lost, errors included: fail now, as runc does.
+  if (!path.empty() && (g_fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
+    throw sys_error("--log: open " + path);
 }
 
 int fd() { return g_fd; }

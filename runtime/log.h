@@ -8,7 +8,8 @@ namespace husk::rt::log {
 
 enum class Format { text, json };
 
-// Opens the log file in append mode (created if missing). Without a file,
+// Opens the log file in append mode (created if missing); throws an Error
+// naming it when it cannot be opened. Without a file,
 // debug lines and warnings go to stderr and errors are only printed by the CLI.
 void init(const std::string& path, Format format, bool debug);
 

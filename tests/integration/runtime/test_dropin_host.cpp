@@ -183,6 +183,14 @@ TEST_CASE("exec --cgroup is refused, not ignored", "[dropin][husk-only]") {
   CHECK(lines(trim(r.err)).size() == 1);
 }
 
+TEST_CASE("--log naming a file that cannot be opened is an error", "[dropin]") {
+  TempDir d("husk-it-log-");
+  std::string bad = d.path + "/missing/dir/log.json";
+  auto r = run({runtime(), "--root", d.path + "/root", "--log", bad, "list"});
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, bad));
+}
+
 TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
   // husk against runc's state: run only when HUSK_RUNTIME is husk.
   if (runtime_is_runc()) { WARN("SKIP: " "husk-only"); return; }
