@@ -357,7 +357,7 @@ std::string sysctl_dots(std::string s) {
   return s;
 }
 
-void check_sysctl(const Linux& l, bool hostname_set) {
+void check_sysctl(const Linux& l, bool hostname_set, bool domainname_set) {
   static const std::set<std::string> ipc = {"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni",
                                             "kernel.sem",    "kernel.shmall", "kernel.shmmax",
                                             "kernel.shmmni", "kernel.shm_rmid_forced"};
@@ -372,6 +372,7 @@ void check_sysctl(const Linux& l, bool hostname_set) {
     } else if (name == "kernel.domainname" || name == "kernel.hostname") {
       if (!l.has_namespace("uts")) fail(path, "requires a uts namespace (it would change the host's value)");
       if (name == "kernel.hostname" && hostname_set) fail(path, "conflicts with the hostname field");
+      if (name == "kernel.domainname" && domainname_set) fail(path, "conflicts with the domainname field");
     } else if (name.rfind("user.", 0) == 0) {
       if (!l.has_namespace("user")) fail(path, "requires a user namespace (it would change the host's value)");
     } else {
@@ -411,7 +412,7 @@ void check_linux(const Spec& s) {
     }
   }
 
-  check_sysctl(l, !s.hostname.empty());
+  check_sysctl(l, !s.hostname.empty(), !s.domainname.empty());
 
   if (l.seccomp) {
     const auto& sc = *l.seccomp;

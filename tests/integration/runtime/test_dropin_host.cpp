@@ -191,6 +191,27 @@ TEST_CASE("--log naming a file that cannot be opened is an error", "[dropin]") {
   CHECK(contains(r.err, bad));
 }
 
+TEST_CASE("kernel.hostname in linux.sysctl conflicting with hostname is refused", "[dropin]") {
+  Container c("sysctl-hostname");
+  c.cfg["hostname"] = "a";
+  c.cfg["linux"]["sysctl"] = {{"kernel.hostname", "b"}};
+  c.args({"true"});
+  auto r = c.run();
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "kernel.hostname"));
+}
+
+TEST_CASE("kernel.domainname in linux.sysctl conflicting with domainname is refused", "[dropin][husk-only]") {
+  // runc 1.1 has no domainname field at all (the conformance case "domainname").
+  Container c("sysctl-domainname");
+  c.cfg["domainname"] = "a.test";
+  c.cfg["linux"]["sysctl"] = {{"kernel.domainname", "b.test"}};
+  c.args({"true"});
+  auto r = c.run();
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "kernel.domainname"));
+}
+
 TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
   // husk against runc's state: run only when HUSK_RUNTIME is husk.
   if (runtime_is_runc()) { WARN("SKIP: " "husk-only"); return; }
