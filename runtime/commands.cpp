@@ -245,7 +245,9 @@ void kill_and_wait(const std::vector<Fd>& pidfds) {
 
 void destroy_container(Handle& h, Record& rec, bool force) {
   std::string st = live_status(rec);
-  if (st != "stopped" && !force)
+  // A created container is deleted without --force, as runc and crun do it
+  // (containerd's shim relies on it; runtime.md asks for an error).
+  if (st != "stopped" && st != "created" && !force)
     throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
   std::unique_ptr<cgroups::Manager> cg;
   try {

@@ -118,6 +118,24 @@ TEST_CASE("kill --all of a stopped container whose cgroup is gone succeeds", "[d
   CHECK(contains(r.err, "container not running"));
 }
 
+TEST_CASE("delete without --force of a created container kills the init and deletes it", "[dropin]") {
+  // containerd's shim does this when a step between create and start fails.
+  Container c("delete-created");
+  c.args({"sleep", "100"});
+  REQUIRE(c.create().ok());
+  int pid = c.pid();
+  auto r = c.del(false);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK_FALSE(process_alive(pid));
+  CHECK(leftovers(c).empty());
+  // A running one still needs --force.
+  Container d("delete-running");
+  d.start_process({"sleep", "100"});
+  CHECK(d.del(false).code != 0);
+  CHECK(d.status() == "running");
+}
+
 TEST_CASE("the container joins the name=systemd hierarchy at its cgroup path", "[dropin]") {
   if (cgroup2_unified() || !std::filesystem::exists("/sys/fs/cgroup/systemd/cgroup.procs")) { WARN("SKIP: " "no name=systemd v1 hierarchy on this host");
     return;
