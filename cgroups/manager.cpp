@@ -770,8 +770,10 @@ bool managed(const ProcCgroup& c, Mode mode) {
   if (c.id == "0") return mode != Mode::legacy;
   if (mode == Mode::unified) return false;
   std::istringstream in(c.controllers);
+  // Not name=systemd: husk placed nothing there before, so its containers
+  // from then sit at / in it and must still be recognised.
   for (std::string ctl; std::getline(in, ctl, ',');)
-    if (v1_mounts().count(ctl)) return true;
+    if (ctl != "name=systemd" && v1_mounts().count(ctl)) return true;
   return false;
 }
 

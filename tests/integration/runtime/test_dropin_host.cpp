@@ -149,6 +149,25 @@ TEST_CASE("the container joins the name=systemd hierarchy at its cgroup path", "
   CHECK(leftovers(c).empty());
 }
 
+TEST_CASE("a container left at / in name=systemd (made by an older husk) is still its own", "[dropin]") {
+  // husk itself placed containers only in the controller hierarchies before.
+  if (cgroup2_unified() || !std::filesystem::exists("/sys/fs/cgroup/systemd/cgroup.procs")) {
+    WARN("SKIP: no name=systemd v1 hierarchy on this host");
+    return;
+  }
+  Container c("name-systemd-old");
+  int pid = c.start_process({"sleep", "100"});
+  write_file("/sys/fs/cgroup/systemd/cgroup.procs", std::to_string(pid));
+  REQUIRE(contains(read_file("/proc/" + std::to_string(pid) + "/cgroup"), ":name=systemd:/\n"));
+  CHECK(c.status() == "running");
+  auto r = c.rt({"kill", c.id, "KILL"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  REQUIRE(c.wait_status("stopped"));
+  REQUIRE(c.del(false).ok());
+  CHECK(leftovers(c).empty());
+}
+
 TEST_CASE("a tmpfs mount without mode= takes the mode of its mountpoint", "[dropin]") {
   Container c("tmpfs-mode");
   std::filesystem::create_directory(c.rootfs + "/tmode");
