@@ -2,7 +2,6 @@
 // device lists, the device allow-list, kill --all, delete of a created
 // container, a state root shared with runc, cgroup placement and limits,
 // tmpfs modes, flag errors. Checked from outside the container.
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,17 +23,6 @@ json char_dev(const std::string& path, int major, int minor, int mode) {
 void add_caps(Container& c, const std::vector<std::string>& caps) {
   for (const char* set : {"bounding", "effective", "permitted"})
     for (const auto& cap : caps) c.cfg["process"]["capabilities"][set].push_back(cap);
-}
-
-// Running, not a zombie left for a subreaper to collect.
-bool process_alive(int pid) {
-  try {
-    std::string st = read_file("/proc/" + std::to_string(pid) + "/stat");
-    auto close = st.rfind(')');
-    return close != std::string::npos && st.size() > close + 2 && st[close + 2] != 'Z';
-  } catch (...) {
-    return false;
-  }
 }
 
 }  // namespace
@@ -100,8 +88,8 @@ TEST_CASE("kill --all after the init exited signals what is left in the cgroup",
   auto r = c.rt({"kill", "--all", c.id, "KILL"});
   INFO(r.err);
   CHECK(r.code == 0);
-  for (int i = 0; i < 100 && process_alive(left[0]); ++i) std::this_thread::sleep_for(10ms);
-  CHECK_FALSE(process_alive(left[0]));
+  for (int i = 0; i < 100 && alive(left[0]); ++i) std::this_thread::sleep_for(10ms);
+  CHECK_FALSE(alive(left[0]));
   CHECK(cgroup_pids(c.id).empty());
 }
 
@@ -127,7 +115,7 @@ TEST_CASE("delete without --force of a created container kills the init and dele
   auto r = c.del(false);
   INFO(r.err);
   CHECK(r.code == 0);
-  CHECK_FALSE(process_alive(pid));
+  CHECK_FALSE(alive(pid));
   CHECK(leftovers(c).empty());
   // A running one still needs --force.
   Container d("delete-running");
