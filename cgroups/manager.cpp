@@ -496,13 +496,16 @@ class LegacyManager : public Manager {
     std::vector<std::string> roots(dirs_.begin(), dirs_.end());
     if (unified_) roots.push_back(unified_->root);
     for (const auto& p : prefixes(path_)) {
-      bool made = false;
+      bool made = false, existed = false;
       for (const auto& root : roots) {
         std::string d = root + p;
         if (mkdir(d.c_str(), 0755) == 0) made = true;
-        else if (errno != EEXIST) throw sys_error("mkdir " + d);
+        else if (errno == EEXIST) existed = true;
+        else throw sys_error("mkdir " + d);
       }
-      if (made) created_.push_back(p);
+      // Ours only when no hierarchy had it: a host cgroup that lacks one
+      // controller is still someone else's, never to be emptied or removed.
+      if (made && !existed) created_.push_back(p);
       // A new v1 cpuset starts with no CPUs or nodes and refuses tasks: inherit.
       if (auto cs = mount("cpuset")) {
         std::string d = *cs + p, parent = d.substr(0, d.rfind('/'));

@@ -138,7 +138,6 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   Store store(g.root);
   auto c = std::make_unique<Creation>(Handle::create(store, o.id), std::move(b.spec));
   const spec::Spec& sp = c->spec;
-  c->handle.save_config(b.config_text);
   if (::mkfifoat(c->handle.dir_fd(), "exec.fifo", 0622) != 0) throw sys_error("mkfifo " + c->handle.dir() + "/exec.fifo");
   // mkfifo honours our umask; the init may write to it as an unprivileged user.
   ::fchmodat(c->handle.dir_fd(), "exec.fifo", 0622, 0);
@@ -159,6 +158,9 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   // after: a husk killed at any point leaves enough for delete --force.
   if (!cgroups::exists(rec.cgroup_path)) rec.cgroup_created = {rec.cgroup_path};
   c->handle.save(rec);
+  // Only now: delete --force takes the cgroup from config.json when state.json
+  // is unreadable, and must not find one husk never recorded.
+  c->handle.save_config(b.config_text);
   c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
   c->cgroup->create();
   rec.cgroup_created = c->cgroup->created();

@@ -104,6 +104,9 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   std::string go;
   if (!recv_msg(c.sock, t, go) || t != kGo) _exit(1);
   c.host_pid = static_cast<pid_t>(parse_decimal(go, INT32_MAX, "init sync: pid"));
+  // The caller's environment stays outside: createContainer/startContainer
+  // hooks without env run programs of the image, in the container.
+  ::clearenv();
   // A session of its own, terminal or not: kill(0, sig) from the container
   // must not reach the caller's process group (the shim, conmon, husk run).
   if (::setsid() < 0) throw sys_error("setsid");

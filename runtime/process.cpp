@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/close_range.h>
+#include <linux/magic.h>
 #include <sched.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -334,7 +336,10 @@ void chown_stdio(const spec::Process& p) {
   for (int fd = 0; fd < 3; ++fd) {
     struct stat st;
     if (::fstat(fd, &st) != 0 || st.st_uid == p.user.uid) continue;
-    if (!S_ISFIFO(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISSOCK(st.st_mode)) continue;
+    // Anonymous pipes and sockets only: a file or named FIFO given as stdio
+    // (`husk run < /etc/shadow`) is the host's, and must not change owner.
+    struct statfs fs;
+    if (::fstatfs(fd, &fs) != 0 || (fs.f_type != PIPEFS_MAGIC && fs.f_type != SOCKFS_MAGIC)) continue;
     // The group stays. EPERM/EINVAL: an owner or id not mapped in our user
     // namespace; EROFS: a file on a read-only mount. runc skips those too.
     if (::fchown(fd, p.user.uid, static_cast<gid_t>(-1)) != 0 && errno != EPERM && errno != EINVAL &&

@@ -220,6 +220,36 @@ TEST_CASE("exec refuses a planted state.json whose pid is not in the recorded cg
   CHECK(alive(v.pid));
 }
 
+// A host cgroup that exists in one v1 hierarchy only (the pids one here) is
+// not husk's, even though create makes the same path in the others. Seen
+// failing before the fix: create counted it as made, skipped the "already has
+// processes" check, and delete SIGKILLed the host process and removed the cgroup.
+TEST_CASE("a cgroupsPath that exists in one v1 hierarchy is never husk's to empty", "[security]") {
+  if (cgroup2_unified()) {
+    WARN("SKIP: one hierarchy on a cgroup2 host: nothing to mix up");
+    return;
+  }
+  Container c("partcg");
+  Victim v(c.id + "-pre");
+  c.cfg["linux"]["cgroupsPath"] = v.path;
+  c.args({"sleep", "60"});
+  auto r = c.create();
+  INFO(r.err);
+  if (r.ok()) {
+    c.start();
+    c.del(true);
+  } else {
+    CHECK(contains(r.err, "already has processes"));
+  }
+  std::this_thread::sleep_for(50ms);
+  CHECK(alive(v.pid));
+  CHECK(v.exists());
+  // The empty directories create made in the other hierarchies.
+  std::error_code ec;
+  for (auto& h : fs::directory_iterator("/sys/fs/cgroup", ec))
+    if (h.path().filename() != "pids") ::rmdir((h.path().string() + v.path).c_str());
+}
+
 // Fails against 14774f5: kill --all SIGKILLed the victim's sleep and husk itself.
 TEST_CASE("a planted cgroupPath of a cgroup holding husk itself is neither emptied nor removed",
           "[security][husk-only]") {
