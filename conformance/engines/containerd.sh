@@ -57,10 +57,22 @@ containerd_cleanup() {
   fi
   wait "$CONTAINERD_PID" 2>/dev/null
   CONTAINERD_PID=""
+  # Shims of our daemon still alive (a test interrupted mid-way).
+  local s
+  s=$(our_shims "")
+  [ -z "$s" ] || kill -9 $s 2>/dev/null
   # Snapshot mounts left by an interrupted run.
   grep -o " $WORK/containerd/[^ ]*" /proc/self/mounts | sort -r | while read -r m; do umount -l "$m"; done
   # The shim keeps the runtime's --root in /run/containerd/runc/<namespace>.
   rm -rf "/run/containerd/runc/$CTR_NS"
+  # husk's own and the husk+runc shared roots of containerd_issue8_tests
+  # are under $WORK/containerd, removed with $WORK.
+}
+
+# Pids of the shims our containerd started (for task ID, or all).
+our_shims() {
+  ps -eo pid=,args= | awk -v a="-address $WORK/containerd/containerd.sock" -v id="-id $1 " \
+    '$2 ~ /containerd-shim/ && index($0 " ", a " ") && index($0, id) { print $1 }'
 }
 
 # A task that ends promptly on SIGTERM (PID 1 needs a handler).
@@ -166,4 +178,218 @@ containerd_tests() {
     "$(printf '%q ' "${RUN[@]}") -d $IMAGE husk-force sleep 1000 && $(printf '%q ' "${CTR[@]}") task delete -f husk-force"
   "${CTR[@]}" container rm husk-force >/dev/null 2>&1
   check_no_stray_husk "containerd: no husk process left behind" "/run/containerd/runc/$CTR_NS"
+  containerd_issue8_tests
+}
+
+# --- issue 8: the callers' flows runc handles and husk once failed ---------
+# These use a state root of husk's own (--runc-root, as the README's
+# handler config); the shim adds /<namespace>.
+CTR_HUSK_ROOT=""
+
+# husk wrapped so the test sees the shim's argv (ARGV log) and the init's
+# pid of a create (copied from the shim's --pid-file before it goes away).
+ctr_logging_husk() {  # -> path of the wrapper
+  local w=$WORK/containerd/husk-logged
+  cat >"$w" <<SH
+#!/bin/sh
+echo "\$*" >>"$WORK/containerd/husk-argv.log"
+"$HUSK" "\$@"
+rc=\$?
+prev=
+for a in "\$@"; do
+  [ "\$prev" = --pid-file ] && [ -s "\$a" ] && cat "\$a" >"$WORK/containerd/created.pid"
+  prev=\$a
+done
+exit \$rc
+SH
+  chmod +x "$w"
+  echo "$w"
+}
+
+# A host char device that no default device list has (to see --privileged
+# hand the host's devices over); empty if the host has none of these.
+host_extra_chardev() {
+  local d
+  for d in /dev/fuse /dev/net/tun /dev/kmsg /dev/loop-control /dev/vhost-net; do
+    [ -c "$d" ] && { echo "$d"; return; }
+  done
+}
+
+# alive PID: exists and is not a zombie.
+pid_alive() {
+  local s
+  s=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$s" ] && [ "$s" != Z ]
+}
+
+containerd_issue8_tests() {
+  CTR_HUSK_ROOT=$WORK/containerd/husk-root
+  local R=$CTR_HUSK_ROOT/$CTR_NS
+  local RUN=("${CTR[@]}" run --runc-binary "$HUSK" --runc-root "$CTR_HUSK_ROOT")
+  local dev
+  dev=$(host_extra_chardev)
+
+  # ctr run --privileged: containerd lists every host device in
+  # linux.devices (/dev/ptmx 5:2 among them).
+  check "ctr run --privileged" 0 "privileged-ok" "${RUN[@]}" --rm --privileged "$IMAGE" husk-priv \
+    sh -c "test -e /dev/ptmx && test -c /dev/null && ${dev:+test -c $dev &&} echo privileged-ok"
+  if [ -n "$dev" ]; then
+    [ $RC = 0 ] && pass "ctr run --privileged: the host's $dev is in the container"
+  else
+    skip "ctr run --privileged: no extra host char device (fuse, tun, kmsg, loop-control) to look for"
+  fi
+  check "ctr run --privileged: /dev/ptmx opens a pty master" 0 "ptmx-ok" "${RUN[@]}" --rm --privileged "$IMAGE" husk-priv2 \
+    sh -c 'exec 3<>/dev/ptmx && echo ptmx-ok'
+
+  # A task created and never started, deleted as the shim does it: ctr run
+  # creates the task, then fails writing --pid-file into a missing directory
+  # before Start, which leaves the task CREATED. ctr's client library refuses
+  # to delete a CREATED task without -f (and -f kills it first), so the
+  # shim's Delete RPC is called directly with "ctr shim delete", the call a
+  # containerd client's task Delete reaches: the shim then runs
+  # "<runtime> delete ID" without --force on the created container.
+  local w id=husk-created cpid
+  w=$(ctr_logging_husk)
+  rm -f "$WORK/containerd/husk-argv.log" "$WORK/containerd/created.pid"
+  capture "${CTR[@]}" run --runc-binary "$w" --runc-root "$CTR_HUSK_ROOT" \
+    --pid-file "$WORK/no-such-dir/pid" "$IMAGE" "$id" sleep 1000
+  cpid=$(cat "$WORK/containerd/created.pid" 2>/dev/null)
+  if [ -n "$cpid" ] && [ "$RC" -ne 0 ] && [ "$(task_status "$id")" = CREATED ]; then
+    pass "ctr: a task is created (pid $cpid) and never started"
+  else
+    fail "ctr: a task is created and never started" "ctr run --pid-file /missing/pid ...; ctr task ls" \
+      "ctr fails, task CREATED" "exit $RC, $OUT; status $(task_status "$id"); argv: $(cat "$WORK/containerd/husk-argv.log" 2>&1)"
+  fi
+  check "ctr shim delete of the created task" 0 "" "${CTR[@]}" shim --id "$id" delete "$id"
+  if grep -qx -- "--root $R --log .*/log.json --log-format json delete $id" "$WORK/containerd/husk-argv.log" &&
+      ! grep -q -- "start $id" "$WORK/containerd/husk-argv.log"; then
+    pass "ctr: the shim deleted the created task with 'delete ID' (no --force, no start)"
+  else
+    fail "ctr: the shim deleted the created task with 'delete ID' (no --force, no start)" "cat husk-argv.log" \
+      "a line '--root $R --log ... delete $id', no start" "$(cat "$WORK/containerd/husk-argv.log" 2>&1)"
+  fi
+  # The shim only logs a failed delete: look at what is left (before
+  # containerd is told to forget the task, which would kill it).
+  check "created task deleted: no husk state" 0 "" \
+    sh -c "$(printf '%q ' "$HUSK") --root $R state $id 2>&1 | grep -q 'does not exist'"
+  if [ -n "$cpid" ] && pid_alive "$cpid"; then
+    fail "created task deleted: its init is gone" "ps -p $cpid" "no process" "$(ps -o pid=,args= -p "$cpid")"
+    kill -9 "$cpid" 2>/dev/null
+  else
+    pass "created task deleted: its init is gone"
+  fi
+  local left
+  left=$(ls -d /sys/fs/cgroup/*"$CGROUP_PARENT/$id" /sys/fs/cgroup"$CGROUP_PARENT/$id" 2>/dev/null)
+  if [ -z "$left" ]; then pass "created task deleted: no cgroup left"; else
+    fail "created task deleted: no cgroup left" "ls -d /sys/fs/cgroup/*$CGROUP_PARENT/$id" "nothing" "$left"; fi
+  # containerd still lists the task, and its shim (now without a container)
+  # is never told to shut down: end that shim of ours, then containerd
+  # forgets the task.
+  "${CTR[@]}" task delete -f "$id" >/dev/null 2>&1
+  local shim
+  shim=$(our_shims "$id")
+  if [ -n "$shim" ]; then
+    kill $shim 2>/dev/null
+    sleep 0.3
+    "${CTR[@]}" task delete -f "$id" >/dev/null 2>&1
+  fi
+  check "ctr container rm of the created task's container" 0 "" "${CTR[@]}" container rm "$id"
+
+  # kill --all after the init exited, shared pid namespace: B joins A's pid
+  # namespace (as a pod's containers with shareProcessNamespace, or hostPID).
+  # B's init leaves a child behind and is SIGKILLed (CRI StopContainer sends
+  # no --all). Because B has no pid namespace of its own, the shim then runs
+  # "<runtime> kill --all B 9" with B's init already gone; that must kill the
+  # child. Left alive, the child keeps B's stdio open and the shim's delete
+  # waits 2 s for it (the StopContainer delay of issue 8).
+  local pa pb cg pids p t0 t1 ms
+  if check "ctr run -d: shared-pid container A" 0 "" "${RUN[@]}" -d "$IMAGE" husk-pida "${CTR_SLEEPER[@]}" &&
+      wait_status husk-pida RUNNING; then
+    pa=$("${CTR[@]}" task ls | awk '$1 == "husk-pida" { print $2 }')
+    rm -f "$WORK/containerd/husk-argv.log"
+    check "ctr run -d --with-ns pid:A: container B in A's pid namespace" 0 "" \
+      "${CTR[@]}" run --runc-binary "$w" --runc-root "$CTR_HUSK_ROOT" -d \
+      --with-ns "pid:/proc/$pa/ns/pid" "$IMAGE" husk-pidb sh -c 'sleep 1001 & exec sleep 1000'
+    wait_status husk-pidb RUNNING
+    pb=$("${CTR[@]}" task ls | awk '$1 == "husk-pidb" { print $2 }')
+    sleep 0.3
+    cg=$(cgroup_file "$pb" pids cgroup.procs cgroup.procs)
+    pids=$(cat "$cg" 2>/dev/null | tr '\n' ' ')
+    if [ "$(readlink "/proc/$pb/ns/pid")" = "$(readlink "/proc/$pa/ns/pid")" ] && [ "$(echo $pids | wc -w)" -ge 2 ]; then
+      pass "shared pid: B is in A's pid namespace with its init and a child ($pids)"
+    else
+      fail "shared pid: B is in A's pid namespace with its init and a child" "readlink /proc/{$pa,$pb}/ns/pid; cat $cg" \
+        "same namespace, >= 2 pids" "$(readlink "/proc/$pa/ns/pid") $(readlink "/proc/$pb/ns/pid"); pids: $pids"
+    fi
+    t0=$(date +%s%N)
+    "${CTR[@]}" task kill -s SIGKILL husk-pidb >/dev/null 2>&1
+    wait_status husk-pidb STOPPED
+    check "shared pid: ctr task delete B" 0 "" "${CTR[@]}" task delete husk-pidb
+    t1=$(date +%s%N)
+    ms=$(( (t1 - t0) / 1000000 ))
+    if [ "$ms" -lt 1000 ]; then pass "shared pid: stopping and deleting B took ${ms} ms (< 1 s)"; else
+      fail "shared pid: stopping and deleting B takes < 1 s" "ctr task kill -s SIGKILL B; ctr task delete B" "< 1000 ms" "$ms ms"; fi
+    left=""
+    for p in $pids; do pid_alive "$p" && left="$left $p"; done
+    if [ -z "$left" ]; then pass "shared pid: no process of B left (kill --all after its init exited)"; else
+      fail "shared pid: no process of B left (kill --all after its init exited)" "ps -p$left" "none" \
+        "$(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
+      kill -9 $left 2>/dev/null
+    fi
+    if grep -q -- "kill --all husk-pidb 9" "$WORK/containerd/husk-argv.log"; then
+      pass "shared pid: the shim called 'kill --all B 9' after B's init exited"
+    else
+      fail "shared pid: the shim called 'kill --all B 9' after B's init exited" "cat husk-argv.log" \
+        "a 'kill --all husk-pidb 9' call" "$(cat "$WORK/containerd/husk-argv.log" 2>&1)"
+    fi
+    expect_eq "shared pid: A still runs" "ctr task ls" RUNNING "$(task_status husk-pida)"
+    "${CTR[@]}" container rm husk-pidb >/dev/null 2>&1
+    "${CTR[@]}" task kill -s SIGKILL husk-pida >/dev/null 2>&1
+    wait_status husk-pida STOPPED
+    "${CTR[@]}" task delete husk-pida >/dev/null 2>&1
+    "${CTR[@]}" container rm husk-pida >/dev/null 2>&1
+  fi
+
+  containerd_shared_root_tests
+  check_no_stray_husk "containerd (husk's own root): no husk process left behind" "$CTR_HUSK_ROOT"
+}
+
+# husk and runc sharing one state root, as with a handler config without
+# Root: a runc task and a husk task under the same --runc-root.
+containerd_shared_root_tests() {
+  local RUNC=${RUNC:-$(command -v runc)}
+  if [ -z "$RUNC" ]; then skip "shared root: no runc on this host"; return; fi
+  local S=$WORK/containerd/shared-root
+  local R=$S/$CTR_NS
+  check "shared root: ctr run -d with runc" 0 "" "${CTR[@]}" run -d --runc-binary "$RUNC" --runc-root "$S" \
+    "$IMAGE" runc-shared "${CTR_SLEEPER[@]}" || return
+  check "shared root: ctr run -d with husk" 0 "" "${CTR[@]}" run -d --runc-binary "$HUSK" --runc-root "$S" \
+    "$IMAGE" husk-shared "${CTR_SLEEPER[@]}"
+  wait_status runc-shared RUNNING
+  wait_status husk-shared RUNNING
+  check "shared root: husk delete of runc's running container is refused, naming runc" nz "runc" \
+    "$HUSK" --root "$R" delete runc-shared
+  check "shared root: husk delete --force of runc's container is refused" nz "runc" \
+    "$HUSK" --root "$R" delete --force runc-shared
+  check "shared root: husk kill of runc's container is refused" nz "runc" "$HUSK" --root "$R" kill runc-shared KILL
+  check "shared root: runc's container still runs (runc state)" 0 '"status": "running"' "$RUNC" --root "$R" state runc-shared
+  expect_eq "shared root: runc's task still runs (ctr)" "ctr task ls" RUNNING "$(task_status runc-shared)"
+  capture "$HUSK" --root "$R" list -q
+  if [[ "$OUT" != *runc-shared* ]]; then pass "shared root: husk list does not show runc's container"; else
+    fail "shared root: husk list does not show runc's container" "husk --root $R list -q" "no runc-shared" "$OUT"; fi
+  # runc reports on stderr that it cannot load husk's state; stdout lists.
+  capture sh -c "$(printf '%q ' "$RUNC") --root $R list -q 2>/dev/null"
+  if [[ "$OUT" != *husk-shared* ]]; then pass "shared root: runc list does not show husk's container"; else
+    fail "shared root: runc list does not show husk's container" "runc --root $R list -q" "no husk-shared" "$OUT"; fi
+  check "shared root: runc delete --force of husk's container fails" nz "" "$RUNC" --root "$R" delete --force husk-shared
+  check "shared root: husk's container still runs (husk state)" 0 '"status": "running"' "$HUSK" --root "$R" state husk-shared
+  expect_eq "shared root: husk's task still runs (ctr)" "ctr task ls" RUNNING "$(task_status husk-shared)"
+  local c
+  for c in runc-shared husk-shared; do
+    "${CTR[@]}" task kill "$c" >/dev/null 2>&1
+    wait_status "$c" STOPPED
+    check "shared root: ctr task delete $c" 0 "" "${CTR[@]}" task delete "$c"
+    "${CTR[@]}" container rm "$c" >/dev/null 2>&1
+  done
+  check "shared root: both states are gone" 0 "" sh -c "[ -z \"\$(ls -A $R 2>/dev/null)\" ]"
 }

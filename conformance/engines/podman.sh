@@ -150,5 +150,18 @@ podman_tests() {
   check "podman rm -f of a running container" 0 "" sh -c \
     "$(printf '%q ' "${PRUN[@]}") -d --name husk-rmf $IMAGE sleep 1000 >/dev/null && $(printf '%q ' "${PODMAN[@]}") rm -f -t 0 husk-rmf"
   "${PODMAN[@]}" rm -f "$id" >/dev/null 2>&1
+
+  # issue 8: podman writes the whole st_mode (e.g. 020666) as fileMode.
+  local dev
+  dev=$(host_extra_chardev)
+  check "podman run --privileged" 0 "privileged-ok" "${PRUN[@]}" --rm --privileged "$IMAGE" \
+    sh -c "test -e /dev/ptmx && ${dev:+test -c $dev &&} exec 3<>/dev/ptmx && echo privileged-ok"
+  if [ -n "$dev" ]; then
+    # Opening it also needs the device cgroup rule podman asks for.
+    check "podman run --device $dev: the device is there and opens" 0 "device-ok" \
+      "${PRUN[@]}" --rm --device "$dev" "$IMAGE" sh -c "test -c $dev && exec 3<>$dev && echo device-ok"
+  else
+    skip "podman run --device: no char device (fuse, tun, kmsg, loop-control) on this host"
+  fi
   check_no_stray_husk "podman: no husk process left behind" "$WORK/podman"
 }
