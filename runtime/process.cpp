@@ -19,6 +19,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "namespaces/namespaces.h"
 #include "runtime/log.h"
 #include "runtime/util.h"
 #include "spec/error.h"
@@ -297,8 +298,16 @@ void enter_cwd(const std::string& cwd) {
 
 // The home field of uid's line in /etc/passwd, or "/" (no file, no entry).
 static std::string passwd_home(uid_t uid) {
-  // O_NONBLOCK: a fifo planted as /etc/passwd must not hang the init.
-  Fd fd(::open("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  // The image's file: no magic links (a /etc/passwd -> /proc/self/fd/N would
+  // read one of our fds, the host log among them), and O_NONBLOCK, so a
+  // fifo planted there cannot hang the init.
+  Fd fd;
+  try {
+    Fd root(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (root) fd.reset(ns::open_in_root(root.get(), "/etc/passwd", O_RDONLY | O_NONBLOCK | O_NOCTTY));
+  } catch (const Error&) {
+    return "/";
+  }
   struct stat st;
   if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return "/";
   std::string text;

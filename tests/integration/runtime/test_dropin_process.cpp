@@ -159,6 +159,20 @@ TEST_CASE("HOME comes from the container's /etc/passwd", "[dropin][dropin-proces
   }
 }
 
+TEST_CASE("HOME never comes through a magic link planted as /etc/passwd", "[dropin][dropin-process][home][security]") {
+  // The init reads the image's /etc/passwd while it still holds fds of ours
+  // (the host --log file among them). Seen failing before openat2 with
+  // RESOLVE_NO_MAGICLINKS: HOME=/LEAKED, read from the init's stdin.
+  Container c("home-magic");
+  fs::remove(c.rootfs + "/etc/passwd");
+  fs::create_symlink("/proc/self/fd/0", c.rootfs + "/etc/passwd");
+  c.args({"sh", "-c", "echo home=$HOME"});
+  auto r = c.run({}, SpawnOpts{.stdin_data = "root:x:0:0::/LEAKED:/bin/sh\n"});
+  INFO(r.err);
+  REQUIRE(r.ok());
+  CHECK(trim(r.out) == "home=/");
+}
+
 TEST_CASE("a non-root process can open its stdio pipe or file through /dev/stdout",
           "[dropin][dropin-process][stdio][husk-only]") {
   Container c("stdio");
