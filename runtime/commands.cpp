@@ -204,6 +204,16 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   return c;
 }
 
+// SIGKILL through pidfds, then wait (bounded) until each is gone.
+void kill_and_wait(const std::vector<Fd>& pidfds) {
+  for (const auto& fd : pidfds) ::syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0);
+  for (const auto& fd : pidfds) {
+    pollfd p{fd.get(), POLLIN, 0};
+    while (::poll(&p, 1, 1000) < 0 && errno == EINTR) {
+    }
+  }
+}
+
 // `spec` is the config when the caller has it already (run); start reads it.
 void start_container(Handle& h, const spec::Spec* spec = nullptr) {
   Record rec = h.load();
@@ -224,24 +234,10 @@ void start_container(Handle& h, const spec::Spec* spec = nullptr) {
   } catch (const Error&) {
     // runtime.md (1.3) lifecycle step 9: a failing poststart hook is an
     // error, and the container is stopped.
-    Fd init = open_init(rec);
-    if (init) {
-      ::syscall(SYS_pidfd_send_signal, init.get(), SIGKILL, nullptr, 0);
-      pollfd p{init.get(), POLLIN, 0};
-      while (::poll(&p, 1, 1000) < 0 && errno == EINTR) {
-      }
-    }
+    std::vector<Fd> init;
+    if (Fd fd = open_init(rec)) init.push_back(std::move(fd));
+    kill_and_wait(init);
     throw;
-  }
-}
-
-// SIGKILL through pidfds, then wait (bounded) until each is gone.
-void kill_and_wait(const std::vector<Fd>& pidfds) {
-  for (const auto& fd : pidfds) ::syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0);
-  for (const auto& fd : pidfds) {
-    pollfd p{fd.get(), POLLIN, 0};
-    while (::poll(&p, 1, 1000) < 0 && errno == EINTR) {
-    }
   }
 }
 

@@ -350,9 +350,8 @@ void chown_stdio(const spec::Process& p) {
     struct statfs fs;
     if (::fstatfs(fd, &fs) != 0 || (fs.f_type != PIPEFS_MAGIC && fs.f_type != SOCKFS_MAGIC)) continue;
     // The group stays. EPERM/EINVAL: an owner or id not mapped in our user
-    // namespace; EROFS: a file on a read-only mount. runc skips those too.
-    if (::fchown(fd, p.user.uid, static_cast<gid_t>(-1)) != 0 && errno != EPERM && errno != EINVAL &&
-        errno != EROFS)
+    // namespace; runc skips those too.
+    if (::fchown(fd, p.user.uid, static_cast<gid_t>(-1)) != 0 && errno != EPERM && errno != EINVAL)
       throw sys_error("chown stdio fd " + std::to_string(fd) + " to uid " + std::to_string(p.user.uid));
   }
 }

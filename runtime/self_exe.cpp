@@ -88,6 +88,12 @@ void ensure_protected_binary(char** argv) {
   ssize_t len = ::readlink("/proc/self/exe", path, sizeof path - 1);
   Fd copy;
   if (len > 0 && path[0] == '/') copy.reset(open_through_overlay(std::string(path, static_cast<size_t>(len))));
+  // The overlay finds the binary again by path: it must still be the file we
+  // run (not one replaced meanwhile), else the copy is made from ours.
+  struct stat mine, seen;
+  if (copy && (::fstat(self.get(), &mine) != 0 || ::fstat(copy.get(), &seen) != 0 || mine.st_size != seen.st_size ||
+               mine.st_mtim.tv_sec != seen.st_mtim.tv_sec || mine.st_mtim.tv_nsec != seen.st_mtim.tv_nsec))
+    copy.reset();
   if (!copy || !cannot_be_written(copy.get())) copy.reset(sealed_memfd_copy(self.get()));
   ::setenv(kReexecMarker, "1", 1);
   ::syscall(SYS_execveat, copy.get(), "", argv, environ, AT_EMPTY_PATH);
