@@ -151,6 +151,11 @@ int remove_tree(const std::string& dir) {
   return rmdir_retry(dir, true);
 }
 
+// "/a/b" is within "/a" and "/a/b", not within "/ab".
+bool within(const std::string& p, const std::string& base) {
+  return base == "/" || p == base || (p.size() > base.size() && p.compare(0, base.size(), base) == 0 && p[base.size()] == '/');
+}
+
 // Prefixes of a cgroup path: "/a/b/c" -> "/a", "/a/b", "/a/b/c".
 std::vector<std::string> prefixes(const std::string& path) {
   std::vector<std::string> out;
@@ -517,6 +522,8 @@ class LegacyManager : public Manager {
 
   void apply(const spec::Resources& r) override {
     if (auto mem = mount("memory")) check_usage(r, *mem + path_ + "/memory.usage_in_bytes");
+    if (r.cpu && r.cpu->realtime_runtime.value_or(0) > 0)
+      if (auto cpu = mount("cpu")) make_rt_room(*cpu, *r.cpu);
     std::vector<std::pair<std::string, std::string>> writes;
     std::set<std::string> fallback;
     for (const auto& w : v1_writes(r)) {
@@ -692,6 +699,41 @@ class LegacyManager : public Manager {
     return it->second;
   }
 
+  // A new v1 cgroup has no realtime budget, so neither would containers under
+  // husk's own parent: raise the budgets of kDefaultParent and below as far
+  // as the container asks (other parents are the host's to give).
+  void make_rt_room(const std::string& root, const spec::Cpu& cpu) const {
+    auto rt = [&](const std::string& dir, RtAncestor& a) {
+      a.runtime = std::stoll(trim(read_file(dir + "/cpu.rt_runtime_us")));
+      a.period = std::stoull(trim(read_file(dir + "/cpu.rt_period_us")));
+    };
+    if (!exists(root + "/cpu.rt_runtime_us")) return;  // no RT group scheduling: the write fails clearly
+    uint64_t period = cpu.realtime_period.value_or(0);
+    if (!period) period = std::stoull(trim(read_file(root + path_ + "/cpu.rt_period_us")));
+    std::vector<RtAncestor> chain;
+    auto parts = prefixes(path_);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      RtAncestor a;
+      a.path = i == 0 ? "" : parts[i - 1];
+      a.raisable = within(a.path, kDefaultParent);
+      const std::string dir = root + a.path, next = root + parts[i];
+      rt(dir, a);
+      DIR* d = opendir(dir.c_str());
+      if (!d) throw sys_error("open " + dir);
+      while (dirent* e = readdir(d)) {
+        std::string child = dir + "/" + e->d_name;
+        if (e->d_type != DT_DIR || e->d_name[0] == '.' || child == next) continue;
+        RtAncestor c;
+        rt(child, c);
+        a.others += rt_share(c.runtime, c.period);
+      }
+      closedir(d);
+      chain.push_back(a);
+    }
+    for (const auto& [path, runtime] : plan_rt_budget(chain, *cpu.realtime_runtime, period))
+      write_file(root + path + "/cpu.rt_runtime_us", std::to_string(runtime));
+  }
+
   // "8:0 Read 4096" lines; the "Total" line has no device.
   static void blkio_stat(const std::string& file, std::vector<Stats::IoEntry>& out) {
     auto s = try_read(file);
@@ -741,11 +783,6 @@ namespace {
 bool is_dir(const std::string& p) {
   struct stat st;
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-// "/a/b" is within "/a" and "/a/b", not within "/ab".
-bool within(const std::string& p, const std::string& base) {
-  return base == "/" || p == base || (p.size() > base.size() && p.compare(0, base.size(), base) == 0 && p[base.size()] == '/');
 }
 
 // /proc/<pid>/cgroup as (hierarchy id, controllers, path); empty when unreadable.

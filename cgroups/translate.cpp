@@ -365,10 +365,41 @@ std::vector<Write> v1_writes(const spec::Resources& r) {
   return w;
 }
 
+uint64_t rt_share(int64_t runtime, uint64_t period) {
+  if (runtime < 0 || period == 0) return uint64_t{1} << kRtShift;
+  return (static_cast<uint64_t>(runtime) << kRtShift) / period;
+}
+
+std::vector<std::pair<std::string, int64_t>> plan_rt_budget(const std::vector<RtAncestor>& chain, int64_t runtime,
+                                                            uint64_t period) {
+  std::vector<std::pair<std::string, int64_t>> raises;  // bottom-up
+  uint64_t need = rt_share(runtime, period);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    uint64_t total = it->others + need;
+    if (total <= rt_share(it->runtime, it->period)) {
+      std::reverse(raises.begin(), raises.end());
+      return raises;
+    }
+    // The smallest runtime whose share covers `total`.
+    uint64_t wanted = ((total * it->period) + (uint64_t{1} << kRtShift) - 1) >> kRtShift;
+    if (!it->raisable || wanted > it->period) {
+      std::string where = it->path.empty() ? "the root cgroup" : "cgroup " + it->path;
+      throw field_error("cpu.realtimeRuntime",
+                        std::to_string(runtime) + " us per " + std::to_string(period) +
+                            " us does not fit in the realtime budget of " + where + " (cpu.rt_runtime_us " +
+                            std::to_string(it->runtime) + " per " + std::to_string(it->period) +
+                            " us, part of it given to other cgroups); give it a larger cpu.rt_runtime_us");
+    }
+    raises.emplace_back(it->path, static_cast<int64_t>(wanted));
+    need = rt_share(static_cast<int64_t>(wanted), it->period);
+  }
+  throw field_error("cpu.realtimeRuntime", "no cgroup above the container has a realtime budget");
+}
+
 std::string resolve_path(const std::optional<std::string>& cgroups_path, const std::string& id) {
-  if (!cgroups_path || cgroups_path->empty()) return "/husk/" + id;
+  if (!cgroups_path || cgroups_path->empty()) return std::string(kDefaultParent) + "/" + id;
   const std::string& p = *cgroups_path;
-  std::string out = p[0] == '/' ? "" : "/husk";
+  std::string out = p[0] == '/' ? "" : kDefaultParent;
   std::stringstream ss(p);
   std::string part;
   bool any = false;

@@ -163,7 +163,16 @@ void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg) {
     a.sched_runtime = p.scheduler->runtime;
     a.sched_deadline = p.scheduler->deadline;
     a.sched_period = p.scheduler->period;
-    if (::syscall(SYS_sched_setattr, 0, &a, 0) != 0) throw sys_error("sched_setattr " + p.scheduler->policy);
+    if (::syscall(SYS_sched_setattr, 0, &a, 0) != 0) {
+      // With RT group scheduling a cgroup without budget refuses even root.
+      int err = errno;
+      bool rt = a.sched_policy == SCHED_FIFO || a.sched_policy == SCHED_RR;
+      throw sys_error("process.scheduler: sched_setattr " + p.scheduler->policy +
+                      (rt && err == EPERM ? " (needs CAP_SYS_NICE and a realtime budget in the container's "
+                                              "cgroup: linux.resources.cpu.realtimeRuntime)"
+                                            : ""),
+                      err);
+    }
   }
   if (p.io_priority) {
     int klass = p.io_priority->klass == "IOPRIO_CLASS_RT"   ? 1

@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 #include <thread>
 
 #include "harness.h"
@@ -282,4 +284,72 @@ TEST_CASE("husk keeps its own files out of the state root", "[dropin]") {
   for (auto& e : std::filesystem::directory_iterator(c.root)) entries.push_back(e.path().filename());
   INFO(entries.size());
   CHECK(entries.empty());
+}
+
+namespace {
+
+bool rt_group_sched() {
+  return !cgroup2_unified() && std::filesystem::exists("/sys/fs/cgroup/cpu/cpu.rt_runtime_us");
+}
+
+// Field 41 of /proc/<pid>/stat: the scheduling policy (1 = SCHED_FIFO).
+int sched_policy_of(int pid) {
+  std::string st = read_file("/proc/" + std::to_string(pid) + "/stat");
+  std::istringstream in(st.substr(st.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 41 && in >> field; ++i) {
+  }
+  return std::stoi(field);
+}
+
+}  // namespace
+
+TEST_CASE("a SCHED_FIFO container with a realtime budget under husk's default parent", "[dropin][cgroups][husk-only]") {
+  // A new v1 cgroup has cpu.rt_runtime_us 0, so /husk could give nothing to
+  // its children; runc puts such a container at /<id>, under the root's budget
+  // (runc 1.1 has no process.scheduler, hence husk-only).
+  if (!rt_group_sched()) { WARN("SKIP: " "no v1 realtime group scheduling (cpu.rt_runtime_us) on this host"); return; }
+  Container c("rt-default");
+  c.cfg["linux"].erase("cgroupsPath");
+  c.cfg["linux"]["resources"]["cpu"] = {{"realtimeRuntime", 10000}, {"realtimePeriod", 1000000}};
+  c.cfg["process"]["scheduler"] = {{"policy", "SCHED_FIFO"}, {"priority", 10}};
+  add_caps(c, {"CAP_SYS_NICE"});
+  int pid = c.start_process({"sleep", "100"});
+  CHECK(sched_policy_of(pid) == 1);
+  std::string cg = read_file("/proc/" + std::to_string(pid) + "/cgroup");
+  INFO(cg);
+  std::smatch m;
+  REQUIRE(std::regex_search(cg, m, std::regex(R"(:cpu[^:]*:(/[^\n]*)\n)")));
+  CHECK(trim(read_file("/sys/fs/cgroup/cpu" + m[1].str() + "/cpu.rt_runtime_us")) == "10000");
+  REQUIRE(c.del(true).ok());
+  CHECK(!std::filesystem::exists("/sys/fs/cgroup/cpu" + m[1].str()));
+}
+
+TEST_CASE("a realtime budget the container's host parent cannot give is an error naming the field",
+          "[dropin][cgroups][husk-only]") {
+  // runc 1.1 fails here too, with the kernel's bare EINVAL.
+  if (!rt_group_sched()) { WARN("SKIP: " "no v1 realtime group scheduling (cpu.rt_runtime_us) on this host"); return; }
+  Container c("rt-hostparent");
+  c.cfg["linux"]["resources"]["cpu"] = {{"realtimeRuntime", 10000}, {"realtimePeriod", 1000000}};
+  c.args({"true"});
+  auto r = c.run();
+  INFO(r.err);
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "linux.resources.cpu.realtimeRuntime"));
+  CHECK(contains(r.err, "/husk-test"));
+  CHECK(leftovers(c).empty());
+}
+
+TEST_CASE("SCHED_FIFO in a cgroup without realtime budget says what it needs", "[dropin][cgroups][husk-only]") {
+  if (!rt_group_sched()) { WARN("SKIP: " "no v1 realtime group scheduling (cpu.rt_runtime_us) on this host"); return; }
+  Container c("rt-nobudget");
+  c.cfg["process"]["scheduler"] = {{"policy", "SCHED_FIFO"}, {"priority", 10}};
+  add_caps(c, {"CAP_SYS_NICE"});
+  c.args({"true"});
+  auto r = c.run();
+  INFO(r.err);
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "process.scheduler"));
+  CHECK(contains(r.err, "linux.resources.cpu.realtimeRuntime"));
+  CHECK(leftovers(c).empty());
 }
