@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -522,8 +523,17 @@ class LegacyManager : public Manager {
 
   void apply(const spec::Resources& r) override {
     if (auto mem = mount("memory")) check_usage(r, *mem + path_ + "/memory.usage_in_bytes");
+    // Held until the container's own rt write: concurrent creates under
+    // /husk would otherwise plan from the same tree and overbook it.
+    int rt_lock = -1;
     if (r.cpu && r.cpu->realtime_runtime.value_or(0) > 0)
-      if (auto cpu = mount("cpu")) make_rt_room(*cpu, *r.cpu);
+      if (auto cpu = mount("cpu")) rt_lock = make_rt_room(*cpu, *r.cpu);
+    struct CloseLock {
+      int fd;
+      ~CloseLock() {
+        if (fd >= 0) ::close(fd);
+      }
+    } rt_unlock{rt_lock};
     std::vector<std::pair<std::string, std::string>> writes;
     std::set<std::string> fallback;
     for (const auto& w : v1_writes(r)) {
@@ -702,36 +712,50 @@ class LegacyManager : public Manager {
   // A new v1 cgroup has no realtime budget, so neither would containers under
   // husk's own parent: raise the budgets of kDefaultParent and below as far
   // as the container asks (other parents are the host's to give).
-  void make_rt_room(const std::string& root, const spec::Cpu& cpu) const {
+  // Returns a locked fd of the hierarchy root, or -1 when there is nothing to plan.
+  int make_rt_room(const std::string& root, const spec::Cpu& cpu) const {
     auto rt = [&](const std::string& dir, RtAncestor& a) {
       a.runtime = std::stoll(trim(read_file(dir + "/cpu.rt_runtime_us")));
       a.period = std::stoull(trim(read_file(dir + "/cpu.rt_period_us")));
     };
-    if (!exists(root + "/cpu.rt_runtime_us")) return;  // no RT group scheduling: the write fails clearly
-    uint64_t period = cpu.realtime_period.value_or(0);
-    if (!period) period = std::stoull(trim(read_file(root + path_ + "/cpu.rt_period_us")));
-    std::vector<RtAncestor> chain;
-    auto parts = prefixes(path_);
-    for (size_t i = 0; i < parts.size(); ++i) {
-      RtAncestor a;
-      a.path = i == 0 ? "" : parts[i - 1];
-      a.raisable = within(a.path, kDefaultParent);
-      const std::string dir = root + a.path, next = root + parts[i];
-      rt(dir, a);
-      DIR* d = opendir(dir.c_str());
-      if (!d) throw sys_error("open " + dir);
-      while (dirent* e = readdir(d)) {
-        std::string child = dir + "/" + e->d_name;
-        if (e->d_type != DT_DIR || e->d_name[0] == '.' || child == next) continue;
-        RtAncestor c;
-        rt(child, c);
-        a.others += rt_share(c.runtime, c.period);
-      }
-      closedir(d);
-      chain.push_back(a);
+    if (!exists(root + "/cpu.rt_runtime_us")) return -1;  // no RT group scheduling: the write fails clearly
+    int lock = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock < 0) throw sys_error("open " + root);
+    if (flock(lock, LOCK_EX) < 0) {
+      int err = errno;
+      ::close(lock);
+      throw sys_error("lock " + root, err);
     }
-    for (const auto& [path, runtime] : plan_rt_budget(chain, *cpu.realtime_runtime, period))
-      write_file(root + path + "/cpu.rt_runtime_us", std::to_string(runtime));
+    try {
+      uint64_t period = cpu.realtime_period.value_or(0);
+      if (!period) period = std::stoull(trim(read_file(root + path_ + "/cpu.rt_period_us")));
+      std::vector<RtAncestor> chain;
+      auto parts = prefixes(path_);
+      for (size_t i = 0; i < parts.size(); ++i) {
+        RtAncestor a;
+        a.path = i == 0 ? "" : parts[i - 1];
+        a.raisable = within(a.path, kDefaultParent);
+        const std::string dir = root + a.path, next = root + parts[i];
+        rt(dir, a);
+        DIR* d = opendir(dir.c_str());
+        if (!d) throw sys_error("open " + dir);
+        while (dirent* e = readdir(d)) {
+          std::string child = dir + "/" + e->d_name;
+          if (e->d_type != DT_DIR || e->d_name[0] == '.' || child == next) continue;
+          // A sibling removed meanwhile holds no budget.
+          auto runtime = try_read(child + "/cpu.rt_runtime_us"), period = try_read(child + "/cpu.rt_period_us");
+          if (runtime && period) a.others += rt_share(std::stoll(trim(*runtime)), std::stoull(trim(*period)));
+        }
+        closedir(d);
+        chain.push_back(a);
+      }
+      for (const auto& [path, runtime] : plan_rt_budget(chain, *cpu.realtime_runtime, period))
+        write_file(root + path + "/cpu.rt_runtime_us", std::to_string(runtime));
+    } catch (...) {
+      ::close(lock);
+      throw;
+    }
+    return lock;
   }
 
   // "8:0 Read 4096" lines; the "Total" line has no device.
