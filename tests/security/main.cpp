@@ -1,6 +1,6 @@
 // Runner of the security regression suite (husk-security): needs root;
-// builds the template bundle and the static hostile helper once, and lists
-// the skipped cases at the end (a skipped case is not a passed one).
+// builds the template bundle and the static hostile helper once; skipped
+// cases are reported by tests/skip.h.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sec.h"
+#include "skip.h"
 
 int main(int argc, char** argv) {
   if (::geteuid() != 0) {
@@ -30,11 +31,7 @@ int main(int argc, char** argv) {
   sec::build_hostile();
   if (sec::hostile_binary().empty()) std::fprintf(stderr, "husk-security: %s\n", sec::hostile_error().c_str());
   int rc = Catch::Session().run(argc, argv);
-  if (!sec::skipped().empty()) {
-    std::printf("\nskipped cases (not passed): %zu\n", sec::skipped().size());
-    for (auto& s : sec::skipped()) std::printf("  SKIPPED %s\n", s.c_str());
-  }
   sec::remove_hostile();
   hit::destroy_template();
-  return rc;
+  return husk_test::finish(rc);
 }

@@ -1,4 +1,5 @@
 #include "sec.h"
+#include "skip.h"
 
 #include <catch2/catch.hpp>
 
@@ -20,17 +21,10 @@ using namespace hit;
 namespace sec {
 
 namespace {
-std::vector<std::string> g_skipped;
 std::string g_hostile_dir, g_hostile, g_hostile_error = "not built";
 }  // namespace
 
-void skip(const std::string& reason) {
-  std::string name = Catch::getResultCapture().getCurrentTestName();
-  g_skipped.push_back(name + ": " + reason);
-  WARN("SKIP: " << reason);
-}
-
-const std::vector<std::string>& skipped() { return g_skipped; }
+void skip(const std::string& reason) { husk_test::record_skip(reason); }
 
 const std::string& hostile_binary() { return g_hostile; }
 const std::string& hostile_error() { return g_hostile_error; }

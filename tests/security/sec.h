@@ -15,10 +15,8 @@ namespace sec {
 
 using hit::json;
 
-// Marks the current case as skipped: a Catch2 WARN("SKIP: ...") plus an entry
-// in the list main() prints at the end ("skipped cases (not passed)").
+// Marks the current case as skipped (tests/skip.h: reported, never passed).
 void skip(const std::string& reason);
-const std::vector<std::string>& skipped();
 
 // The static hostile helper (hostile.c), compiled once per run; empty when
 // `cc -static` failed (why: hostile_error()).

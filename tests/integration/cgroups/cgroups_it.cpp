@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "cgroups/cgroups.h"
+#include "skip.h"
 
 namespace cg = husk::cgroups;
 namespace spec = husk::spec;
@@ -162,10 +163,7 @@ TEST_CASE("mode detection") {
 }
 
 TEST_CASE("limits land in the cgroup files and the child is inside") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   auto r = base_limits();
   t.m->apply(r);
@@ -205,10 +203,7 @@ TEST_CASE("limits land in the cgroup files and the child is inside") {
 }
 
 TEST_CASE("checkBeforeUpdate refuses a limit below the usage") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   int ready[2], go[2];
   REQUIRE(pipe2(ready, O_CLOEXEC) == 0);
@@ -236,10 +231,7 @@ TEST_CASE("checkBeforeUpdate refuses a limit below the usage") {
 }
 
 TEST_CASE("device rules: a denied device cannot be opened, an allowed one can") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   spec::Resources r;
   r.devices = cg::effective_device_rules({}, {});
@@ -272,10 +264,7 @@ TEST_CASE("device rules: a denied device cannot be opened, an allowed one can") 
 }
 
 TEST_CASE("a fork bomb stops at pids.max") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   spec::Resources r;
   r.pids_limit = 20;
@@ -303,10 +292,7 @@ TEST_CASE("a fork bomb stops at pids.max") {
 }
 
 TEST_CASE("memory limit: a child allocating past it is OOM-killed") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   spec::Resources r;
   r.memory = spec::Memory{};
@@ -330,10 +316,7 @@ TEST_CASE("memory limit: a child allocating past it is OOM-killed") {
 }
 
 TEST_CASE("freeze stops the tasks, thaw resumes them") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   auto* counter = static_cast<uint64_t*>(
       mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
@@ -363,10 +346,7 @@ TEST_CASE("freeze stops the tasks, thaw resumes them") {
 }
 
 TEST_CASE("kill_all reaches every task, also for signals other than SIGKILL") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   Child a(*t.m, [] { return pause(); });
   Child b(*t.m, [] { return pause(); });
@@ -387,10 +367,7 @@ TEST_CASE("kill_all reaches every task, also for signals other than SIGKILL") {
 }
 
 TEST_CASE("destroy removes the cgroup and the ancestors it created, and only those") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   std::unique_ptr<cg::Manager> m;
   std::string top = "/husk-test/d" + std::to_string(getpid());
   {
@@ -427,10 +404,7 @@ TEST_CASE("destroy removes the cgroup and the ancestors it created, and only tho
 }
 
 TEST_CASE("clone_into_fd is a directory fd on v2 and -1 elsewhere") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   int fd = t.m->clone_into_fd();
   if (!kV2) {
@@ -446,16 +420,10 @@ TEST_CASE("clone_into_fd is a directory fd on v2 and -1 elsewhere") {
 }
 
 TEST_CASE("hybrid: hugetlb limits go to the unified hierarchy when v1 lacks hugetlb") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   if (kMode != cg::Mode::hybrid || exists("/sys/fs/cgroup/hugetlb") ||
       slurp("/sys/fs/cgroup/unified/cgroup.controllers").find("hugetlb") == std::string::npos ||
-      !exists("/sys/kernel/mm/hugepages/hugepages-2048kB")) {
-    WARN("SKIP: not a hybrid host with hugetlb only in the unified hierarchy");
-    return;
-  }
+      !exists("/sys/kernel/mm/hugepages/hugepages-2048kB")) HUSK_SKIP("not a hybrid host with hugetlb only in the unified hierarchy");
   TestCgroup t;
   spec::Resources r;
   r.hugepage_limits.push_back({"2MB", 4 << 20});
@@ -466,10 +434,7 @@ TEST_CASE("hybrid: hugetlb limits go to the unified hierarchy when v1 lacks huge
 // ---- cgroup v2 only ----
 
 TEST_CASE("v2: io.max throttles reads of the scratch disk") {
-  if (!kV2 || !is_root() || !exists("/dev/vda")) {
-    WARN("SKIP: needs cgroup v2 and /dev/vda (the VM)");
-    return;
-  }
+  if (!kV2 || !is_root() || !exists("/dev/vda")) HUSK_SKIP("needs cgroup v2 and /dev/vda (the VM)");
   TestCgroup t;
   struct stat st;
   REQUIRE(stat("/dev/vda", &st) == 0);
@@ -496,10 +461,7 @@ TEST_CASE("v2: io.max throttles reads of the scratch disk") {
 }
 
 TEST_CASE("v2: the device filter allows exactly the rule's access") {
-  if (!kV2 || !is_root() || !exists("/dev/vda")) {
-    WARN("SKIP: needs cgroup v2 and /dev/vda (the VM)");
-    return;
-  }
+  if (!kV2 || !is_root() || !exists("/dev/vda")) HUSK_SKIP("needs cgroup v2 and /dev/vda (the VM)");
   TestCgroup t;
   struct stat st;
   REQUIRE(stat("/dev/vda", &st) == 0);
@@ -532,10 +494,7 @@ TEST_CASE("v2: the device filter allows exactly the rule's access") {
 }
 
 TEST_CASE("v2: stats read cpu, memory, pids and io") {
-  if (!kV2 || !is_root()) {
-    WARN("SKIP: needs cgroup v2");
-    return;
-  }
+  if (!kV2 || !is_root()) HUSK_SKIP("needs cgroup v2");
   TestCgroup t;
   t.m->apply(base_limits());
   Child c(*t.m, [] {
@@ -553,10 +512,7 @@ TEST_CASE("v2: stats read cpu, memory, pids and io") {
 }
 
 TEST_CASE("a cgroup that is already gone: kill_all, destroy, pids and frozen are no-ops") {
-  if (!is_root()) {
-    WARN("SKIP: needs root");
-    return;
-  }
+  if (!is_root()) HUSK_SKIP("needs root");
   auto m = cg::Manager::open("/husk-test/gone" + std::to_string(getpid()), kMode);
   CHECK_NOTHROW(m->kill_all(SIGKILL));
   CHECK_NOTHROW(m->kill_all(SIGTERM));

@@ -30,6 +30,7 @@
 #include <sstream>
 
 #include "namespaces/namespaces.h"
+#include "skip.h"
 
 using namespace husk;
 namespace fs = std::filesystem;
@@ -497,10 +498,7 @@ std::string mount_root(const std::string& point) {
 }
 
 TEST_CASE("cgroup mount on a v1/hybrid host: tmpfs with the host's hierarchies, bound or through a cgroup namespace") {
-  if (fs_type("/sys/fs/cgroup") != TMPFS_MAGIC || fs_type("/sys/fs/cgroup/memory") != CGROUP_SUPER_MAGIC) {
-    WARN("SKIP: not a cgroup v1/hybrid host with a memory hierarchy");
-    return;
-  }
+  if (fs_type("/sys/fs/cgroup") != TMPFS_MAGIC || fs_type("/sys/fs/cgroup/memory") != CGROUP_SUPER_MAGIC) HUSK_SKIP("not a cgroup v1/hybrid host with a memory hierarchy");
   bool hybrid = fs_type("/sys/fs/cgroup/unified") == CGROUP2_SUPER_MAGIC;
   std::string memcg = own_cgroup_path("memory");
   REQUIRE(!memcg.empty());
@@ -885,5 +883,5 @@ int main(int argc, char** argv) {
   int rc = Catch::Session().run(argc, argv);
   umount2(tmpl, MNT_DETACH);
   fs::remove_all(tmpl);
-  return rc;
+  return husk_test::finish(rc);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "skip.h"
 
 int main(int argc, char** argv) {
   if (::geteuid() != 0) {
@@ -28,5 +29,5 @@ int main(int argc, char** argv) {
   }
   int rc = Catch::Session().run(argc, argv);
   hit::destroy_template();
-  return rc;
+  return husk_test::finish(rc);
 }

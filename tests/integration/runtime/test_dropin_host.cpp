@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "skip.h"
 
 using namespace hit;
 
@@ -66,7 +67,7 @@ TEST_CASE("the default device allow-list does not include the host console 5:1",
 }
 
 TEST_CASE("the device cgroup of a running container has no rule for 5:1", "[dropin]") {
-  if (cgroup2_unified()) { WARN("SKIP: " "devices.list is v1 only; the v2 program is covered by the mknod test"); return; }
+  if (cgroup2_unified()) HUSK_SKIP("devices.list is v1 only; the v2 program is covered by the mknod test");
   Container c("dev-console-list");
   c.start_process({"sleep", "100"});
   std::string list = read_file(cgroup_file(c.id, "devices", "devices.list"));
@@ -127,9 +128,7 @@ TEST_CASE("delete without --force of a created container kills the init and dele
 }
 
 TEST_CASE("the container joins the name=systemd hierarchy at its cgroup path", "[dropin]") {
-  if (cgroup2_unified() || !std::filesystem::exists("/sys/fs/cgroup/systemd/cgroup.procs")) { WARN("SKIP: " "no name=systemd v1 hierarchy on this host");
-    return;
-  }
+  if (cgroup2_unified() || !std::filesystem::exists("/sys/fs/cgroup/systemd/cgroup.procs")) HUSK_SKIP("no name=systemd v1 hierarchy on this host");
   Container c("name-systemd");
   int pid = c.start_process({"sleep", "100"});
   std::string cg = read_file("/proc/" + std::to_string(pid) + "/cgroup");
@@ -141,10 +140,7 @@ TEST_CASE("the container joins the name=systemd hierarchy at its cgroup path", "
 
 TEST_CASE("a container left at / in name=systemd (made by an older husk) is still its own", "[dropin]") {
   // husk itself placed containers only in the controller hierarchies before.
-  if (cgroup2_unified() || !std::filesystem::exists("/sys/fs/cgroup/systemd/cgroup.procs")) {
-    WARN("SKIP: no name=systemd v1 hierarchy on this host");
-    return;
-  }
+  if (cgroup2_unified() || !std::filesystem::exists("/sys/fs/cgroup/systemd/cgroup.procs")) HUSK_SKIP("no name=systemd v1 hierarchy on this host");
   Container c("name-systemd-old");
   int pid = c.start_process({"sleep", "100"});
   write_file("/sys/fs/cgroup/systemd/cgroup.procs", std::to_string(pid));
@@ -187,12 +183,12 @@ TEST_CASE("a tmpfs mount with mode= keeps that mode over an existing mountpoint"
 }
 
 TEST_CASE("blockIO.weight goes to blkio.bfq.weight when blkio.weight is absent", "[dropin]") {
-  if (cgroup2_unified()) { WARN("SKIP: " "a v1 blkio hierarchy is needed"); return; }
+  if (cgroup2_unified()) HUSK_SKIP("a v1 blkio hierarchy is needed");
   std::filesystem::create_directories("/sys/fs/cgroup/blkio/husk-test/probe-bfq");
   bool plain = std::filesystem::exists("/sys/fs/cgroup/blkio/husk-test/probe-bfq/blkio.weight");
   bool bfq = std::filesystem::exists("/sys/fs/cgroup/blkio/husk-test/probe-bfq/blkio.bfq.weight");
   ::rmdir("/sys/fs/cgroup/blkio/husk-test/probe-bfq");
-  if (plain || !bfq) { WARN("SKIP: " "this host has blkio.weight or no BFQ"); return; }
+  if (plain || !bfq) HUSK_SKIP("this host has blkio.weight or no BFQ");
   Container c("bfq-weight");
   c.cfg["linux"]["resources"]["blockIO"]["weight"] = 321;
   c.start_process({"sleep", "100"});
@@ -241,8 +237,8 @@ TEST_CASE("kernel.domainname in linux.sysctl conflicting with domainname is refu
 
 TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
   // husk against runc's state: run only when HUSK_RUNTIME is husk.
-  if (runtime_is_runc()) { WARN("SKIP: " "husk-only"); return; }
-  if (::access("/usr/sbin/runc", X_OK) != 0) { WARN("SKIP: " "no /usr/sbin/runc"); return; }
+  if (runtime_is_runc()) HUSK_SKIP("husk-only");
+  if (::access("/usr/sbin/runc", X_OK) != 0) HUSK_SKIP("no /usr/sbin/runc");
   TempDir shared("husk-it-shared-");
   ::chmod(shared.path.c_str(), 0700);
   Container c("foreign");
@@ -308,7 +304,7 @@ TEST_CASE("a SCHED_FIFO container with a realtime budget under husk's default pa
   // A new v1 cgroup has cpu.rt_runtime_us 0, so /husk could give nothing to
   // its children; runc puts such a container at /<id>, under the root's budget
   // (runc 1.1 has no process.scheduler, hence husk-only).
-  if (!rt_group_sched()) { WARN("SKIP: " "no v1 realtime group scheduling (cpu.rt_runtime_us) on this host"); return; }
+  if (!rt_group_sched()) HUSK_SKIP("no v1 realtime group scheduling (cpu.rt_runtime_us) on this host");
   Container c("rt-default");
   c.cfg["linux"].erase("cgroupsPath");
   c.cfg["linux"]["resources"]["cpu"] = {{"realtimeRuntime", 10000}, {"realtimePeriod", 1000000}};
@@ -328,7 +324,7 @@ TEST_CASE("a SCHED_FIFO container with a realtime budget under husk's default pa
 TEST_CASE("a realtime budget the container's host parent cannot give is an error naming the field",
           "[dropin][cgroups][husk-only]") {
   // runc 1.1 fails here too, with the kernel's bare EINVAL.
-  if (!rt_group_sched()) { WARN("SKIP: " "no v1 realtime group scheduling (cpu.rt_runtime_us) on this host"); return; }
+  if (!rt_group_sched()) HUSK_SKIP("no v1 realtime group scheduling (cpu.rt_runtime_us) on this host");
   Container c("rt-hostparent");
   c.cfg["linux"]["resources"]["cpu"] = {{"realtimeRuntime", 10000}, {"realtimePeriod", 1000000}};
   c.args({"true"});
@@ -341,7 +337,7 @@ TEST_CASE("a realtime budget the container's host parent cannot give is an error
 }
 
 TEST_CASE("SCHED_FIFO in a cgroup without realtime budget says what it needs", "[dropin][cgroups][husk-only]") {
-  if (!rt_group_sched()) { WARN("SKIP: " "no v1 realtime group scheduling (cpu.rt_runtime_us) on this host"); return; }
+  if (!rt_group_sched()) HUSK_SKIP("no v1 realtime group scheduling (cpu.rt_runtime_us) on this host");
   Container c("rt-nobudget");
   c.cfg["process"]["scheduler"] = {{"policy", "SCHED_FIFO"}, {"priority", 10}};
   add_caps(c, {"CAP_SYS_NICE"});

@@ -8,6 +8,7 @@
 #include <sys/statfs.h>
 
 #include "harness.h"
+#include "skip.h"
 
 using namespace hit;
 namespace fs = std::filesystem;
@@ -180,10 +181,7 @@ TEST_CASE("without readonlyPaths /proc/sys is writable in the uts namespace", "[
 // own cgroup: through a cgroup namespace, or as a bind of its directory.
 TEST_CASE("cgroup mount on a v1/hybrid host: a tmpfs of the container's own hierarchies", "[mounts][cgroups]") {
   struct statfs sf{};
-  if (statfs("/sys/fs/cgroup/memory", &sf) != 0 || sf.f_type != CGROUP_SUPER_MAGIC) {
-    WARN("SKIP: no cgroup v1 memory hierarchy on this host");
-    return;
-  }
+  if (statfs("/sys/fs/cgroup/memory", &sf) != 0 || sf.f_type != CGROUP_SUPER_MAGIC) HUSK_SKIP("no cgroup v1 memory hierarchy on this host");
   // The host's hierarchies directly below /sys/fs/cgroup.
   std::vector<std::string> hierarchies;
   for (auto& e : parse_mountinfo(read_file("/proc/self/mountinfo")))

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "skip.h"
 
 using namespace hit;
 namespace fs = std::filesystem;
@@ -225,10 +226,7 @@ TEST_CASE("exec refuses a planted state.json whose pid is not in the recorded cg
 // failing before the fix: create counted it as made, skipped the "already has
 // processes" check, and delete SIGKILLed the host process and removed the cgroup.
 TEST_CASE("a cgroupsPath that exists in one v1 hierarchy is never husk's to empty", "[security]") {
-  if (cgroup2_unified()) {
-    WARN("SKIP: one hierarchy on a cgroup2 host: nothing to mix up");
-    return;
-  }
+  if (cgroup2_unified()) HUSK_SKIP("one hierarchy on a cgroup2 host: nothing to mix up");
   Container c("partcg");
   Victim v(c.id + "-pre");
   c.cfg["linux"]["cgroupsPath"] = v.path;
