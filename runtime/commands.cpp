@@ -419,8 +419,10 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
     try {
       Handle h = Handle::open(store, id, false);
       states.push_back(visible_state(h.load()));
-    } catch (const Error&) {
-      // being created or deleted right now
+    } catch (const Error& e) {
+      // Being created or deleted right now; anything else is a broken
+      // container, reported without hiding the others (as runc does).
+      if (e.err() != ENOENT) log::warn(e.what());
     }
   }
   if (quiet) {

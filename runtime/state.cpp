@@ -140,7 +140,7 @@ Handle Handle::open_locked(const Store& store, const std::string& id, bool locke
 
 Handle Handle::open(const Store& store, const std::string& id, bool lock) {
   Handle h = open_locked(store, id, lock, true);
-  if (!h.fd_) throw Error("container \"" + id + "\" does not exist");
+  if (!h.fd_) throw Error("container \"" + id + "\" does not exist", ENOENT);
   return h;
 }
 

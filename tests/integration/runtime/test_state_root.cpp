@@ -451,3 +451,23 @@ TEST_CASE("a husk SIGKILLed at any point of create leaves nothing delete --force
   // makes most of its calls in threads, which strace without -f does not see).
   CHECK(killed >= (runtime_is_runc() ? 10 : 50));
 }
+
+TEST_CASE("list names a container with a broken state.json and still lists the others", "[husk-only]") {
+  // Before, list skipped it without a word, so the broken one (holding an
+  // init and a cgroup) went unnoticed; runc 1.1 prints the error and goes on.
+  Container good("list-good");
+  good.args({"sleep", "60"});
+  REQUIRE(good.create().ok());
+  Container bad("list-bad");
+  bad.share_root(good.root);
+  bad.args({"sleep", "60"});
+  REQUIRE(bad.create().ok());
+  std::string state = bad.root + "/" + bad.id + "/state.json";
+  write_file(state, "{\"id\": ", 0600);
+  auto l = good.rt({"list", "--quiet"});
+  INFO(l.err);
+  CHECK(l.code == 0);
+  CHECK(lines(l.out) == std::vector<std::string>{good.id});
+  CHECK(contains(l.err, state));
+  CHECK(bad.del(true).ok());
+}
