@@ -125,10 +125,11 @@ struct ExecChild {
     chown_stdio(p);
     // Before any filter: a profile without close_range must not break the exec.
     prepare_fds_for_exec(c.preserve_fds);
-    if (c.filter && !p.no_new_privileges) seccomp::load(*c.filter);
+    // Each exec'd process has a filter, and a listener, of its own.
+    if (c.filter && !p.no_new_privileges) hand_listener_to_parent(c.sock, seccomp::load(*c.filter));
     switch_user_and_caps(p, in_user_ns);
     apply_no_new_privs(p);
-    if (c.filter && p.no_new_privileges) seccomp::load(*c.filter);
+    if (c.filter && p.no_new_privileges) hand_listener_to_parent(c.sock, seccomp::load(*c.filter));
     exec_process(exe, p, env);
   });
 }
@@ -211,11 +212,26 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   for (;;) {
     char t;
     std::string payload;
-    if (!recv_msg(parent_sock.get(), t, payload)) {
+    int passed;
+    bool got = recv_msg(parent_sock.get(), t, payload, &passed);
+    Fd fd(passed);  // kSeccomp's listener; closed after any message
+    if (!got) {
       if (pid > 0) break;  // exec succeeded: the socket closed on exec
       throw fail("exec: process setup exited unexpectedly");
     }
     if (t == 'E') throw fail(payload);
+    if (t == kSeccomp && pid > 0) {
+      // As runc: the state of a started container, with the init's pid;
+      // the process state's pid is the exec'd process's.
+      spec::State state = rec.oci;
+      state.status = st;
+      try {
+        forward_listener(parent_sock.get(), fd.get(), container, pid, spec::state_to_json(state, false));
+      } catch (const Error& e) {
+        throw fail(e.what());
+      }
+      continue;
+    }
     if (t != kPid) throw fail(std::string("exec: unexpected message '") + t + "'");
     pid = std::stoi(payload);
     ::waitpid(stage1, nullptr, 0);

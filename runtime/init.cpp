@@ -14,7 +14,6 @@
 #include <cstring>
 
 #include "namespaces/namespaces.h"
-#include "runtime/args.h"
 #include "runtime/console.h"
 #include "runtime/hooks.h"
 #include "runtime/log.h"
@@ -52,7 +51,6 @@ struct ChildContext {
   seccomp::Program seccomp_prog;
   bool has_seccomp = false;
   int sock;
-  pid_t host_pid = 0;  // the init's pid as the host sees it, from the go message
 };
 
 // Indexes of spec.mounts the parent must idmap (only with a user namespace;
@@ -103,7 +101,6 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   char t;
   std::string go;
   if (!recv_msg(c.sock, t, go) || t != kGo) _exit(1);
-  c.host_pid = static_cast<pid_t>(parse_decimal(go, INT32_MAX, "init sync: pid"));
   // The caller's environment stays outside: createContainer/startContainer
   // hooks without env run programs of the image, in the container.
   ::clearenv();
@@ -175,11 +172,14 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   prepare_fds_for_exec(c.req.preserve_fds);
 
   // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it before
-  // the capabilities go. With it, load as late as possible (fewer syscalls to allow).
-  int listener = -1;
-  if (c.has_seccomp && !proc.no_new_privileges) listener = seccomp::load(c.seccomp_prog);
+  // the capabilities go. With it, load as late as possible (fewer syscalls to
+  // allow): after the startContainer hooks, unless the filter notifies: its
+  // listener must reach the agent through `create`, still connected here.
+  const bool load_early = c.has_seccomp && (!proc.no_new_privileges || c.seccomp_prog.notify);
+  if (load_early && !proc.no_new_privileges) hand_listener_to_parent(c.sock, seccomp::load(c.seccomp_prog));
   switch_user_and_caps(proc, ro.user_ns);
   apply_no_new_privs(proc);
+  if (load_early && proc.no_new_privileges) hand_listener_to_parent(c.sock, seccomp::load(c.seccomp_prog));
 
   send_msg(c.sock, kReady);
   ::close(c.sock);
@@ -196,13 +196,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   ::close(c.req.fifo_fd);
   try {
     run_hooks(hooks.start_container, "startContainer", created_state);
-    if (c.has_seccomp && proc.no_new_privileges) listener = seccomp::load(c.seccomp_prog);
-    if (listener >= 0) {
-      seccomp::send_to_listener(lx.seccomp->listener_path, listener,
-                                seccomp::process_state_json(spec.oci_version, c.host_pid,
-                                                            lx.seccomp->listener_metadata, created_state));
-      ::close(listener);
-    }
+    if (c.has_seccomp && !load_early) seccomp::load(c.seccomp_prog);
     exec_process(exe, proc, env);
   } catch (const std::exception& e) {
     ssize_t ignored = ::write(high, e.what(), strlen(e.what()));
@@ -335,14 +329,17 @@ pid_t spawn_init(const InitRequest& req) {
     if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
     write_oom_score_adj(guard.pid, *spec.process);
     hook_state = req.on_pid(guard.pid);
-    send_msg(parent_sock.get(), kGo, std::to_string(guard.pid));
+    send_msg(parent_sock.get(), kGo);
     send_idmapped_mounts(parent_sock.get(), guard.pid, spec);
   };
   if (!slow) release();
   for (;;) {
     char type;
     std::string payload;
-    if (!recv_msg(parent_sock.get(), type, payload)) {
+    int passed;
+    bool got = recv_msg(parent_sock.get(), type, payload, &passed);
+    Fd fd(passed);  // kSeccomp's listener; closed after any message
+    if (!got) {
       pid_t who = guard.pid > 0 ? guard.pid : guard.stage1;
       std::string why = exit_description(who);
       if (who == guard.pid) guard.pid = -1; else guard.stage1 = -1;
@@ -366,6 +363,10 @@ pid_t spawn_init(const InitRequest& req) {
         run_hooks(spec.hooks.prestart, "prestart", hook_state);
         run_hooks(spec.hooks.create_runtime, "createRuntime", hook_state);
         send_msg(parent_sock.get(), kHooksDone);
+        break;
+      case kSeccomp:
+        // The state prestart hooks get: status creating, the init's host pid.
+        forward_listener(parent_sock.get(), fd.get(), spec, guard.pid, hook_state);
         break;
       case kReady:
         guard.armed = false;

@@ -30,7 +30,8 @@ struct InitRequest {
 };
 
 // Clone the init and take it through setup, running prestart and
-// createRuntime hooks when it asks. Returns the init's pid once it is blocked
+// createRuntime hooks when it asks and passing its seccomp listener to the
+// agent at linux.seccomp.listenerPath. Returns the init's pid once it is blocked
 // waiting for `start`. On failure the init is killed and reaped and an Error
 // with the init's own message is thrown.
 pid_t spawn_init(const InitRequest& req);

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "seccomp/seccomp.h"
 #include "spec/error.h"
 
 namespace husk::rt {
@@ -19,7 +20,8 @@ void send_msg(int fd, char type, const std::string& payload) {
   if (::send(fd, m.data(), m.size(), MSG_NOSIGNAL) < 0) throw sys_error("sync: send");
 }
 
-bool recv_msg(int fd, char& type, std::string& payload) {
+bool recv_msg(int fd, char& type, std::string& payload, int* passed) {
+  if (passed) *passed = -1;
   // Peek at the size first: messages are mostly one byte, sometimes a state JSON.
   ssize_t n;
   do n = ::recv(fd, nullptr, 0, MSG_PEEK | MSG_TRUNC);
@@ -27,13 +29,61 @@ bool recv_msg(int fd, char& type, std::string& payload) {
   if (n < 0) throw sys_error("sync: receive");
   if (n == 0) return false;
   std::string buf(static_cast<size_t>(n), '\0');
-  do n = ::recv(fd, buf.data(), buf.size(), 0);
+  iovec iov{buf.data(), buf.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  do n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   if (n < 0) throw sys_error("sync: receive");
+  int got = -1;
+  if (cmsghdr* c = CMSG_FIRSTHDR(&msg); c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+    std::memcpy(&got, CMSG_DATA(c), sizeof got);
+  if (passed) *passed = got;
+  else if (got >= 0) ::close(got);
   if (n == 0) return false;
   type = buf[0];
   payload.assign(buf.data() + 1, static_cast<size_t>(n) - 1);
   return true;
+}
+
+void hand_listener_to_parent(int sock, int listener) {
+  if (listener < 0) return;
+  char type = kSeccomp;
+  iovec iov{&type, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &listener, sizeof(int));
+  ssize_t n;
+  do n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) throw sys_error("sync: send the seccomp listener");
+  char t;
+  std::string payload;
+  if (!recv_msg(sock, t, payload)) _exit(1);  // parent gone: nothing to report to
+  if (t != kSeccompDone) throw Error(std::string("sync: unexpected message '") + t + "'");
+  ::close(listener);
+}
+
+void forward_listener(int sock, int listener, const spec::Spec& spec, pid_t pid,
+                      const std::string& state_json) {
+  const spec::Seccomp* cfg = spec.linux_ && spec.linux_->seccomp ? &*spec.linux_->seccomp : nullptr;
+  if (!cfg) throw Error("sync: a seccomp listener without linux.seccomp");
+  if (listener < 0) throw Error("sync: seccomp message without the listener fd");
+  seccomp::send_to_listener(cfg->listener_path, listener,
+                            seccomp::process_state_json(spec.oci_version, pid, cfg->listener_metadata, state_json));
+  send_msg(sock, kSeccompDone);
 }
 
 pid_t clone3_raw(uint64_t flags, int cgroup_fd) {

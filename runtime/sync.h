@@ -11,11 +11,33 @@
 #include <cstdint>
 #include <string>
 
+#include "spec/spec.h"
+
 namespace husk::rt {
 
 void send_msg(int fd, char type, const std::string& payload = {});
-// Returns false on EOF (the other side exited or exec'd).
-bool recv_msg(int fd, char& type, std::string& payload);
+// Returns false on EOF (the other side exited or exec'd). An fd sent along
+// (SCM_RIGHTS) lands in *passed (O_CLOEXEC, -1 when none); without `passed`
+// it is closed.
+bool recv_msg(int fd, char& type, std::string& payload, int* passed = nullptr);
+
+// The seccomp notify listener of a container process goes to the agent at
+// linux.seccomp.listenerPath, a host path: the process sends it to the husk
+// parent (kSeccomp, fd attached), which connects from the host and answers
+// kSeccompDone once the agent has it.
+enum : char { kSeccomp = 'S', kSeccompDone = 's' };
+
+// Child side, right after seccomp::load: a single sendmsg, then a wait, so
+// that only sendmsg must stay un-notified (seccomp::plan refuses it); every
+// later syscall the filter notifies reaches an agent that holds the fd.
+// Closes `listener`. Nothing when listener < 0.
+void hand_listener_to_parent(int sock, int listener);
+
+// Parent side of kSeccomp: send the container process state (pid as the host
+// sees it, state_json the container's state) with `listener` to the agent,
+// then release the child. Errors name linux.seccomp.listenerPath.
+void forward_listener(int sock, int listener, const spec::Spec& spec, pid_t pid,
+                      const std::string& state_json);
 
 // clone3 returning in the child like fork; cgroup_fd >= 0 adds CLONE_INTO_CGROUP.
 pid_t clone3_raw(uint64_t flags, int cgroup_fd);

@@ -29,16 +29,17 @@ std::string process_state_json(const std::string& oci_version, int pid,
 
 void send_to_listener(const std::string& listener_path, int notify_fd,
                       const std::string& state_json) {
-  const std::string where = "listener " + listener_path;
+  // The socket is the caller's agent, not husk's: errors point at the config field.
+  const std::string field = "linux.seccomp.listenerPath: ";
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (listener_path.empty() || listener_path.size() >= sizeof addr.sun_path)
-    throw Error("seccomp: " + where + ": path must be 1.." +
+    throw Error(field + listener_path + ": a socket path must be 1.." +
                 std::to_string(sizeof addr.sun_path - 1) + " bytes");
   std::memcpy(addr.sun_path, listener_path.data(), listener_path.size());
 
   int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (sock < 0) throw sys_error("seccomp: socket for " + where);
+  if (sock < 0) throw sys_error(field + "socket for " + listener_path);
   struct Closer {
     int fd;
     ~Closer() { close(fd); }
@@ -48,7 +49,7 @@ void send_to_listener(const std::string& listener_path, int notify_fd,
   do {
     rc = connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   } while (rc < 0 && errno == EINTR);
-  if (rc < 0) throw sys_error("seccomp: connect to " + where);
+  if (rc < 0) throw sys_error(field + "connect to " + listener_path);
 
   // The fd rides on the first sendmsg only; the rest of a partially sent
   // payload follows without it (the spec allows several sendmsg calls).
@@ -73,7 +74,7 @@ void send_to_listener(const std::string& listener_path, int notify_fd,
     ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw sys_error("seccomp: send to " + where);
+      throw sys_error(field + "send to " + listener_path);
     }
     fd_sent = true;
     sent += static_cast<size_t>(n);

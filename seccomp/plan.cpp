@@ -168,9 +168,10 @@ Plan plan(const spec::Seccomp& cfg) {
     for (size_t j = 0; j < sc.names.size(); ++j) {
       if (sc.names[j].empty())
         fail(field + ".names[" + std::to_string(j) + "]", "must not be empty");
-      if (act == SCMP_ACT_NOTIFY && sc.names[j] == "write")
+      // The listener leaves the container process through these (seccomp.h).
+      if (act == SCMP_ACT_NOTIFY && (sc.names[j] == "write" || sc.names[j] == "sendmsg"))
         fail(field + ".names[" + std::to_string(j) + "]",
-             "SCMP_ACT_NOTIFY cannot be used for write");
+             "SCMP_ACT_NOTIFY cannot be used for " + sc.names[j]);
     }
     std::vector<ArgCmp> args = translate_args(sc, field);
     if (act == SCMP_ACT_NOTIFY) uses_notify = true;

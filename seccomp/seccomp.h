@@ -1,5 +1,5 @@
 // linux.seccomp -> a seccomp filter. The translation to rules is pure and
-// unit-tested; load() is called in the container init right before exec.
+// unit-tested; load() is called in each container process before its exec.
 #pragma once
 
 #include <linux/filter.h>
@@ -62,8 +62,9 @@ struct Program {
 // entry whose args use one index twice becomes one rule per arg (OR), else
 // one rule with all args (AND); names libseccomp does not know are skipped;
 // SCMP_ACT_NOTIFY needs listenerPath, is refused as defaultAction and on
-// `write` (as runc: the runtime may still write after loading the filter,
-// before any agent holds the listener).
+// `write` (as runc, whose init writes the listener's number to its parent)
+// and `sendmsg` (husk's container process sends the listener to its parent
+// with it: notified, no agent could ever get the fd).
 Plan plan(const spec::Seccomp& cfg);
 
 // libseccomp's BPF generation is the slow part of a start (measured here for
@@ -108,8 +109,9 @@ std::string process_state_json(const std::string& oci_version, int pid,
 // Connect to the AF_UNIX SOCK_STREAM socket at listener_path, send
 // state_json (normally process_state_json(...)) with notify_fd attached via
 // SCM_RIGHTS on the first sendmsg, then close the connection. notify_fd stays
-// open for the caller. Throws "seccomp: connect to listener <path>: ..." /
-// "seccomp: send to listener <path>: ...".
+// open for the caller. Runs in the husk parent, on the host: listener_path is
+// a host path. Throws "linux.seccomp.listenerPath: connect to <path>: ..." /
+// "linux.seccomp.listenerPath: send to <path>: ...".
 void send_to_listener(const std::string& listener_path, int notify_fd,
                       const std::string& state_json);
 

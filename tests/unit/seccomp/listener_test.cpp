@@ -121,9 +121,9 @@ TEST_CASE("send_to_listener: one connection, the payload, the fd once", "[seccom
 
 TEST_CASE("send_to_listener: errors name the listener", "[seccomp][listener]") {
   CHECK_THROWS_WITH(seccomp::send_to_listener("/nonexistent-husk/agent.sock", 0, "{}"),
-                    "seccomp: connect to listener /nonexistent-husk/agent.sock: No such file or directory");
+                    "linux.seccomp.listenerPath: connect to /nonexistent-husk/agent.sock: No such file or directory");
   CHECK_THROWS_WITH(seccomp::send_to_listener(std::string(200, 'a'), 0, "{}"),
-                    Catch::StartsWith("seccomp: listener aaaa") && Catch::Contains("path must be 1..107 bytes"));
+                    Catch::StartsWith("linux.seccomp.listenerPath: aaaa") && Catch::Contains("path must be 1..107 bytes"));
   // A socket nobody listens on any more.
   std::string stale;
   {
@@ -132,6 +132,6 @@ TEST_CASE("send_to_listener: errors name the listener", "[seccomp][listener]") {
     close(l.fd);
     l.fd = -1;
     CHECK_THROWS_WITH(seccomp::send_to_listener(stale, 0, "{}"),
-                      "seccomp: connect to listener " + stale + ": Connection refused");
+                      "linux.seccomp.listenerPath: connect to " + stale + ": Connection refused");
   }
 }

@@ -301,6 +301,10 @@ TEST_CASE("plan: error messages name the field", "[seccomp][plan]") {
   CHECK(error_of(n).empty());
   n.syscalls = {call({"read", "write"}, "SCMP_ACT_NOTIFY")};
   CHECK(error_of(n) == "linux.seccomp.syscalls[0].names[1]: SCMP_ACT_NOTIFY cannot be used for write");
+  n.syscalls = {call({"mkdir"}, "SCMP_ACT_NOTIFY"), call({"sendmsg"}, "SCMP_ACT_NOTIFY")};
+  CHECK(error_of(n) == "linux.seccomp.syscalls[1].names[0]: SCMP_ACT_NOTIFY cannot be used for sendmsg");
+  n.syscalls = {call({"sendmsg"}, "SCMP_ACT_ERRNO")};
+  CHECK(error_of(n).empty());
 
   // listenerPath is checked on the config even when no NOTIFY rule survives.
   n.syscalls = {call({"husk_fake"}, "SCMP_ACT_NOTIFY")};
