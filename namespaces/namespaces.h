@@ -40,7 +40,7 @@ struct MountOptions {
   bool bind = false;                // bind or rbind
   bool recursive_bind = false;      // rbind
   std::string data;                 // filesystem-specific options joined with ','
-  bool idmap = false;               // "idmap"/"ridmap"
+  // "idmap"/"ridmap" are consumed here; whether a mount is idmapped is spec::is_idmapped().
   bool recursive_idmap = false;     // "ridmap": idmap every mount of an rbind, not just the top
   bool tmpcopyup = false;           // tmpfs only: copy what the image has at the destination into it
 };
@@ -97,7 +97,26 @@ struct RootfsOptions {
   bool new_mount_ns = true;  // false when the mount namespace is shared/joined
   // spec.mounts index -> fd from make_idmapped_mount (not closed by prepare_rootfs).
   std::map<size_t, int> idmapped;
+  // spec.mounts index -> the bind source from open_bind_sources (not closed
+  // by prepare_rootfs); a bind mount without one has its source opened here.
+  std::map<size_t, int> sources;
 };
+
+// Indexes of spec.mounts whose sources the runtime opens for the init
+// (open_bind_sources): with a user namespace and a mount namespace, every bind
+// mount that is not idmapped. The container's root is some unprivileged host
+// uid, which cannot reach a source below e.g. a root-only directory.
+std::vector<size_t> runtime_opened_sources(const spec::Spec& spec);
+
+// On the host, with the caller's privileges: open (O_PATH, symlinks followed)
+// the source of each spec.mounts[i], i in `indexes`, in the mount namespace
+// of the init `init_pid` (or the one the spec joins) and relative to its
+// working directory, so each fd leads to the container's copy of the mount,
+// locked flags and all (a tree cloned on the host would let the container
+// clear them). A forked helper does it: the caller's own namespaces and cwd
+// stay. Returns O_CLOEXEC fds in the order of `indexes`; throws naming the
+// mount and its source.
+std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid);
 
 // Build the detached, idmapped bind mount for spec mount `m` (options
 // "idmap"/"ridmap", or uidMappings/gidMappings). The kernel only allows this

@@ -161,7 +161,6 @@ MountOptions parse_mount_options(const std::vector<std::string>& options) {
       continue;
     }
     if (o == "idmap" || o == "ridmap") {
-      mo.idmap = true;
       mo.recursive_idmap = o == "ridmap";
       continue;
     }

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <sys/mount.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -226,14 +228,12 @@ bool on_procfs(int fd) {
 // Mounts below /proc could hide or fake what the kernel reports (and procfs
 // files are how a container escapes). Only the files lxcfs emulates may be
 // mounted over; on /proc itself only procfs (a proc mount, or a bind of one).
-void check_proc_destination(const std::string& dest, const spec::Mount& m, bool bind,
+// `source_fd` is the bind source (-1 for other mounts).
+void check_proc_destination(const std::string& dest, const spec::Mount& m, int source_fd,
                             const std::string& what) {
   if (dest != "/proc" && dest.rfind("/proc/", 0) != 0) return;
   if (dest == "/proc") {
-    if (!bind) return;
-    Fd src(open(m.source.c_str(), O_PATH | O_CLOEXEC));
-    if (!src) throw sys_error(what + ": open bind source " + m.source);
-    if (!on_procfs(src.get()))
+    if (source_fd >= 0 && !on_procfs(source_fd))
       throw Error(what + ": only procfs may be mounted on /proc, " + m.source + " is not procfs");
     return;
   }
@@ -246,13 +246,21 @@ void check_proc_destination(const std::string& dest, const spec::Mount& m, bool 
   throw Error(what + ": " + dest + " is inside /proc; only the files lxcfs emulates may be mounted there");
 }
 
-// A bind mount built detached (open_tree) so that its flags, recursive
-// attributes (and idmapping) are set before anything in the container can see
-// it, and without remounting (which could clear locked flags).
-Fd bind_tree(const std::string& source, const MountOptions& mo, const std::string& what) {
-  unsigned ot = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (mo.recursive_bind ? AT_RECURSIVE : 0);
-  Fd tree(open_tree(AT_FDCWD, source.c_str(), ot));
-  if (!tree) throw sys_error(what + ": open bind source " + source);
+// A bind source, symlinks followed: sources are host paths the caller chose.
+Fd open_source(const std::string& source, const std::string& what) {
+  Fd fd(open(source.c_str(), O_PATH | O_CLOEXEC));
+  if (!fd) throw sys_error(what + ": open bind source " + source);
+  return fd;
+}
+
+// A bind mount of `source_fd` (named `source`) built detached (open_tree) so
+// that its flags, recursive attributes (and idmapping) are set before anything
+// in the container can see it, and without remounting (which could clear
+// locked flags).
+Fd bind_tree(int source_fd, const std::string& source, const MountOptions& mo, const std::string& what) {
+  unsigned ot = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (mo.recursive_bind ? AT_RECURSIVE : 0);
+  Fd tree(open_tree(source_fd, "", ot));
+  if (!tree) throw sys_error(what + ": clone bind source " + source);
   // Only attributes are set here, never cleared: "rw" on a bind of a
   // read-only mount keeps it read-only, like a plain MS_BIND does.
   auto [set, clr] = attrs_of_flags(mo.flags);
@@ -269,13 +277,17 @@ void attach_tree(int tree, int target, const MountOptions& mo, const std::string
     setattr(tree, (mo.propagation & MS_REC) ? AT_RECURSIVE : 0, 0, 0, mo.propagation & ~MS_REC, what);
 }
 
-void bind_mount(const std::string& source, int target, const MountOptions& mo, const std::string& what) {
-  Fd tree = bind_tree(source, mo, what);
+void bind_mount(int source_fd, const std::string& source, int target, const MountOptions& mo,
+                const std::string& what) {
+  Fd tree = bind_tree(source_fd, source, mo, what);
   attach_tree(tree.get(), target, mo, what);
 }
 
 // A user namespace holding only the given mappings, for an idmapped mount:
-// a child unshares it and waits while we write its maps and open it.
+// a child unshares it and waits while we write its maps and open it. The
+// child names itself as /proc sees it: in a new pid namespace whose /proc is
+// still the host's (the init before pivot) fork()'s answer is the wrong
+// number there (2 is the host's kthreadd).
 Fd userns_with_mappings(const spec::Mount& m, const std::string& what) {
   int ready[2], hold[2];
   if (pipe2(ready, O_CLOEXEC) < 0) throw sys_error("pipe");
@@ -288,9 +300,15 @@ Fd userns_with_mappings(const spec::Mount& m, const std::string& what) {
   if (pid == 0) {
     close(ready[0]);
     close(hold[1]);
-    char c = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
-    if (write(ready[1], &c, 1) != 1) _exit(1);
-    (void)!read(hold[0], &c, 1);  // until the parent is done with us
+    char msg[32] = "n";
+    ssize_t n = 1;
+    if (unshare(CLONE_NEWUSER) == 0) {
+      n = readlink("/proc/self", msg + 1, sizeof msg - 2);
+      msg[0] = n > 0 ? 'y' : 'p';
+      n = n > 0 ? n + 1 : 1;
+    }
+    if (write(ready[1], msg, static_cast<size_t>(n)) != n) _exit(1);
+    (void)!read(hold[0], msg, 1);  // until the parent is done with us
     _exit(0);
   }
   int fork_err = errno;
@@ -301,11 +319,14 @@ Fd userns_with_mappings(const spec::Mount& m, const std::string& what) {
   if (pid < 0) throw sys_error("fork for the user namespace of " + what, fork_err);
   Fd ns;
   std::string err;
-  char c = 'n';
-  if (read(ready_r.get(), &c, 1) != 1 || c != 'y') {
+  char msg[32];
+  ssize_t n = read(ready_r.get(), msg, sizeof msg);
+  if (n == 1 && msg[0] == 'p') {
+    err = what + ": the helper for the idmapped mount's user namespace cannot find itself in /proc";
+  } else if (n < 2 || msg[0] != 'y') {
     err = what + ": could not create a user namespace for the idmapped mount";
   } else {
-    std::string dir = "/proc/" + std::to_string(pid) + "/";
+    std::string dir = "/proc/" + std::string(msg + 1, static_cast<size_t>(n - 1)) + "/";
     auto put = [&](const std::string& file, const std::string& text) {
       int fd = open((dir + file).c_str(), O_WRONLY | O_CLOEXEC);
       bool ok = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
@@ -336,7 +357,7 @@ Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what) {
     userns_fd = own.get();
   }
   if (userns_fd < 0) throw Error(what + ": an idmapped mount needs uidMappings/gidMappings or a user namespace");
-  Fd tree = bind_tree(m.source, mo, what);
+  Fd tree = bind_tree(open_source(m.source, what).get(), m.source, mo, what);
   struct mount_attr a{};
   a.attr_set = MOUNT_ATTR_IDMAP;
   a.userns_fd = static_cast<uint64_t>(userns_fd);
@@ -561,7 +582,8 @@ void mount_cgroup_v1(int target, const std::vector<HostHierarchy>& hierarchies, 
       MountOptions bmo;
       bmo.flags = mo.flags | MS_NOSUID | MS_NODEV | MS_NOEXEC;
       bmo.recursive_bind = true;
-      tree = bind_tree(h.mount_point + (rel_path == "/" ? "" : rel_path), bmo, sub);
+      std::string source = h.mount_point + (rel_path == "/" ? "" : rel_path);
+      tree = bind_tree(open_source(source, sub).get(), source, bmo, sub);
     }
     attach(tree.get(), dir.get(), sub);
   }
@@ -619,9 +641,9 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
     rethrow_with(what, e);
   }
   bool bind = mo.bind || m.type == "bind";
-  bool idmap = mo.idmap || !m.uid_mappings.empty() || !m.gid_mappings.empty();
-  Fd premade;
-  if (idmap) {
+  Fd premade;      // a detached idmapped tree
+  Fd bind_source;  // otherwise, for a bind mount, the source (O_PATH)
+  if (spec::is_idmapped(m)) {
     auto it = opts.idmapped.find(index);
     if (it != opts.idmapped.end()) {
       premade = Fd(fcntl(it->second, F_DUPFD_CLOEXEC, 0));
@@ -633,14 +655,13 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
     } else {
       premade = idmapped_tree(m, -1, what);
     }
+  } else if (bind) {
+    auto it = opts.sources.find(index);
+    bind_source = it != opts.sources.end() ? Fd(fcntl(it->second, F_DUPFD_CLOEXEC, 0)) : open_source(m.source, what);
+    if (!bind_source) throw sys_error(what + ": bind source fd");
   }
-
-  bool as_file = false;
-  if (bind) {
-    struct stat st{};
-    if (stat(m.source.c_str(), &st) < 0) throw sys_error(what + ": bind source " + m.source);
-    as_file = !S_ISDIR(st.st_mode);
-  }
+  int source_fd = premade ? premade.get() : bind_source.get();
+  bool as_file = bind && !S_ISDIR(fd_stat(source_fd, what + ": bind source " + m.source).st_mode);
   std::string dest = clean_path(m.destination);
   // runc gives a tmpfs without mode= the mode of the directory it covers; one
   // husk has to make keeps tmpfs's own default (1777), as there.
@@ -649,14 +670,14 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
   Fd target = (m.type == "proc" || m.type == "sysfs") ? real_dir_in_root(root_fd, dest, m.type, what)
                                                       : ensure_in_root(root_fd, dest, as_file, what);
   std::string resolved = path_in_root(root_fd, target.get());
-  check_proc_destination(resolved, m, bind, what);
+  check_proc_destination(resolved, m, bind ? source_fd : -1, what);
 
   if (premade) {
     attach_tree(premade.get(), target.get(), mo, what);
     return;
   }
   if (bind) {
-    bind_mount(m.source, target.get(), mo, what);
+    bind_mount(bind_source.get(), m.source, target.get(), mo, what);
     return;
   }
   if (m.type.empty()) throw Error(what + ": type is required for a non-bind mount");
@@ -701,7 +722,7 @@ void mount_one(int root_fd, const spec::Mount& m, size_t index,
       MountOptions fallback = mo;
       fallback.bind = fallback.recursive_bind = true;
       fallback.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
-      bind_mount("/sys", target.get(), fallback, what);
+      bind_mount(open_source("/sys", what).get(), "/sys", target.get(), fallback, what);
       return;
     }
     throw sys_error("mount " + m.type + " on " + m.destination, err);
@@ -861,6 +882,119 @@ int make_idmapped_mount(const spec::Mount& m, int userns_fd) {
   std::string what = "mount " + m.destination;
   Fd tree = idmapped_tree(m, userns_fd, what);
   return tree.release();
+}
+
+std::vector<size_t> runtime_opened_sources(const spec::Spec& spec) {
+  std::vector<size_t> out;
+  if (!spec.linux_ || !spec.linux_->has_namespace("user") || !spec.linux_->has_namespace("mount")) return out;
+  for (size_t i = 0; i < spec.mounts.size(); ++i) {
+    const auto& m = spec.mounts[i];
+    if (!spec::is_idmapped(m) && (m.type == "bind" || parse_mount_options(m.options).bind)) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid) {
+  if (indexes.empty()) return {};
+  const std::string proc = "/proc/" + std::to_string(init_pid) + "/";
+  const spec::Namespace* mnt = spec.linux_ ? spec.linux_->find_namespace("mount") : nullptr;
+  bool joined = mnt && !mnt->path.empty();
+  std::string ns_path = joined ? mnt->path : proc + "ns/mnt";
+  Fd ns(open(ns_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!ns) throw sys_error("open the container's mount namespace " + ns_path);
+  // setns() into a joined namespace moves the init to its root, as it does the helper.
+  Fd cwd;
+  if (!joined) {
+    cwd = Fd(open((proc + "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!cwd) throw sys_error("open " + proc + "cwd");
+  }
+  std::vector<const char*> paths;  // prepared here: the child only makes syscalls
+  for (size_t i : indexes) paths.push_back(spec.mounts.at(i).source.c_str());
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) throw sys_error("socketpair for bind sources");
+  Fd mine(sv[0]), theirs(sv[1]);
+  pid_t pid = fork();
+  if (pid < 0) throw sys_error("fork to open bind sources");
+  if (pid == 0) {
+    // One message per source: {stage, errno} and, when it opened, the fd.
+    struct Reply {
+      char stage;
+      int err;
+    };
+    auto reply = [&](Reply r, int fd) {
+      iovec iov{&r, sizeof r};
+      alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      if (fd >= 0) {
+        msg.msg_control = ctrl;
+        msg.msg_controllen = sizeof ctrl;
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+      }
+      if (sendmsg(theirs.get(), &msg, MSG_NOSIGNAL) < 0) _exit(1);
+    };
+    if (setns(ns.get(), CLONE_NEWNS) < 0) {
+      reply({'n', errno}, -1);
+      _exit(1);
+    }
+    if (cwd && fchdir(cwd.get()) < 0) {
+      reply({'c', errno}, -1);
+      _exit(1);
+    }
+    for (const char* p : paths) {
+      int fd = open(p, O_PATH | O_CLOEXEC);
+      reply({'o', fd < 0 ? errno : 0}, fd);
+      if (fd < 0) _exit(1);
+      close(fd);
+    }
+    _exit(0);
+  }
+  theirs.reset();
+  std::vector<int> fds;
+  std::string err;
+  for (size_t k = 0; k < indexes.size() && err.empty(); ++k) {
+    struct {
+      char stage;
+      int err;
+    } r{};
+    iovec iov{&r, sizeof r};
+    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctrl;
+    msg.msg_controllen = sizeof ctrl;
+    ssize_t n = recvmsg(mine.get(), &msg, MSG_CMSG_CLOEXEC);
+    cmsghdr* c = n == static_cast<ssize_t>(sizeof r) ? CMSG_FIRSTHDR(&msg) : nullptr;
+    const auto& m = spec.mounts[indexes[k]];
+    std::string what = "mounts[" + std::to_string(indexes[k]) + "] (" + m.destination + ")";
+    if (n != static_cast<ssize_t>(sizeof r))
+      err = what + ": the helper opening bind sources died";
+    else if (r.stage == 'n')
+      err = sys_error("enter the container's mount namespace " + ns_path, r.err).what();
+    else if (r.stage == 'c')
+      err = sys_error("enter the init's working directory " + proc + "cwd", r.err).what();
+    else if (r.err != 0 || !c || c->cmsg_type != SCM_RIGHTS)
+      err = sys_error(what + ": open bind source " + m.source, r.err ? r.err : EPROTO).what();
+    else {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c), sizeof fd);
+      fds.push_back(fd);
+    }
+  }
+  mine.reset();
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  if (!err.empty()) {
+    for (int fd : fds) close(fd);
+    throw Error(err);
+  }
+  return fds;
 }
 
 int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode) {

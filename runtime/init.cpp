@@ -59,7 +59,7 @@ std::vector<size_t> idmapped_mounts(const spec::Spec& spec) {
   std::vector<size_t> out;
   if (!spec.linux_->has_namespace("user")) return out;
   for (size_t i = 0; i < spec.mounts.size(); ++i)
-    if (ns::parse_mount_options(spec.mounts[i].options).idmap) out.push_back(i);
+    if (spec::is_idmapped(spec.mounts[i])) out.push_back(i);
   return out;
 }
 
@@ -140,12 +140,19 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   // idmapped mounts for a user-namespaced container are built by the parent
   // (it needs real root over the source) and arrive here, in mount order.
   for (size_t i : idmapped_mounts(spec)) ro.idmapped[i] = recv_fd(c.sock);
+  // So are the other bind sources: the parent opens them with its privileges.
+  for (size_t i : ns::runtime_opened_sources(spec)) ro.sources[i] = recv_fd(c.sock);
   ro.rootfs = c.req.rootfs;
   ro.no_pivot = c.req.no_pivot;
   ro.user_ns = lx.has_namespace("user");
   // create requires a mount namespace, new or joined: set it up either way.
   ro.new_mount_ns = lx.has_namespace("mount");
   ns::prepare_rootfs(spec, ro);
+  // Host paths must not stay reachable through the init's fds.
+  for (auto* fds : {&ro.idmapped, &ro.sources}) {
+    for (const auto& [i, fd] : *fds) ::close(fd);
+    fds->clear();
+  }
 
   const auto& hooks = spec.hooks;
   if (!hooks.prestart.empty() || !hooks.create_runtime.empty()) {
@@ -250,6 +257,12 @@ void send_idmapped_mounts(int sock, pid_t pid, const spec::Spec& spec) {
   }
 }
 
+void send_bind_sources(int sock, pid_t pid, const spec::Spec& spec) {
+  std::vector<Fd> fds;
+  for (int fd : ns::open_bind_sources(spec, ns::runtime_opened_sources(spec), pid)) fds.emplace_back(fd);
+  for (const auto& fd : fds) send_fd(sock, fd.get(), "bind source");
+}
+
 // Kills and reaps a half-made init on every error path.
 struct InitGuard {
   pid_t pid = -1;
@@ -331,6 +344,7 @@ pid_t spawn_init(const InitRequest& req) {
     hook_state = req.on_pid(guard.pid);
     send_msg(parent_sock.get(), kGo);
     send_idmapped_mounts(parent_sock.get(), guard.pid, spec);
+    send_bind_sources(parent_sock.get(), guard.pid, spec);
   };
   if (!slow) release();
   for (;;) {

@@ -49,6 +49,12 @@ struct Mount {
   std::vector<IdMapping> gid_mappings;
 };
 
+// The one rule for "this mount is idmapped" (config.md): uidMappings or
+// gidMappings are given (the "idmap"/"ridmap" option SHOULD accompany them
+// but is not needed, as in runc 1.2), or the option asks for the container's
+// own user namespace mapping.
+bool is_idmapped(const Mount& m);
+
 struct Rlimit {
   std::string type;  // "RLIMIT_NOFILE"
   uint64_t soft = 0;

@@ -63,6 +63,13 @@ const std::vector<std::string>& known_namespaces() {
   return ns;
 }
 
+bool is_idmapped(const Mount& m) {
+  if (!m.uid_mappings.empty() || !m.gid_mappings.empty()) return true;
+  for (const auto& o : m.options)
+    if (o == "idmap" || o == "ridmap") return true;
+  return false;
+}
+
 bool Linux::has_namespace(const std::string& type) const {
   return find_namespace(type) != nullptr;
 }

@@ -228,14 +228,16 @@ void check_mounts(const Spec& s) {
     std::string path = idx("mounts", i);
     if (m.destination.empty()) fail(path + ".destination", "must not be empty");
     if (has_dotdot(m.destination)) fail(path + ".destination", "must not contain \"..\"");
-    if (!m.uid_mappings.empty() && m.gid_mappings.empty()) fail(path + ".gidMappings", "required with uidMappings");
-    if (!m.gid_mappings.empty() && m.uid_mappings.empty()) fail(path + ".uidMappings", "required with gidMappings");
+    // config.md: each of uidMappings/gidMappings "MUST be specified along with" the other.
+    if (!m.uid_mappings.empty() && m.gid_mappings.empty()) fail(path + ".uidMappings", "given without gidMappings");
+    if (!m.gid_mappings.empty() && m.uid_mappings.empty()) fail(path + ".gidMappings", "given without uidMappings");
     check_id_mappings(m.uid_mappings, path + ".uidMappings");
     check_id_mappings(m.gid_mappings, path + ".gidMappings");
-    bool idmap = has_option(m, "idmap") || has_option(m, "ridmap");
-    if (idmap && m.uid_mappings.empty() && !userns) {
+    if (!is_idmapped(m)) continue;
+    if (!has_option(m, "bind") && !has_option(m, "rbind") && m.type != "bind")
+      fail(path + ".options", "an idmapped mount must be a bind mount");
+    if (m.uid_mappings.empty() && !userns)
       fail(path + ".options", "idmap needs uidMappings/gidMappings or a user namespace");
-    }
   }
   if (!s.mounts.empty() && !(s.linux_ && s.linux_->has_namespace("mount"))) {
     fail("mounts", "requires a mount namespace (linux.namespaces has no \"mount\" entry)");

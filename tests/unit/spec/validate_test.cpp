@@ -141,7 +141,18 @@ TEST_CASE("mounts", "[validate]") {
                       Contains("mounts[0].destination: must not contain \"..\""));
   REQUIRE_THROWS_WITH(
       check(R"({"mounts": [{"destination": "/a", "uidMappings": [{"containerID": 0, "hostID": 1, "size": 1}]}]})"),
-      Contains("mounts[0].gidMappings: required with uidMappings"));
+      Contains("mounts[0].uidMappings: given without gidMappings"));
+  REQUIRE_THROWS_WITH(
+      check(R"({"mounts": [{"destination": "/a", "gidMappings": [{"containerID": 0, "hostID": 1, "size": 1}]}]})"),
+      Contains("mounts[0].gidMappings: given without uidMappings"));
+  // Mappings make a mount idmapped without the option (spec::is_idmapped), so
+  // the idmap rules apply to them too.
+  const char* kMaps = R"("uidMappings": [{"containerID": 0, "hostID": 1, "size": 1}],
+                         "gidMappings": [{"containerID": 0, "hostID": 1, "size": 1}])";
+  CHECK_NOTHROW(check((std::string(R"({"mounts": [{"destination": "/a", "options": ["bind"], )") + kMaps + "}]}").c_str()));
+  REQUIRE_THROWS_WITH(
+      check((std::string(R"({"mounts": [{"destination": "/a", "type": "tmpfs", )") + kMaps + "}]}").c_str()),
+      Contains("mounts[0].options: an idmapped mount must be a bind mount"));
   REQUIRE_THROWS_WITH(check(R"({"mounts": [{"destination": "/a", "options": ["bind", "idmap"]}]})"),
                       Contains("mounts[0].options: idmap needs uidMappings/gidMappings or a user namespace"));
   CHECK_NOTHROW(check(linux_patch(kUserns).c_str()));
@@ -386,4 +397,27 @@ TEST_CASE("validate_resources checks a standalone resources object", "[validate]
   CHECK_NOTHROW(validate_resources(r));
   r.unified["a/b"] = "1";
   REQUIRE_THROWS_WITH(validate_resources(r), "unified[\"a/b\"]: must be a cgroup file name");
+}
+
+TEST_CASE("is_idmapped: mappings or the idmap/ridmap option", "[validate]") {
+  using husk::spec::is_idmapped;
+  husk::spec::Mount m;
+  m.options = {"rbind", "ro"};
+  CHECK_FALSE(is_idmapped(m));
+  m.options = {"rbind", "idmap"};
+  CHECK(is_idmapped(m));
+  m.options = {"ridmap"};
+  CHECK(is_idmapped(m));
+  // config.md: the options "SHOULD contain either idmap or ridmap" with
+  // mappings; without them the mappings still apply (runc 1.2 does the same).
+  m.options = {"bind"};
+  m.uid_mappings = {{0, 1000, 1}};
+  m.gid_mappings = {{0, 1000, 1}};
+  CHECK(is_idmapped(m));
+  m.uid_mappings.clear();
+  CHECK(is_idmapped(m));  // half a mapping is still meant as one (validation rejects it)
+  // Lookalikes are filesystem data, not the option.
+  m = {};
+  m.options = {"idmap=1", "xidmap"};
+  CHECK_FALSE(is_idmapped(m));
 }
