@@ -18,6 +18,7 @@
 #include "runtime/console.h"
 #include "runtime/hooks.h"
 #include "runtime/log.h"
+#include "runtime/lsm.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
@@ -122,6 +123,10 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   if (has_new_ns(lx, "user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
     throw sys_error("become root of the new user namespace");
 
+  // While /proc is still the host's (before a mount namespace is joined or
+  // the rootfs entered): only the attr files of this thread, no directory.
+  lsm::ExecLabels labels = lsm::ExecLabels::open(proc);
+
   // Joined namespaces other than user/pid (handled before the fork); mount last.
   for (const auto& j : c.plan.joins)
     if (j.type != "user" && j.type != "pid") ns::join_namespace(j);
@@ -148,7 +153,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   ro.user_ns = lx.has_namespace("user");
   // create requires a mount namespace, new or joined: set it up either way.
   ro.new_mount_ns = lx.has_namespace("mount");
-  ns::prepare_rootfs(spec, ro);
+  ns::prepare_rootfs(lsm::with_mount_label(spec), ro);
 
   const auto& hooks = spec.hooks;
   if (!hooks.prestart.empty() || !hooks.create_runtime.empty()) {
@@ -171,6 +176,9 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   std::string exe = find_executable(proc.args[0], proc.env);
   const std::vector<std::string> env = process_env(proc);
   chown_stdio(proc);
+  // As runc: while privileged and before any filter (the attr writes are
+  // not the container's syscalls to allow). startContainer hooks run under them too.
+  labels.apply();
   // Before any filter: a profile without close_range must not break the exec.
   prepare_fds_for_exec(c.req.preserve_fds);
 
