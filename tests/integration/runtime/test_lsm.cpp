@@ -230,7 +230,8 @@ TEST_CASE("lsm: an AppArmor profile that is not loaded fails create with a clear
   auto r = c.run();
   INFO(r.out << r.err);
   CHECK(r.code != 0);
-  CHECK(contains(r.err, "husk-it-no-such-profile"));
+  // runc says only "no such file or directory", not which profile.
+  if (!runtime_is_runc()) CHECK(contains(r.err, "process.apparmorProfile: apply \"husk-it-no-such-profile\""));
   CHECK_FALSE(fs::exists(c.rootfs + "/ran"));
   CHECK(leftovers(c).empty());
   Container e("aa-missing-exec");
@@ -238,6 +239,6 @@ TEST_CASE("lsm: an AppArmor profile that is not loaded fails create with a clear
   auto x = e.rt({"exec", "--apparmor", "husk-it-no-such-profile", e.id, "sh", "-c", "echo ran > /ran"});
   INFO(x.out << x.err);
   CHECK(x.code != 0);
-  CHECK(contains(x.err, "husk-it-no-such-profile"));
+  if (!runtime_is_runc()) CHECK(contains(x.err, "process.apparmorProfile: apply \"husk-it-no-such-profile\""));
   CHECK_FALSE(fs::exists(e.rootfs + "/ran"));
 }
