@@ -242,3 +242,36 @@ TEST_CASE("lsm: an AppArmor profile that is not loaded fails create with a clear
   if (!runtime_is_runc()) CHECK(contains(x.err, "process.apparmorProfile: apply \"husk-it-no-such-profile\""));
   CHECK_FALSE(fs::exists(e.rootfs + "/ran"));
 }
+
+TEST_CASE("lsm: exec --apparmor refuses a /proc the container replaced, and writes nothing there",
+          "[lsm][security]") {
+  if (auto why = apparmor_missing(); !why.empty()) {
+    WARN("SKIP: " + why);
+    return;
+  }
+  LoadedProfile prof;
+  INFO(prof.loaded.out << prof.loaded.err);
+  REQUIRE(prof.loaded.ok());
+  Container c("aa-fakeproc");
+  secret_in(c);
+  for (auto set : {"bounding", "effective", "permitted"}) c.cfg["process"]["capabilities"][set].push_back("CAP_SYS_ADMIN");
+  // The container covers its /proc with a tmpfs of files named like procfs'
+  // attr files (thread-self a plain directory), then waits.
+  c.args({"sh", "-c",
+          "mount -t tmpfs tmpfs /proc && mkdir -p /proc/thread-self/attr/apparmor && "
+          "echo FAKE > /proc/thread-self/attr/apparmor/exec && echo FAKE > /proc/thread-self/attr/exec && "
+          "touch /ready && exec sleep 60"});
+  REQUIRE(c.create().ok());
+  REQUIRE(c.start().ok());
+  for (int i = 0; i < 100 && !fs::exists(c.rootfs + "/ready"); ++i) ::usleep(50000);
+  REQUIRE(fs::exists(c.rootfs + "/ready"));
+  auto x = c.rt({"exec", "--apparmor", kProfile, c.id, "cat", kSecret});
+  INFO(x.out << x.err);
+  CHECK(x.code != 0);
+  CHECK_FALSE(contains(x.out, "top secret"));
+  if (!runtime_is_runc()) CHECK(contains(x.err, "process.apparmorProfile: /proc is not procfs"));
+  // Read from the host, through the init's root (runc cannot exec at all here).
+  std::string fake = "/proc/" + std::to_string(c.pid()) + "/root/proc/thread-self/attr/";
+  CHECK(read_file(fake + "apparmor/exec") == "FAKE\n");
+  CHECK(read_file(fake + "exec") == "FAKE\n");
+}
