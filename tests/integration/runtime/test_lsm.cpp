@@ -182,6 +182,32 @@ TEST_CASE("lsm: process.apparmorProfile confines the container's process", "[lsm
   CHECK(label_of(pid) == std::string(kProfile) + " (enforce)");
 }
 
+TEST_CASE("lsm: process.apparmorProfile confines a user-namespaced container", "[lsm][dropin][userns]") {
+  if (auto why = apparmor_missing(); !why.empty()) {
+    WARN("SKIP: " + why);
+    return;
+  }
+  LoadedProfile prof;
+  INFO(prof.loaded.out << prof.loaded.err);
+  REQUIRE(prof.loaded.ok());
+  Container c("aa-userns", true);
+  c.cfg["linux"]["namespaces"].push_back({{"type", "user"}});
+  c.cfg["linux"]["uidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
+  c.cfg["linux"]["gidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
+  auto& mounts = c.cfg["mounts"];
+  for (auto it = mounts.begin(); it != mounts.end();) it = (*it)["type"] == "cgroup" ? mounts.erase(it) : it + 1;
+  secret_in(c);
+  REQUIRE(run({"chown", "-R", "-h", "100000:100000", c.rootfs}).ok());
+  ::chmod(c.bundle.c_str(), 0755);
+  c.cfg["process"]["apparmorProfile"] = kProfile;
+  c.args({"sh", "-c", "cat /proc/self/attr/current; cat " + std::string(kSecret)});
+  auto r = c.run();
+  INFO(r.out << r.err);
+  CHECK(r.code != 0);
+  CHECK(contains(r.out, std::string(kProfile) + " (enforce)"));
+  CHECK_FALSE(contains(r.out, "top secret"));
+}
+
 TEST_CASE("lsm: exec --apparmor and process.json's apparmorProfile confine the exec'd process", "[lsm][dropin]") {
   if (auto why = apparmor_missing(); !why.empty()) {
     WARN("SKIP: " + why);
