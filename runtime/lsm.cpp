@@ -9,8 +9,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "namespaces/namespaces.h"
 #include "spec/error.h"
@@ -19,11 +17,13 @@ namespace husk::rt::lsm {
 
 namespace {
 
-std::string first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
+// The file's text, "" when it cannot be read (the LSM is not there).
+std::string text_or_empty(const std::string& path) {
+  try {
+    return read_file(path);
+  } catch (const Error&) {
+    return "";
+  }
 }
 
 void check_value(const std::string& value, const char* field) {
@@ -108,11 +108,10 @@ HostLsm probe_host() {
   HostLsm h;
   struct stat st;
   h.apparmor = ::stat("/sys/kernel/security/apparmor", &st) == 0 &&
-               first_line("/sys/module/apparmor/parameters/enabled").rfind('Y', 0) == 0;
+               text_or_empty("/sys/module/apparmor/parameters/enabled").rfind('Y', 0) == 0;
   struct statfs sf{};
   if (::statfs("/sys/fs/selinux", &sf) == 0 && sf.f_type == SELINUX_MAGIC) {
-    std::ifstream in("/proc/self/attr/current");
-    std::string label((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string label = text_or_empty("/proc/self/attr/current");
     while (!label.empty() && (label.back() == '\0' || label.back() == '\n')) label.pop_back();
     h.selinux = !label.empty() && label != "kernel";
   }
