@@ -135,8 +135,8 @@ po::options_description command_options(const std::string& cmd) {
         ("no-new-privs", po::bool_switch(), "set no_new_privs")
         ("preserve-fds", po::value<std::string>(), "pass N fds after stdio")
         ("ignore-paused", po::bool_switch(), "exec even if the container is paused")
-        ("process-label", po::value<std::string>(), "SELinux label (no SELinux support: must be empty)")
-        ("apparmor", po::value<std::string>(), "AppArmor profile (no AppArmor support: must be empty)")
+        ("process-label", po::value<std::string>(), "SELinux label of the process")
+        ("apparmor", po::value<std::string>(), "AppArmor profile of the process")
         ("cgroup", po::value<std::vector<std::string>>(), "run in a sub-cgroup (not supported: refused)");
   } else if (cmd == "ps") {
     d.add_options()("format,f", po::value<std::string>()->default_value("table"), "table or json");
@@ -234,8 +234,8 @@ int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& 
     // runc puts the process in a sub-cgroup of the container's; running it in
     // the container's own cgroup instead would silently drop that request.
     if (vm.count("cgroup")) throw Error("--cgroup: exec into a sub-cgroup is not supported by husk");
-    if (!str("process-label").empty()) throw Error("--process-label: SELinux labels are not supported");
-    if (!str("apparmor").empty()) throw Error("--apparmor: AppArmor profiles are not supported");
+    o.process_label = str("process-label");
+    o.apparmor_profile = str("apparmor");
     return cmd_exec(g, o);
   }
   if (cmd == "pause" || cmd == "resume") {

@@ -29,6 +29,7 @@
 #include "runtime/hooks.h"
 #include "runtime/init.h"
 #include "runtime/log.h"
+#include "runtime/lsm.h"
 #include "runtime/signals.h"
 #include "runtime/state.h"
 #include "runtime/util.h"
@@ -135,6 +136,8 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
 
 // create, with the console fd already decided (-1: no terminal).
 std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions& o, Bundle&& b, int console_fd) {
+  // Before anything exists: a label the host cannot apply fails with nothing left behind.
+  lsm::check_supported(lsm::probe_host(), *b.spec.process, b.spec.linux_ ? &*b.spec.linux_ : nullptr);
   Store store(g.root);
   auto c = std::make_unique<Creation>(Handle::create(store, o.id), std::move(b.spec));
   const spec::Spec& sp = c->spec;
@@ -472,6 +475,12 @@ int cmd_features() {
   f.cgroup_v2 = mode != cgroups::Mode::legacy;
   f.cgroup_rdma = true;
   f.mount_extensions_idmap = true;
+  // features-linux.md: the runtime's support, "irrelevant to the availability
+  // of AppArmor [SELinux] on the host"; what this host enforces is an annotation.
+  f.apparmor = f.selinux = true;
+  const lsm::HostLsm host = lsm::probe_host();
+  f.annotations["org.husk.apparmor.host"] = host.apparmor ? "enabled" : "not enabled";
+  f.annotations["org.husk.selinux.host"] = host.selinux ? "enabled" : "not enabled";
   // features.md has no field for these; annotations carry what was found.
   f.annotations["org.husk.cgroup.mode"] = mode == cgroups::Mode::unified  ? "unified"
                                           : mode == cgroups::Mode::hybrid ? "hybrid"

@@ -59,6 +59,8 @@ struct ExecOptions {
   bool no_new_privs = false;
   int preserve_fds = 0;
   bool ignore_paused = false;
+  std::string apparmor_profile;  // --apparmor: overrides process.apparmorProfile
+  std::string process_label;     // --process-label: overrides process.selinuxLabel
 };
 
 int cmd_exec(const Global& g, const ExecOptions& o);

@@ -20,6 +20,7 @@
 #include "runtime/console.h"
 #include "runtime/foreground.h"
 #include "runtime/log.h"
+#include "runtime/lsm.h"
 #include "runtime/process.h"
 #include "runtime/state.h"
 #include "runtime/sync.h"
@@ -93,6 +94,16 @@ spec::Process load_process(const ExecOptions& o, const spec::Spec& container) {
   return p;
 }
 
+// --apparmor and --process-label override process.json's values too: a
+// profile asked for on the command line is never dropped silently.
+spec::Process exec_process_spec(const ExecOptions& o, const spec::Spec& container) {
+  spec::Process p = load_process(o, container);
+  if (!o.apparmor_profile.empty()) p.apparmor_profile = o.apparmor_profile;
+  if (!o.process_label.empty()) p.selinux_label = o.process_label;
+  lsm::check_supported(lsm::probe_host(), p, nullptr);
+  return p;
+}
+
 struct ExecChild {
   const spec::Spec& container;
   const spec::Process& proc;
@@ -123,6 +134,9 @@ struct ExecChild {
     std::string exe = find_executable(p.args[0], p.env);
     const std::vector<std::string> env = process_env(p);
     chown_stdio(p);
+    // Through the container's /proc (the checks in ExecLabels::open), before
+    // any filter and while privileged, as in the init.
+    lsm::ExecLabels::open(p).apply();
     // Before any filter: a profile without close_range must not break the exec.
     prepare_fds_for_exec(c.preserve_fds);
     // Each exec'd process has a filter, and a listener, of its own.
@@ -158,7 +172,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   if (st == "paused" && !o.ignore_paused) throw Error("cannot exec in a paused container (use --ignore-paused)");
   if (st == "creating") throw Error("cannot exec in a container that is being created");
   spec::Spec container = h->config();
-  spec::Process proc = load_process(o, container);
+  spec::Process proc = exec_process_spec(o, container);
   if (proc.terminal && o.detach && o.console_socket.empty())
     throw Error("cannot allocate tty if husk will detach without setting console socket");
 

@@ -17,6 +17,7 @@
 #include "runtime/console.h"
 #include "runtime/hooks.h"
 #include "runtime/log.h"
+#include "runtime/lsm.h"
 #include "runtime/process.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
@@ -119,6 +120,10 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   if (has_new_ns(lx, "user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
     throw sys_error("become root of the new user namespace");
 
+  // While /proc is still the host's (before a mount namespace is joined or
+  // the rootfs entered): only the attr files of this thread, no directory.
+  lsm::ExecLabels labels = lsm::ExecLabels::open(proc);
+
   // Joined namespaces other than user/pid (handled before the fork); mount last.
   for (const auto& j : c.plan.joins)
     if (j.type != "user" && j.type != "pid") ns::join_namespace(j);
@@ -147,7 +152,9 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   ro.user_ns = lx.has_namespace("user");
   // create requires a mount namespace, new or joined: set it up either way.
   ro.new_mount_ns = lx.has_namespace("mount");
-  ns::prepare_rootfs(spec, ro);
+  // A copy only when there is a label to add.
+  if (lx.mount_label.empty()) ns::prepare_rootfs(spec, ro);
+  else ns::prepare_rootfs(lsm::with_mount_label(spec), ro);
   // Host paths must not stay reachable through the init's fds.
   for (auto* fds : {&ro.idmapped, &ro.sources}) {
     for (const auto& [i, fd] : *fds) ::close(fd);
@@ -175,6 +182,9 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   std::string exe = find_executable(proc.args[0], proc.env);
   const std::vector<std::string> env = process_env(proc);
   chown_stdio(proc);
+  // As runc: while privileged and before any filter (the attr writes are
+  // not the container's syscalls to allow). startContainer hooks run under them too.
+  labels.apply();
   // Before any filter: a profile without close_range must not break the exec.
   prepare_fds_for_exec(c.req.preserve_fds);
 

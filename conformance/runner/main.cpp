@@ -54,7 +54,7 @@ Case format (YAML, see conformance/README.md):
   requirement: the quoted MUST/SHOULD sentence
   section: runtime.md#... / config.md#... / config-linux.md#...
   level: MUST | SHOULD
-  requires: [root, userns, timens, apparmor, selinux, cgroup-v1, cgroup-v2,
+  requires: [root, userns, timens, apparmor, selinux, no-apparmor, no-selinux, cgroup-v1, cgroup-v2,
              cgroup-v1:<ctrl>, cgroup-controller:<ctrl>, resctrl, no-resctrl, numa, shared-root,
              x86_64, file:<path>, cmd:<host command>, env:<VAR>]
   command: [argv of process.args]

@@ -365,6 +365,8 @@ std::string HostInfo::missing(const std::string& req) const {
   if (req == "timens") return timens ? "" : "no time namespace (/proc/self/timens_offsets missing)";
   if (req == "apparmor") return apparmor ? "" : "AppArmor is not enabled";
   if (req == "selinux") return selinux ? "" : "SELinux is not enabled";
+  if (req == "no-apparmor") return apparmor ? "AppArmor is enabled" : "";
+  if (req == "no-selinux") return selinux ? "SELinux is enabled" : "";
   if (req == "resctrl") return resctrl ? "" : "no resctrl filesystem mounted";
   if (req == "no-resctrl") return resctrl ? "a resctrl filesystem is mounted" : "";
   if (req == "numa") return numa ? "" : "no NUMA support (/proc/self/numa_maps)";

@@ -77,8 +77,8 @@ TEST_CASE("CVE-2019-16884: /proc in the rootfs is a symlink", "[cve-2019-16884][
 
 TEST_CASE("CVE-2019-19921/CVE-2023-27561: fake /proc with attr files, LSM labels and sysctls",
           "[cve-2019-19921][cve-2023-27561][cve-2025-52881][security]") {
-  // husk applies no label without an LSM (none here); whatever it does, no
-  // fake attr or sysctl file may be written.
+  // Without the LSM the labels fail create; with it they are written through
+  // the host's /proc. Either way no fake attr or sysctl file may be written.
   for (bool absolute : {false, true}) {
     INFO((absolute ? "absolute symlink to a host directory" : "relative symlink to a rootfs directory"));
     TempDir host("husk-sec-fakeproc-");

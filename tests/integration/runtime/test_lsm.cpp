@@ -1,0 +1,303 @@
+// LSM labels: process.apparmorProfile, process.selinuxLabel, linux.mountLabel,
+// exec --apparmor / --process-label. On a host whose kernel enforces no
+// AppArmor (or SELinux) a label must fail create/exec with an error naming
+// the field and leave nothing behind; with AppArmor (scripts/test-lsm-vm
+// boots one) a profile loaded here must confine the container's process,
+// checked from the host through /proc/<pid>/attr and by what it may read.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "harness.h"
+
+using namespace hit;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool host_apparmor() {
+  struct stat st;
+  if (::stat("/sys/kernel/security/apparmor", &st) != 0) return false;
+  try {
+    return read_file("/sys/module/apparmor/parameters/enabled").rfind('Y', 0) == 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+bool host_selinux() { return fs::exists("/sys/fs/selinux/enforce"); }
+
+std::string apparmor_parser() {
+  for (const char* p : {"/usr/sbin/apparmor_parser", "/sbin/apparmor_parser"})
+    if (::access(p, X_OK) == 0) return p;
+  return "";
+}
+
+// Why the AppArmor tests cannot run here, or "".
+std::string apparmor_missing() {
+  if (!host_apparmor()) return "AppArmor is not enabled on this host (scripts/test-lsm-vm runs these in a VM)";
+  if (apparmor_parser().empty()) return "apparmor_parser is not installed (scripts/setup installs it)";
+  return "";
+}
+
+const char* kProfile = "husk-it-deny";
+const char* kSecret = "/husk-it-secret";
+
+// A profile that allows everything but reading kSecret, loaded (replaced)
+// for the test's lifetime.
+struct LoadedProfile {
+  TempDir dir{"husk-it-aa-"};
+  std::string file = dir.path + "/profile";
+  Result loaded;
+  LoadedProfile() {
+    write_file(file, std::string("profile ") + kProfile +
+                         " flags=(attach_disconnected,mediate_deleted) {\n"
+                         "  file,\n  capability,\n  network,\n  signal,\n  ptrace,\n  unix,\n"
+                         "  mount,\n  umount,\n  pivot_root,\n"
+                         "  deny " + kSecret + " r,\n}\n");
+    loaded = run({apparmor_parser(), "-r", file});
+  }
+  ~LoadedProfile() { run({apparmor_parser(), "-R", file}); }
+};
+
+// The current label of a host pid, as AppArmor shows it ("name (enforce)").
+std::string label_of(int pid) {
+  std::string base = "/proc/" + std::to_string(pid) + "/attr/";
+  return trim(read_file(fs::exists(base + "apparmor/current") ? base + "apparmor/current" : base + "current"));
+}
+
+void secret_in(const Container& c) { write_file(c.rootfs + kSecret, "top secret\n"); }
+
+}  // namespace
+
+TEST_CASE("lsm: a label this host cannot apply fails create, naming the field, and leaves nothing",
+          "[lsm][dropin]") {
+  struct Field {
+    const char* name;
+    bool host_has;
+    void (*set)(json&);
+  };
+  const Field fields[] = {
+      {"process.apparmorProfile", host_apparmor(), [](json& c) { c["process"]["apparmorProfile"] = "husk-it-p"; }},
+      {"process.selinuxLabel", host_selinux(),
+       [](json& c) { c["process"]["selinuxLabel"] = "system_u:system_r:container_t:s0"; }},
+      {"linux.mountLabel", host_selinux(),
+       [](json& c) { c["linux"]["mountLabel"] = "system_u:object_r:container_file_t:s0"; }},
+  };
+  for (const auto& f : fields) {
+    INFO(f.name);
+    if (f.host_has) {
+      WARN(std::string("SKIP: ") + f.name + ": this host has the LSM, the error path cannot be shown");
+      continue;
+    }
+    Container c("lsm-nohost");
+    f.set(c.cfg);
+    c.args({"sh", "-c", "echo ran > /ran"});
+    for (bool use_run : {false, true}) {
+      auto r = use_run ? c.run() : c.create();
+      INFO(r.out << r.err);
+      CHECK(r.code != 0);
+      // runc fails too, later and in other words (a write or mount EINVAL).
+      if (!runtime_is_runc()) {
+        CHECK(contains(r.err, f.name));
+        CHECK(contains(r.err, "not enabled on this host"));
+      }
+      CHECK_FALSE(fs::exists(c.rootfs + "/ran"));
+      CHECK(leftovers(c).empty());
+    }
+  }
+}
+
+TEST_CASE("lsm: exec with a label this host cannot apply fails, naming the field", "[lsm][dropin]") {
+  if (host_apparmor()) {
+    WARN("SKIP: AppArmor is enabled on this host, the error path cannot be shown");
+    return;
+  }
+  Container c("lsm-nohost-exec");
+  c.start_process({"sleep", "60"});
+  auto flag = c.rt({"exec", "--apparmor", "husk-it-p", c.id, "sh", "-c", "echo ran > /ran"});
+  INFO(flag.out << flag.err);
+  CHECK(flag.code != 0);
+  if (!runtime_is_runc()) CHECK(contains(flag.err, "process.apparmorProfile: AppArmor is not enabled on this host"));
+  json proc = c.cfg["process"];
+  proc["args"] = {"sh", "-c", "echo ran > /ran"};
+  proc["apparmorProfile"] = "husk-it-p";
+  write_file(c.bundle + "/process.json", proc.dump());
+  auto file = c.rt({"exec", "--process", c.bundle + "/process.json", c.id});
+  INFO(file.out << file.err);
+  CHECK(file.code != 0);
+  if (!runtime_is_runc()) CHECK(contains(file.err, "process.apparmorProfile: AppArmor is not enabled on this host"));
+  CHECK_FALSE(fs::exists(c.rootfs + "/ran"));
+  CHECK(c.status() == "running");
+}
+
+TEST_CASE("lsm: features claims AppArmor and SELinux support, the host's state in annotations",
+          "[lsm][husk-only]") {
+  auto r = run({runtime(), "features"});
+  INFO(r.err);
+  REQUIRE(r.ok());
+  json f = json::parse(r.out);
+  // features-linux.md: "Irrelevant to the availability of AppArmor on the host operating system."
+  CHECK(f.at("linux").at("apparmor").at("enabled") == true);
+  CHECK(f.at("linux").at("selinux").at("enabled") == true);
+  CHECK(f.at("annotations").at("org.husk.apparmor.host") == (host_apparmor() ? "enabled" : "not enabled"));
+  CHECK(f.at("annotations").at("org.husk.selinux.host") == (host_selinux() ? "enabled" : "not enabled"));
+}
+
+TEST_CASE("lsm: process.apparmorProfile confines the container's process", "[lsm][dropin]") {
+  if (auto why = apparmor_missing(); !why.empty()) {
+    WARN("SKIP: " + why);
+    return;
+  }
+  LoadedProfile prof;
+  INFO(prof.loaded.out << prof.loaded.err);
+  REQUIRE(prof.loaded.ok());
+
+  Container plain("aa-plain");
+  secret_in(plain);
+  plain.args({"cat", kSecret});
+  auto r0 = plain.run();
+  INFO(r0.err);
+  CHECK(r0.code == 0);
+  CHECK(r0.out == "top secret\n");
+
+  Container c("aa-deny");
+  secret_in(c);
+  c.cfg["process"]["apparmorProfile"] = kProfile;
+  c.args({"cat", kSecret});
+  auto r = c.run();
+  INFO(r.out << r.err);
+  CHECK(r.code != 0);
+  CHECK(contains(r.err, "Permission denied"));
+  CHECK_FALSE(contains(r.out, "top secret"));
+
+  // The init runs under the profile, as the host sees it.
+  Container s("aa-label");
+  s.cfg["process"]["apparmorProfile"] = kProfile;
+  int pid = s.start_process({"sleep", "60"});
+  CHECK(label_of(pid) == std::string(kProfile) + " (enforce)");
+}
+
+TEST_CASE("lsm: process.apparmorProfile confines a user-namespaced container", "[lsm][dropin][userns]") {
+  if (auto why = apparmor_missing(); !why.empty()) {
+    WARN("SKIP: " + why);
+    return;
+  }
+  LoadedProfile prof;
+  INFO(prof.loaded.out << prof.loaded.err);
+  REQUIRE(prof.loaded.ok());
+  Container c("aa-userns", true);
+  c.cfg["linux"]["namespaces"].push_back({{"type", "user"}});
+  c.cfg["linux"]["uidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
+  c.cfg["linux"]["gidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
+  auto& mounts = c.cfg["mounts"];
+  for (auto it = mounts.begin(); it != mounts.end();) it = (*it)["type"] == "cgroup" ? mounts.erase(it) : it + 1;
+  secret_in(c);
+  REQUIRE(run({"chown", "-R", "-h", "100000:100000", c.rootfs}).ok());
+  ::chmod(c.bundle.c_str(), 0755);
+  c.cfg["process"]["apparmorProfile"] = kProfile;
+  c.args({"sh", "-c", "cat /proc/self/attr/current; cat " + std::string(kSecret)});
+  auto r = c.run();
+  INFO(r.out << r.err);
+  CHECK(r.code != 0);
+  CHECK(contains(r.out, std::string(kProfile) + " (enforce)"));
+  CHECK_FALSE(contains(r.out, "top secret"));
+}
+
+TEST_CASE("lsm: exec --apparmor and process.json's apparmorProfile confine the exec'd process", "[lsm][dropin]") {
+  if (auto why = apparmor_missing(); !why.empty()) {
+    WARN("SKIP: " + why);
+    return;
+  }
+  LoadedProfile prof;
+  INFO(prof.loaded.out << prof.loaded.err);
+  REQUIRE(prof.loaded.ok());
+  Container c("aa-exec");
+  secret_in(c);
+  int init = c.start_process({"sleep", "60"});
+  CHECK(contains(label_of(init), "unconfined"));
+
+  auto open = c.rt({"exec", c.id, "cat", kSecret});
+  INFO(open.err);
+  CHECK(open.out == "top secret\n");
+  auto denied = c.rt({"exec", "--apparmor", kProfile, c.id, "cat", kSecret});
+  INFO(denied.out << denied.err);
+  CHECK(denied.code != 0);
+  CHECK(contains(denied.err, "Permission denied"));
+
+  std::string pf = c.bundle + "/exec.pid";
+  auto d = c.rt({"exec", "-d", "--pid-file", pf, "--apparmor", kProfile, c.id, "sleep", "60"});
+  INFO(d.err);
+  REQUIRE(d.ok());
+  CHECK(label_of(std::stoi(read_file(pf))) == std::string(kProfile) + " (enforce)");
+
+  json proc = c.cfg["process"];
+  proc["args"] = {"cat", kSecret};
+  proc["apparmorProfile"] = kProfile;
+  write_file(c.bundle + "/process.json", proc.dump());
+  auto file = c.rt({"exec", "--process", c.bundle + "/process.json", c.id});
+  INFO(file.out << file.err);
+  CHECK(file.code != 0);
+  CHECK(contains(file.err, "Permission denied"));
+}
+
+TEST_CASE("lsm: an AppArmor profile that is not loaded fails create with a clear error", "[lsm][dropin]") {
+  if (auto why = apparmor_missing(); !why.empty()) {
+    WARN("SKIP: " + why);
+    return;
+  }
+  Container c("aa-missing");
+  c.cfg["process"]["apparmorProfile"] = "husk-it-no-such-profile";
+  c.args({"sh", "-c", "echo ran > /ran"});
+  auto r = c.run();
+  INFO(r.out << r.err);
+  CHECK(r.code != 0);
+  // runc says only "no such file or directory", not which profile.
+  if (!runtime_is_runc()) CHECK(contains(r.err, "process.apparmorProfile: apply \"husk-it-no-such-profile\""));
+  CHECK_FALSE(fs::exists(c.rootfs + "/ran"));
+  CHECK(leftovers(c).empty());
+  Container e("aa-missing-exec");
+  e.start_process({"sleep", "60"});
+  auto x = e.rt({"exec", "--apparmor", "husk-it-no-such-profile", e.id, "sh", "-c", "echo ran > /ran"});
+  INFO(x.out << x.err);
+  CHECK(x.code != 0);
+  if (!runtime_is_runc()) CHECK(contains(x.err, "process.apparmorProfile: apply \"husk-it-no-such-profile\""));
+  CHECK_FALSE(fs::exists(e.rootfs + "/ran"));
+}
+
+TEST_CASE("lsm: exec --apparmor refuses a /proc the container replaced, and writes nothing there",
+          "[lsm][security]") {
+  if (auto why = apparmor_missing(); !why.empty()) {
+    WARN("SKIP: " + why);
+    return;
+  }
+  LoadedProfile prof;
+  INFO(prof.loaded.out << prof.loaded.err);
+  REQUIRE(prof.loaded.ok());
+  Container c("aa-fakeproc");
+  secret_in(c);
+  for (auto set : {"bounding", "effective", "permitted"}) c.cfg["process"]["capabilities"][set].push_back("CAP_SYS_ADMIN");
+  // The container covers its /proc with a tmpfs of files named like procfs'
+  // attr files (thread-self a plain directory), then waits.
+  c.args({"sh", "-c",
+          "mount -t tmpfs tmpfs /proc && mkdir -p /proc/thread-self/attr/apparmor && "
+          "echo FAKE > /proc/thread-self/attr/apparmor/exec && echo FAKE > /proc/thread-self/attr/exec && "
+          "touch /ready && exec sleep 60"});
+  REQUIRE(c.create().ok());
+  REQUIRE(c.start().ok());
+  for (int i = 0; i < 100 && !fs::exists(c.rootfs + "/ready"); ++i) ::usleep(50000);
+  REQUIRE(fs::exists(c.rootfs + "/ready"));
+  auto x = c.rt({"exec", "--apparmor", kProfile, c.id, "cat", kSecret});
+  INFO(x.out << x.err);
+  CHECK(x.code != 0);
+  CHECK_FALSE(contains(x.out, "top secret"));
+  if (!runtime_is_runc()) CHECK(contains(x.err, "process.apparmorProfile: /proc is not procfs"));
+  // Read from the host, through the init's root (runc cannot exec at all here).
+  std::string fake = "/proc/" + std::to_string(c.pid()) + "/root/proc/thread-self/attr/";
+  CHECK(read_file(fake + "apparmor/exec") == "FAKE\n");
+  CHECK(read_file(fake + "exec") == "FAKE\n");
+}
