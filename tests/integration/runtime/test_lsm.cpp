@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "harness.h"
+#include "skip.h"
 
 using namespace hit;
 namespace fs = std::filesystem;
@@ -91,7 +92,7 @@ TEST_CASE("lsm: a label this host cannot apply fails create, naming the field, a
   for (const auto& f : fields) {
     INFO(f.name);
     if (f.host_has) {
-      WARN(std::string("SKIP: ") + f.name + ": this host has the LSM, the error path cannot be shown");
+      husk_test::record_skip(std::string(f.name) + ": this host has the LSM, the error path cannot be shown");
       continue;
     }
     Container c("lsm-nohost");
@@ -113,10 +114,7 @@ TEST_CASE("lsm: a label this host cannot apply fails create, naming the field, a
 }
 
 TEST_CASE("lsm: exec with a label this host cannot apply fails, naming the field", "[lsm][dropin]") {
-  if (host_apparmor()) {
-    WARN("SKIP: AppArmor is enabled on this host, the error path cannot be shown");
-    return;
-  }
+  if (host_apparmor()) HUSK_SKIP("AppArmor is enabled on this host, the error path cannot be shown");
   Container c("lsm-nohost-exec");
   c.start_process({"sleep", "60"});
   auto flag = c.rt({"exec", "--apparmor", "husk-it-p", c.id, "sh", "-c", "echo ran > /ran"});
@@ -149,10 +147,7 @@ TEST_CASE("lsm: features claims AppArmor and SELinux support, the host's state i
 }
 
 TEST_CASE("lsm: process.apparmorProfile confines the container's process", "[lsm][dropin]") {
-  if (auto why = apparmor_missing(); !why.empty()) {
-    WARN("SKIP: " + why);
-    return;
-  }
+  if (auto why = apparmor_missing(); !why.empty()) HUSK_SKIP(why);
   LoadedProfile prof;
   INFO(prof.loaded.out << prof.loaded.err);
   REQUIRE(prof.loaded.ok());
@@ -183,10 +178,7 @@ TEST_CASE("lsm: process.apparmorProfile confines the container's process", "[lsm
 }
 
 TEST_CASE("lsm: process.apparmorProfile confines a user-namespaced container", "[lsm][dropin][userns]") {
-  if (auto why = apparmor_missing(); !why.empty()) {
-    WARN("SKIP: " + why);
-    return;
-  }
+  if (auto why = apparmor_missing(); !why.empty()) HUSK_SKIP(why);
   LoadedProfile prof;
   INFO(prof.loaded.out << prof.loaded.err);
   REQUIRE(prof.loaded.ok());
@@ -209,10 +201,7 @@ TEST_CASE("lsm: process.apparmorProfile confines a user-namespaced container", "
 }
 
 TEST_CASE("lsm: exec --apparmor and process.json's apparmorProfile confine the exec'd process", "[lsm][dropin]") {
-  if (auto why = apparmor_missing(); !why.empty()) {
-    WARN("SKIP: " + why);
-    return;
-  }
+  if (auto why = apparmor_missing(); !why.empty()) HUSK_SKIP(why);
   LoadedProfile prof;
   INFO(prof.loaded.out << prof.loaded.err);
   REQUIRE(prof.loaded.ok());
@@ -246,10 +235,7 @@ TEST_CASE("lsm: exec --apparmor and process.json's apparmorProfile confine the e
 }
 
 TEST_CASE("lsm: an AppArmor profile that is not loaded fails create with a clear error", "[lsm][dropin]") {
-  if (auto why = apparmor_missing(); !why.empty()) {
-    WARN("SKIP: " + why);
-    return;
-  }
+  if (auto why = apparmor_missing(); !why.empty()) HUSK_SKIP(why);
   Container c("aa-missing");
   c.cfg["process"]["apparmorProfile"] = "husk-it-no-such-profile";
   c.args({"sh", "-c", "echo ran > /ran"});
@@ -271,10 +257,7 @@ TEST_CASE("lsm: an AppArmor profile that is not loaded fails create with a clear
 
 TEST_CASE("lsm: exec --apparmor refuses a /proc the container replaced, and writes nothing there",
           "[lsm][security]") {
-  if (auto why = apparmor_missing(); !why.empty()) {
-    WARN("SKIP: " + why);
-    return;
-  }
+  if (auto why = apparmor_missing(); !why.empty()) HUSK_SKIP(why);
   LoadedProfile prof;
   INFO(prof.loaded.out << prof.loaded.err);
   REQUIRE(prof.loaded.ok());
