@@ -419,12 +419,22 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
   auto ids = store.ids();
   std::sort(ids.begin(), ids.end());
   for (const auto& id : ids) {
+    // A broken container is reported without hiding the others (as runc
+    // does); one being created or deleted right now, or another runtime's in
+    // a shared root, is passed over silently.
     try {
       Handle h = Handle::open(store, id, false);
-      states.push_back(visible_state(h.load()));
+      try {
+        states.push_back(visible_state(h.load()));
+      } catch (const Error& e) {
+        try {
+          h.check_ours();
+        } catch (const Error&) {
+          continue;
+        }
+        log::warn(e.what());
+      }
     } catch (const Error& e) {
-      // Being created or deleted right now; anything else is a broken
-      // container, reported without hiding the others (as runc does).
       if (e.err() != ENOENT) log::warn(e.what());
     }
   }
