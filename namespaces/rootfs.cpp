@@ -31,39 +31,15 @@
 #include <sstream>
 #include <utility>
 
+#include "base/fd.h"
+#include "base/fdpass.h"
 #include "namespaces/namespaces.h"
 
 namespace husk::ns {
 
 namespace {
 
-// Owns one file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  int release() { return std::exchange(fd_, -1); }
-  void reset() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using base::Fd;
 
 constexpr uint64_t kInRoot = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
 
@@ -922,21 +898,7 @@ std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<siz
       int err;
     };
     auto reply = [&](Reply r, int fd) {
-      iovec iov{&r, sizeof r};
-      alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      if (fd >= 0) {
-        msg.msg_control = ctrl;
-        msg.msg_controllen = sizeof ctrl;
-        cmsghdr* c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof fd);
-      }
-      if (sendmsg(theirs.get(), &msg, MSG_NOSIGNAL) < 0) _exit(1);
+      if (base::send_with_fd(theirs.get(), &r, sizeof r, fd) < 0) _exit(1);
     };
     if (setns(ns.get(), CLONE_NEWNS) < 0) {
       reply({'n', errno}, -1);
@@ -962,15 +924,9 @@ std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<siz
       char stage;
       int err;
     } r{};
-    iovec iov{&r, sizeof r};
-    alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = ctrl;
-    msg.msg_controllen = sizeof ctrl;
-    ssize_t n = recvmsg(mine.get(), &msg, MSG_CMSG_CLOEXEC);
-    cmsghdr* c = n == static_cast<ssize_t>(sizeof r) ? CMSG_FIRSTHDR(&msg) : nullptr;
+    int got;
+    ssize_t n = base::recv_with_fd(mine.get(), &r, sizeof r, &got);
+    Fd passed(got);
     const auto& m = spec.mounts[indexes[k]];
     std::string what = "mounts[" + std::to_string(indexes[k]) + "] (" + m.destination + ")";
     if (n != static_cast<ssize_t>(sizeof r))
@@ -979,13 +935,10 @@ std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<siz
       err = sys_error("enter the container's mount namespace " + ns_path, r.err).what();
     else if (r.stage == 'c')
       err = sys_error("enter the init's working directory " + proc + "cwd", r.err).what();
-    else if (r.err != 0 || !c || c->cmsg_type != SCM_RIGHTS)
+    else if (r.err != 0 || !passed)
       err = sys_error(what + ": open bind source " + m.source, r.err ? r.err : EPROTO).what();
-    else {
-      int fd;
-      memcpy(&fd, CMSG_DATA(c), sizeof fd);
-      fds.push_back(fd);
-    }
+    else
+      fds.push_back(passed.release());
   }
   mine.reset();
   while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {

@@ -13,6 +13,7 @@
 
 #include <cstring>
 
+#include "base/fdpass.h"
 #include "runtime/util.h"
 #include "spec/error.h"
 
@@ -45,35 +46,14 @@ ConsoleChannel open_console_channel(bool terminal, const std::string& console_so
 }
 
 void send_fd(int sock, int fd, const std::string& name) {
-  char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{const_cast<char*>(name.data()), name.size()};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  if (::sendmsg(sock, &msg, MSG_NOSIGNAL) < 0) throw sys_error("send console fd");
+  if (base::send_with_fd(sock, name.data(), name.size(), fd) < 0) throw sys_error("send the " + name + " fd");
 }
 
 int recv_fd(int sock) {
-  char control[CMSG_SPACE(sizeof(int))] = {};
   char name[256];
-  iovec iov{name, sizeof name};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  if (::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) < 0) throw sys_error("receive console fd");
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (!c || c->cmsg_type != SCM_RIGHTS) throw Error("receive console fd: no fd in message");
   int fd;
-  memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  if (base::recv_with_fd(sock, name, sizeof name, &fd) < 0) throw sys_error("receive an fd");
+  if (fd < 0) throw Error("receive an fd: no fd in the message");
   return fd;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "base/fdpass.h"
 #include "seccomp/seccomp.h"
 #include "spec/error.h"
 
@@ -29,19 +30,9 @@ bool recv_msg(int fd, char& type, std::string& payload, int* passed) {
   if (n < 0) throw sys_error("sync: receive");
   if (n == 0) return false;
   std::string buf(static_cast<size_t>(n), '\0');
-  iovec iov{buf.data(), buf.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  do n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  int got;
+  n = base::recv_with_fd(fd, buf.data(), buf.size(), &got);
   if (n < 0) throw sys_error("sync: receive");
-  int got = -1;
-  if (cmsghdr* c = CMSG_FIRSTHDR(&msg); c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-    std::memcpy(&got, CMSG_DATA(c), sizeof got);
   if (passed) *passed = got;
   else if (got >= 0) ::close(got);
   if (n == 0) return false;
@@ -53,21 +44,7 @@ bool recv_msg(int fd, char& type, std::string& payload, int* passed) {
 void hand_listener_to_parent(int sock, int listener) {
   if (listener < 0) return;
   char type = kSeccomp;
-  iovec iov{&type, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &listener, sizeof(int));
-  ssize_t n;
-  do n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
+  ssize_t n = base::send_with_fd(sock, &type, 1, listener);
   if (n < 0) throw sys_error("sync: send the seccomp listener");
   char t;
   std::string payload;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/fd.h"
+
 namespace husk::rt {
 
 std::string read_file(const std::string& path);
@@ -32,23 +34,6 @@ bool process_alive(pid_t pid, uint64_t start_time);
 
 std::string now_rfc3339();  // UTC with nanoseconds, as runc's state "created"
 
-// RAII fd: closes on scope exit.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-  int get() const { return fd_; }
-  int release() { int f = fd_; fd_ = -1; return f; }
-  explicit operator bool() const { return fd_ >= 0; }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
+using base::Fd;
 
 }  // namespace husk::rt

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/fdpass.h"
 #include "seccomp/seccomp.h"
 
 namespace husk::seccomp {
@@ -56,26 +57,8 @@ void send_to_listener(const std::string& listener_path, int notify_fd,
   size_t sent = 0;
   bool fd_sent = false;
   while (!fd_sent || sent < state_json.size()) {
-    iovec iov{const_cast<char*>(state_json.data()) + sent, state_json.size() - sent};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int))];
-    if (!fd_sent) {
-      std::memset(cbuf, 0, sizeof cbuf);
-      msg.msg_control = cbuf;
-      msg.msg_controllen = sizeof cbuf;
-      cmsghdr* c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
-    }
-    ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw sys_error(field + "send to " + listener_path);
-    }
+    ssize_t n = base::send_with_fd(sock, state_json.data() + sent, state_json.size() - sent, fd_sent ? -1 : notify_fd);
+    if (n < 0) throw sys_error(field + "send to " + listener_path);
     fd_sent = true;
     sent += static_cast<size_t>(n);
   }

@@ -39,18 +39,6 @@ std::string g_template;
 
 }  // namespace
 
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(o.fd_, -1);
-  }
-  return *this;
-}
-
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Capture::Capture() : fd_(memfd_create("hit-capture", MFD_CLOEXEC)) {
   if (!fd_) fail("memfd_create");
 }

@@ -11,27 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fd.h"
+
 namespace hit {
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-// An owned fd, closed on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept;
-  ~Fd();
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+using husk::base::Fd;
 
 // A memfd that a child writes to as stdout/stderr; re-readable at any time,
 // so output of a container started later through the same fd shows up too.
