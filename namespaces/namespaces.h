@@ -116,14 +116,17 @@ std::vector<size_t> runtime_opened_sources(const spec::Spec& spec);
 // clear them). A forked helper does it: the caller's own namespaces and cwd
 // stay. Returns O_CLOEXEC fds in the order of `indexes`; throws naming the
 // mount and its source.
-std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid);
+// An idmapped mount among `indexes` comes back as its detached idmapped tree
+// (make_idmapped_mount with `userns_fd`, built there for the same reason).
+std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid,
+                                   int userns_fd = -1);
 
 // Build the detached, idmapped bind mount for spec mount `m` (options
 // "idmap"/"ridmap", or uidMappings/gidMappings). The kernel only allows this
 // to a caller with CAP_SYS_ADMIN over the source filesystem, i.e. root outside
-// the container's user namespace: with a user namespace the runtime must call
-// it on the host once the namespace exists and pass the fd to the init in
-// RootfsOptions::idmapped. The mapping is m's uidMappings/gidMappings (a
+// the container's user namespace: with a user namespace the runtime builds it
+// (open_bind_sources, as host root in the container's mount namespace) once
+// the namespace exists and passes the fd to the init in RootfsOptions::idmapped. The mapping is m's uidMappings/gidMappings (a
 // throwaway user namespace is made for them), else `userns_fd` (the
 // container's, e.g. an open /proc/<init>/ns/user). Returns an O_CLOEXEC fd.
 // Without a user namespace prepare_rootfs builds idmapped mounts itself.

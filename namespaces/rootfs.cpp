@@ -870,7 +870,8 @@ std::vector<size_t> runtime_opened_sources(const spec::Spec& spec) {
   return out;
 }
 
-std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid) {
+std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid,
+                                   int userns_fd) {
   if (indexes.empty()) return {};
   const std::string proc = "/proc/" + std::to_string(init_pid) + "/";
   const spec::Namespace* mnt = spec.linux_ ? spec.linux_->find_namespace("mount") : nullptr;
@@ -884,33 +885,60 @@ std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<siz
     cwd = Fd(open((proc + "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!cwd) throw sys_error("open " + proc + "cwd");
   }
-  std::vector<const char*> paths;  // prepared here: the child only makes syscalls
-  for (size_t i : indexes) paths.push_back(spec.mounts.at(i).source.c_str());
+  // A mount's own uidMappings/gidMappings namespace is made here, on the
+  // host: the helper's /proc may be a joined namespace's, where it is not.
+  std::vector<Fd> own_userns(indexes.size());
+  for (size_t k = 0; k < indexes.size(); ++k) {
+    const auto& m = spec.mounts[indexes[k]];
+    if (spec::is_idmapped(m) && !m.uid_mappings.empty())
+      own_userns[k] = userns_with_mappings(m, "mount " + m.destination);
+  }
+  // One message per source: {stage, errno, why} and, when it opened, the fd.
+  struct Reply {
+    char stage;
+    int err;
+    char why[1024];
+  };
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) throw sys_error("socketpair for bind sources");
   Fd mine(sv[0]), theirs(sv[1]);
   pid_t pid = fork();
   if (pid < 0) throw sys_error("fork to open bind sources");
   if (pid == 0) {
-    // One message per source: {stage, errno} and, when it opened, the fd.
-    struct Reply {
-      char stage;
-      int err;
-    };
-    auto reply = [&](Reply r, int fd) {
+    auto reply = [&](char stage, int err, const char* why, int fd) {
+      Reply r{stage, err, {}};
+      if (why) strncpy(r.why, why, sizeof r.why - 1);
       if (base::send_with_fd(theirs.get(), &r, sizeof r, fd) < 0) _exit(1);
     };
     if (setns(ns.get(), CLONE_NEWNS) < 0) {
-      reply({'n', errno}, -1);
+      reply('n', errno, nullptr, -1);
       _exit(1);
     }
     if (cwd && fchdir(cwd.get()) < 0) {
-      reply({'c', errno}, -1);
+      reply('c', errno, nullptr, -1);
       _exit(1);
     }
-    for (const char* p : paths) {
-      int fd = open(p, O_PATH | O_CLOEXEC);
-      reply({'o', fd < 0 ? errno : 0}, fd);
+    for (size_t k = 0; k < indexes.size(); ++k) {
+      const auto& m = spec.mounts[indexes[k]];
+      if (spec::is_idmapped(m)) {
+        // Cloned from the container's copy of the source's mount, so the
+        // host's locked flags (a read-only host mount) hold in the idmapped one.
+        try {
+          spec::Mount with_ns = m;
+          if (own_userns[k]) {
+            with_ns.uid_mappings.clear();
+            with_ns.gid_mappings.clear();
+          }
+          Fd tree(make_idmapped_mount(with_ns, own_userns[k] ? own_userns[k].get() : userns_fd));
+          reply('o', 0, nullptr, tree.get());
+        } catch (const std::exception& e) {
+          reply('i', 0, e.what(), -1);
+          _exit(1);
+        }
+        continue;
+      }
+      int fd = open(m.source.c_str(), O_PATH | O_CLOEXEC);
+      reply('o', fd < 0 ? errno : 0, nullptr, fd);
       if (fd < 0) _exit(1);
       close(fd);
     }
@@ -920,21 +948,21 @@ std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<siz
   std::vector<int> fds;
   std::string err;
   for (size_t k = 0; k < indexes.size() && err.empty(); ++k) {
-    struct {
-      char stage;
-      int err;
-    } r{};
+    Reply r{};
     int got;
     ssize_t n = base::recv_with_fd(mine.get(), &r, sizeof r, &got);
     Fd passed(got);
     const auto& m = spec.mounts[indexes[k]];
     std::string what = "mounts[" + std::to_string(indexes[k]) + "] (" + m.destination + ")";
+    r.why[sizeof r.why - 1] = '\0';
     if (n != static_cast<ssize_t>(sizeof r))
       err = what + ": the helper opening bind sources died";
     else if (r.stage == 'n')
       err = sys_error("enter the container's mount namespace " + ns_path, r.err).what();
     else if (r.stage == 'c')
       err = sys_error("enter the init's working directory " + proc + "cwd", r.err).what();
+    else if (r.stage == 'i')
+      err = r.why;
     else if (r.err != 0 || !passed)
       err = sys_error(what + ": open bind source " + m.source, r.err ? r.err : EPROTO).what();
     else

@@ -95,11 +95,15 @@ spec::Process load_process(const ExecOptions& o, const spec::Spec& container) {
 }
 
 // --apparmor and --process-label override process.json's values too: a
-// profile asked for on the command line is never dropped silently.
+// profile asked for on the command line is never dropped silently. A
+// process.json without a label keeps the container's (as runc): an exec'd
+// process never runs less confined than the container's own.
 spec::Process exec_process_spec(const ExecOptions& o, const spec::Spec& container) {
   spec::Process p = load_process(o, container);
   if (!o.apparmor_profile.empty()) p.apparmor_profile = o.apparmor_profile;
   if (!o.process_label.empty()) p.selinux_label = o.process_label;
+  if (p.apparmor_profile.empty()) p.apparmor_profile = container.process->apparmor_profile;
+  if (p.selinux_label.empty()) p.selinux_label = container.process->selinux_label;
   lsm::check_supported(lsm::probe_host(), p, nullptr);
   return p;
 }

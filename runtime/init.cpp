@@ -261,10 +261,10 @@ void send_idmapped_mounts(int sock, pid_t pid, const spec::Spec& spec) {
   std::string path = "/proc/" + std::to_string(pid) + "/ns/user";
   Fd userns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!userns) throw sys_error("open " + path);
-  for (size_t i : idx) {
-    Fd m(ns::make_idmapped_mount(spec.mounts[i], userns.get()));
-    send_fd(sock, m.get(), "idmap");
-  }
+  // Built in the container's mount namespace: see open_bind_sources.
+  std::vector<Fd> trees;
+  for (int fd : ns::open_bind_sources(spec, idx, pid, userns.get())) trees.emplace_back(fd);
+  for (const auto& t : trees) send_fd(sock, t.get(), "idmap");
 }
 
 void send_bind_sources(int sock, pid_t pid, const spec::Spec& spec) {

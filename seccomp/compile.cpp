@@ -340,15 +340,10 @@ int load(const Program& prog) {
                   ESRCH);
     return -1;
   }
-  int fd = static_cast<int>(rc);
-  // The kernel creates the listener close-on-exec already; make sure, as the
-  // container's exec must never inherit it.
-  if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-    int err = errno;
-    close(fd);
-    throw sys_error("seccomp: set notify fd close-on-exec", err);
-  }
-  return fd;
+  // The kernel makes the listener close-on-exec (seccomp(2)). No syscall may
+  // follow before the caller hands it to the agent: one the filter notifies
+  // would wait for an agent that cannot have the fd yet, forever.
+  return static_cast<int>(rc);
 }
 
 int load(const Plan& p) { return load(compile(p)); }

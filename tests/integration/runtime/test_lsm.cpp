@@ -234,6 +234,33 @@ TEST_CASE("lsm: exec --apparmor and process.json's apparmorProfile confine the e
   CHECK(contains(file.err, "Permission denied"));
 }
 
+TEST_CASE("lsm: an exec'd process.json without apparmorProfile keeps the container's profile", "[lsm][dropin]") {
+  if (auto why = apparmor_missing(); !why.empty()) HUSK_SKIP(why);
+  LoadedProfile prof;
+  INFO(prof.loaded.out << prof.loaded.err);
+  REQUIRE(prof.loaded.ok());
+  Container c("aa-exec-inherit");
+  secret_in(c);
+  c.cfg["process"]["apparmorProfile"] = kProfile;
+  c.start_process({"sleep", "60"});
+  // What containerd's shim passes: a process.json of its own, here one without the field.
+  json proc = c.cfg["process"];
+  proc.erase("apparmorProfile");
+  proc["args"] = {"cat", kSecret};
+  write_file(c.bundle + "/process.json", proc.dump());
+  auto file = c.rt({"exec", "--process", c.bundle + "/process.json", c.id});
+  INFO(file.out << file.err);
+  CHECK(file.code != 0);
+  CHECK_FALSE(contains(file.out, "top secret"));
+  proc["args"] = {"sleep", "60"};
+  write_file(c.bundle + "/process.json", proc.dump());
+  std::string pf = c.bundle + "/exec.pid";
+  auto d = c.rt({"exec", "-d", "--pid-file", pf, "--process", c.bundle + "/process.json", c.id});
+  INFO(d.err);
+  REQUIRE(d.ok());
+  CHECK(label_of(std::stoi(read_file(pf))) == std::string(kProfile) + " (enforce)");
+}
+
 TEST_CASE("lsm: an AppArmor profile that is not loaded fails create with a clear error", "[lsm][dropin]") {
   if (auto why = apparmor_missing(); !why.empty()) HUSK_SKIP(why);
   Container c("aa-missing");

@@ -109,3 +109,41 @@ TEST_CASE("uidMappings/gidMappings without the idmap option idmap the mount, in 
   CHECK(trim(r.out) == "1000:1000");
   CHECK(leftovers(c).empty());
 }
+
+TEST_CASE("a host read-only mount stays read-only through an idmapped bind in a user namespace",
+          "[mounts][userns][security]") {
+  // The host's own read-only bind of a directory: its flag is the host's to
+  // keep, even from a container root holding CAP_SYS_ADMIN in its namespace.
+  TempDir src("husk-it-hostro-");
+  REQUIRE(::chmod(src.path.c_str(), 0755) == 0);
+  write_file(src.path + "/f", "host\n");
+  REQUIRE(run({"mount", "--bind", src.path, src.path}).ok());
+  struct Unmount {
+    std::string p;
+    ~Unmount() { run({"umount", "-l", p}); }
+  } unmount{src.path};
+
+  for (const std::string opt : {"idmap", "mappings", "bind"}) {
+    INFO(opt);
+    REQUIRE(run({"mount", "-o", "remount,bind,rw", src.path}).ok());
+    write_file(src.path + "/f", "host\n");
+    REQUIRE(run({"mount", "-o", "remount,bind,ro", src.path}).ok());
+    Container c("mnt-hostro-" + opt, true);
+    map_root_to_100000(c);
+    for (auto set : {"bounding", "effective", "permitted"}) c.cfg["process"]["capabilities"][set].push_back("CAP_SYS_ADMIN");
+    std::vector<std::string> o{"bind"};
+    if (opt == "idmap") o.push_back("idmap");
+    c.cfg["mounts"].push_back({{"destination", "/mnt"}, {"type", "bind"}, {"source", src.path}, {"options", o}});
+    if (opt == "mappings") {
+      c.cfg["mounts"].back()["uidMappings"] = c.cfg["linux"]["uidMappings"];
+      c.cfg["mounts"].back()["gidMappings"] = c.cfg["linux"]["gidMappings"];
+    }
+    c.args({"sh", "-c", "mount -o remount,bind,rw /mnt; echo pwned > /mnt/f; cat /mnt/f"});
+    auto r = c.run();
+    INFO(r.out << r.err);
+    // The container ran and saw the host's file through its mount.
+    CHECK(r.out == "host\n");
+    CHECK(read_file(src.path + "/f") == "host\n");
+    CHECK(leftovers(c).empty());
+  }
+}

@@ -284,3 +284,32 @@ TEST_CASE("seccomp notify: an unreachable listenerPath fails create and exec, na
     CHECK(c.status() == "running");
   }
 }
+
+TEST_CASE("seccomp notify: a filter notifying fcntl still hands the listener over (nothing runs before the hand-off)",
+          "[notify][dropin]") {
+  // Between loading the filter and sending the listener a notified syscall
+  // would wait for an agent that cannot have the fd yet: create would hang.
+  const bool nnp = GENERATE(false, true);
+  INFO("noNewPrivileges " << nnp);
+  TempDir dir("husk-it-agent");
+  Agent agent(dir.path + "/agent.sock", EXDEV);
+  Container c("notify-fcntl");
+  notify_config(c, agent.path, "meta-fcntl");
+  c.cfg["linux"]["seccomp"]["syscalls"][0]["names"] = {"fcntl"};
+  c.cfg["process"]["noNewPrivileges"] = nnp;
+  c.args({"true"});
+  SpawnOpts quick;
+  quick.timeout = 10s;
+  auto r = c.create({}, quick);
+  INFO(r.err);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.ok());
+  CHECK(agent.conn(0));
+  if (r.ok()) {
+    CHECK(c.status() == "created");
+    auto x = c.rt({"exec", c.id, "true"}, quick);
+    INFO(x.err);
+    CHECK_FALSE(x.timed_out);
+    CHECK(agent.conn(1));
+  }
+}
