@@ -365,14 +365,20 @@ std::vector<Write> v1_writes(const spec::Resources& r) {
   return w;
 }
 
+__extension__ typedef unsigned __int128 u128;
+
 uint64_t rt_share(int64_t runtime, uint64_t period) {
   if (runtime < 0 || period == 0) return uint64_t{1} << kRtShift;
-  return (static_cast<uint64_t>(runtime) << kRtShift) / period;
+  // 128 bits: the kernel takes runtimes up to 2^44 us, which << 20 overflows.
+  return static_cast<uint64_t>((static_cast<u128>(runtime) << kRtShift) / period);
 }
 
 std::vector<std::pair<std::string, int64_t>> plan_rt_budget(const std::vector<RtAncestor>& chain, int64_t runtime,
                                                             uint64_t period) {
   std::vector<std::pair<std::string, int64_t>> raises;  // bottom-up
+  if (static_cast<uint64_t>(runtime) > period)
+    throw field_error("cpu.realtimeRuntime", std::to_string(runtime) + " us is more than the period of " +
+                                                 std::to_string(period) + " us");
   uint64_t need = rt_share(runtime, period);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     uint64_t total = it->others + need;
@@ -381,7 +387,8 @@ std::vector<std::pair<std::string, int64_t>> plan_rt_budget(const std::vector<Rt
       return raises;
     }
     // The smallest runtime whose share covers `total`.
-    uint64_t wanted = ((total * it->period) + (uint64_t{1} << kRtShift) - 1) >> kRtShift;
+    auto wanted = static_cast<uint64_t>(
+        (static_cast<u128>(total) * it->period + (uint64_t{1} << kRtShift) - 1) >> kRtShift);
     if (!it->raisable || wanted > it->period) {
       std::string where = it->path.empty() ? "the root cgroup" : "cgroup " + it->path;
       throw field_error("cpu.realtimeRuntime",

@@ -67,3 +67,14 @@ TEST_CASE("rt budget: a host parent without room is an error naming the field an
                                        1000000),
                     Catch::Contains("the root cgroup"));
 }
+
+TEST_CASE("rt budget: runtimes the kernel takes do not overflow the plan") {
+  // 2^44 us is the kernel's bound; a period of the same size is a 100% share.
+  int64_t big = int64_t{1} << 44;
+  CHECK(cg::rt_share(big, static_cast<uint64_t>(big)) == uint64_t{1} << cg::kRtShift);
+  CHECK_THROWS_WITH(cg::plan_rt_budget({level("", -1), level("/husk", 0)}, big, 1000000),
+                    Catch::Contains("more than the period"));
+  auto w = cg::plan_rt_budget({level("", -1), level("/husk", 0)}, big / 2, static_cast<uint64_t>(big));
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].second == 500000);  // half of /husk's 1 s period
+}
