@@ -8,6 +8,7 @@
 
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -30,47 +31,39 @@ constexpr const char* kUsage = R"(husk: an OCI container runtime
 
 usage: husk [global options] command [command options] [arguments...]
 
-commands:
-  create    create a container from a bundle; it waits for start
-  start     run the user process of a created container
-  run       create and start a container (foreground unless -d)
-  state     print the state of a container as JSON
-  exec      run a new process inside a running container
-  kill      send a signal to the container's init (or all processes)
-  delete    delete a container and everything it made
-  pause     freeze every process of a container
-  resume    thaw a paused container
-  ps        list the processes of a container
-  update    change the resource limits of a running container
-  events    print stats (and OOM) events of a container as JSON
-  list      list containers
-  spec      write a default config.json into a bundle
-  features  print the features husk supports as JSON
-
-global options:
 )";
 
 struct Command {
   const char* name;
   const char* args;  // usage line after the name
+  const char* what;
 };
 constexpr Command kCommands[] = {
-    {"create", "[--bundle DIR] [--pid-file F] [--console-socket S] [--no-pivot] [--preserve-fds N] ID"},
-    {"start", "ID"},
-    {"run", "[create options] [--detach] [--keep] ID"},
-    {"state", "ID"},
-    {"exec", "[--process F | ...flags] [--detach] [--pid-file F] [--tty] ID [COMMAND ARGS...]"},
-    {"kill", "[--all] ID [SIGNAL]"},
-    {"pause", "ID"},
-    {"resume", "ID"},
-    {"ps", "[--format table|json] ID [PS ARGS...]"},
-    {"update", "[--resources FILE|-] [--memory M] [--pids-limit N] [--cpu-quota Q] ... ID"},
-    {"events", "[--stats] [--interval 5s] ID"},
-    {"delete", "[--force] ID"},
-    {"list", "[--format table|json] [--quiet]"},
-    {"spec", "[--bundle DIR] [--rootless]"},
-    {"features", ""},
+    {"create", "[--bundle DIR] [--pid-file F] [--console-socket S] [--no-pivot] [--preserve-fds N] ID",
+     "create a container from a bundle; it waits for start"},
+    {"start", "ID", "run the user process of a created container"},
+    {"run", "[create options] [--detach] [--keep] ID", "create and start a container (foreground unless -d)"},
+    {"state", "ID", "print the state of a container as JSON"},
+    {"exec", "[--process F | ...flags] [--detach] [--pid-file F] [--tty] ID [COMMAND ARGS...]",
+     "run a new process inside a running container"},
+    {"kill", "[--all] ID [SIGNAL]", "send a signal to the container's init (or all processes)"},
+    {"pause", "ID", "freeze every process of a container"},
+    {"resume", "ID", "thaw a paused container"},
+    {"ps", "[--format table|json] ID [PS ARGS...]", "list the processes of a container"},
+    {"update", "[--resources FILE|-] [--memory M] [--pids-limit N] [--cpu-quota Q] ... ID",
+     "change the resource limits of a running container"},
+    {"events", "[--stats] [--interval 5s] ID", "print stats (and OOM) events of a container as JSON"},
+    {"delete", "[--force] ID", "delete a container and everything it made"},
+    {"list", "[--format table|json] [--quiet]", "list containers"},
+    {"spec", "[--bundle DIR] [--rootless]", "write a default config.json into a bundle"},
+    {"features", "", "print the features husk supports as JSON"},
 };
+
+const Command* find_command(const std::string& name) {
+  for (const auto& c : kCommands)
+    if (name == c.name) return &c;
+  return nullptr;
+}
 
 // `after_command`: the copy accepted after the command name; `spec` has its
 // own --rootless flag there.
@@ -176,7 +169,6 @@ po::options_description command_options(const std::string& cmd) {
         ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
         ("rootless", po::bool_switch(), "a config for unprivileged users");
   }
-  d.add_options()("args", po::value<std::vector<std::string>>(), "positional arguments");
   return d;
 }
 
@@ -332,8 +324,18 @@ void split_exec_command(std::vector<std::string>& args, const po::options_descri
 }
 
 void print_help(const po::options_description& globals) {
-  std::cout << kUsage << globals << "\ncommand usage:\n";
+  std::cout << kUsage << "commands:\n";
+  for (const auto& c : kCommands) std::printf("  %-9s %s\n", c.name, c.what);
+  std::cout << "\nglobal options:\n" << globals << "\ncommand usage (husk COMMAND --help for its options):\n";
   for (const auto& c : kCommands) std::cout << "  husk " << c.name << " " << c.args << "\n";
+}
+
+// `husk COMMAND --help`: that command's usage and flags only, as runc's.
+void print_command_help(const Command& c) {
+  std::cout << "usage: husk " << c.name << (*c.args ? " " : "") << c.args << "\n\n" << c.what << "\n";
+  po::options_description own = command_options(c.name);
+  if (!own.options().empty()) std::cout << "\noptions:\n" << own;
+  std::cout << "\nThe global options (husk --help) may also follow the command.\n";
 }
 
 }  // namespace
@@ -367,6 +369,7 @@ int cli_main(int argc, char** argv) {
   try {
     po::options_description all;
     all.add(command_options(cmd)).add(global_options(cmd));
+    all.add_options()("args", po::value<std::vector<std::string>>(), "positional arguments");
     po::positional_options_description pos;
     pos.add("args", -1);
     std::vector<std::string> rest(argv + std::min(cmd_at + 1, argc), argv + argc);
@@ -394,6 +397,10 @@ int cli_main(int argc, char** argv) {
 
   if (gflag("version")) {
     std::cout << "husk version " << kVersion << "\nspec: " << kSpecVersion << std::endl;
+    return 0;
+  }
+  if (const Command* c = find_command(cmd); c && vm.count("help") && vm["help"].as<bool>()) {
+    print_command_help(*c);
     return 0;
   }
   if (gflag("help") || cmd.empty()) {

@@ -82,3 +82,23 @@ TEST_CASE("features is valid features.json describing this host", "[cli][husk-on
   CHECK(l.at("cgroup").at("systemd") == false);  // not implemented, so not claimed
   CHECK(l.at("apparmor").at("enabled") == true);  // support, not the host's (test_lsm.cpp)
 }
+
+TEST_CASE("COMMAND --help lists that command's own flags, as runc's does", "[cli][husk-only]") {
+  // runc words its help differently (NAME/USAGE/OPTIONS); the flags are the point.
+  auto e = run({runtime(), "exec", "--help"});
+  INFO(e.err);
+  REQUIRE(e.code == 0);
+  CHECK(contains(e.out, "usage: husk exec"));
+  for (const char* flag : {"--process", "--apparmor", "--process-label", "--preserve-fds", "--cwd"})
+    CHECK(contains(e.out, flag));
+  CHECK_FALSE(contains(e.out, "--force"));     // delete's
+  CHECK_FALSE(contains(e.out, "commands:"));   // not the global usage
+  auto k = run({runtime(), "kill", "-h"});
+  REQUIRE(k.code == 0);
+  CHECK(contains(k.out, "--all"));
+  CHECK_FALSE(contains(k.out, "--process"));
+  auto bad = run({runtime(), "exec", "--bogus", "x"});
+  CHECK(bad.code != 0);
+  CHECK(contains(bad.err, "exec"));
+  CHECK(contains(bad.err, "--bogus"));
+}
