@@ -112,19 +112,24 @@ std::map<std::string, uint64_t> read_kv(const std::string& path) {
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 // Every pid in `dir`'s cgroup.procs and those of its descendants.
+// closedir on every path out, throws included.
+struct CloseDir {
+  void operator()(DIR* d) const { closedir(d); }
+};
+using Dir = std::unique_ptr<DIR, CloseDir>;
+
 void collect_pids(const std::string& dir, std::vector<pid_t>& out) {
   if (auto procs = try_read(dir + "/cgroup.procs")) {
     std::istringstream in(*procs);
     pid_t p;
     while (in >> p) out.push_back(p);
   }
-  DIR* d = opendir(dir.c_str());
+  Dir d(opendir(dir.c_str()));
   if (!d) return;
-  while (dirent* e = readdir(d)) {
+  while (dirent* e = readdir(d.get())) {
     if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
       collect_pids(dir + "/" + e->d_name, out);
   }
-  closedir(d);
 }
 
 // rmdir, retrying while the cgroup still has dying tasks (EBUSY) for ~1 s.
@@ -737,16 +742,15 @@ class LegacyManager : public Manager {
         a.raisable = within(a.path, kDefaultParent);
         const std::string dir = root + a.path, next = root + parts[i];
         rt(dir, a);
-        DIR* d = opendir(dir.c_str());
+        Dir d(opendir(dir.c_str()));
         if (!d) throw sys_error("open " + dir);
-        while (dirent* e = readdir(d)) {
+        while (dirent* e = readdir(d.get())) {
           std::string child = dir + "/" + e->d_name;
           if (e->d_type != DT_DIR || e->d_name[0] == '.' || child == next) continue;
           // A sibling removed meanwhile holds no budget.
           auto runtime = try_read(child + "/cpu.rt_runtime_us"), period = try_read(child + "/cpu.rt_period_us");
           if (runtime && period) a.others += rt_share(std::stoll(trim(*runtime)), std::stoull(trim(*period)));
         }
-        closedir(d);
         chain.push_back(a);
       }
       for (const auto& [path, runtime] : plan_rt_budget(chain, *cpu.realtime_runtime, period))

@@ -94,7 +94,7 @@ struct RootfsOptions {
   std::string rootfs;        // host path of root.path (absolute, or relative to the cwd)
   bool no_pivot = false;     // --no-pivot: MS_MOVE + chroot
   bool user_ns = false;      // inside a new user namespace: bind devices instead of mknod
-  bool new_mount_ns = true;  // false when the mount namespace is shared/joined
+  bool own_mount_ns = true;  // a mount namespace of the container (new or joined); false: the caller's, never mounted in
   // spec.mounts index -> fd from make_idmapped_mount (not closed by prepare_rootfs).
   std::map<size_t, int> idmapped;
   // spec.mounts index -> the bind source from open_bind_sources (not closed
@@ -146,19 +146,19 @@ int make_idmapped_mount(const spec::Mount& m, int userns_fd);
 // directory (from /proc/self/cgroup: the caller must already be in its
 // cgroups). All nosuid,nodev,noexec; "ro" makes the tmpfs and each one read-only.
 // After this the createContainer hooks may run; the old root is still visible.
-// With !new_mount_ns nothing is mounted (that would change a namespace the
+// With !own_mount_ns nothing is mounted (that would change a namespace the
 // container does not own): throws if the spec asks for mounts, devices,
 // masked/readonly paths or a read-only root.
 void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 
 // pivot_root into the rootfs (or MS_MOVE + chroot with no_pivot) and chdir("/").
-// With !new_mount_ns only chroot + chdir("/").
+// With !own_mount_ns only chroot + chdir("/").
 void enter_rootfs(const RootfsOptions& opts);
 
 // After pivot: rootfsPropagation (when set) on the new "/", sysctl (only onto
 // a real procfs at /proc), maskedPaths, readonlyPaths (recursively ro, nosuid,
 // nodev, noexec), /dev read-only when its mount asked for "ro", root.readonly.
-// No-op for the mount steps when !new_mount_ns (sysctl still written).
+// No-op for the mount steps when !own_mount_ns (sysctl still written).
 void finalize_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 
 // sethostname/setdomainname when the spec sets them (needs a uts namespace).

@@ -985,7 +985,7 @@ int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode)
 }
 
 void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
-  if (!opts.new_mount_ns) {
+  if (!opts.own_mount_ns) {
     if (needs_mount_ns(spec))
       throw Error("mounts, devices, maskedPaths, readonlyPaths, root.readonly and rootfsPropagation need a new mount namespace");
     return;
@@ -1017,7 +1017,7 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
 
 void enter_rootfs(const RootfsOptions& opts) {
   std::string rootfs = canonical(opts.rootfs);
-  if (!opts.new_mount_ns) {
+  if (!opts.own_mount_ns) {
     if (chroot(rootfs.c_str()) < 0) throw sys_error("chroot " + rootfs);
     if (chdir("/") < 0) throw sys_error("chdir / in the rootfs");
     return;
@@ -1125,7 +1125,7 @@ void readonly_paths(const std::vector<std::string>& paths, int root_fd) {
 void finalize_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   Fd root(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) throw sys_error("open / of the container");
-  if (!opts.new_mount_ns) {
+  if (!opts.own_mount_ns) {
     write_sysctls(spec, root.get());
     return;
   }

@@ -118,7 +118,7 @@ struct Bundle {
   spec::Spec spec;
 };
 
-Bundle load_bundle(const std::string& bundle_arg) {
+Bundle open_bundle(const std::string& bundle_arg) {
   Bundle b;
   b.dir = absolute_dir(bundle_arg, "bundle");
   b.spec = load_config(b.dir, b.config_text);
@@ -316,7 +316,7 @@ spec::State visible_state(const Record& rec) {
 }  // namespace
 
 int cmd_create(const Global& g, const CreateOptions& o) {
-  Bundle b = load_bundle(o.bundle);
+  Bundle b = open_bundle(o.bundle);
   check_console_flags(*b.spec.process, o, true);
   ConsoleChannel console = open_console_channel(b.spec.process->terminal, o.console_socket);
   auto c = create_container(g, o, std::move(b), console.child.get());
@@ -331,7 +331,7 @@ int cmd_start(const Global& g, const std::string& id) {
 }
 
 int cmd_run(const Global& g, const CreateOptions& o) {
-  Bundle b = load_bundle(o.bundle);
+  Bundle b = open_bundle(o.bundle);
   check_console_flags(*b.spec.process, o, o.detach);
   bool terminal = b.spec.process->terminal;
 

@@ -151,7 +151,7 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   ro.no_pivot = c.req.no_pivot;
   ro.user_ns = lx.has_namespace("user");
   // create requires a mount namespace, new or joined: set it up either way.
-  ro.new_mount_ns = lx.has_namespace("mount");
+  ro.own_mount_ns = lx.has_namespace("mount");
   // A copy only when there is a label to add.
   if (lx.mount_label.empty()) ns::prepare_rootfs(spec, ro);
   else ns::prepare_rootfs(lsm::with_mount_label(spec), ro);

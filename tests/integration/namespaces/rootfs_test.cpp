@@ -615,7 +615,7 @@ TEST_CASE("read-only /dev and a mount namespace shared with the host") {
 
   ns::RootfsOptions shared;
   shared.rootfs = rootfs;
-  shared.new_mount_ns = false;
+  shared.own_mount_ns = false;
   CHECK_THROWS_WITH(ns::prepare_rootfs(s, shared), Catch::Contains("need a new mount namespace"));
 }
 
@@ -645,7 +645,7 @@ TEST_CASE("--no-pivot moves the rootfs onto / and chroots; a shared mount namesp
   auto o2 = in_child(0, [&](Report& r) {
     ns::RootfsOptions opts;
     opts.rootfs = rootfs;
-    opts.new_mount_ns = false;
+    opts.own_mount_ns = false;
     auto before = mountinfo("/proc/self/mountinfo").size();
     ns::prepare_rootfs(bare, opts);
     r.expect(mountinfo("/proc/self/mountinfo").size() == before, "nothing mounted in a shared namespace");
