@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/mountinfo.h"
 #include "cgroups/cgroups.h"
 #include "cgroups/internal.h"
 
@@ -458,23 +459,15 @@ const char* const kV1Controllers[] = {"cpu",     "cpuacct",  "cpuset", "memory",
 // controller -> mount point of its v1 hierarchy, from /proc/self/mountinfo.
 std::map<std::string, std::string> read_v1_mounts() {
   std::map<std::string, std::string> out;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto sep = line.find(" - ");
-    if (sep == std::string::npos) continue;
-    std::istringstream pre(line.substr(0, sep)), post(line.substr(sep + 3));
-    std::string id, parent, devno, root, mnt, fstype, source, opts;
-    pre >> id >> parent >> devno >> root >> mnt;
-    post >> fstype >> source >> opts;
-    if (fstype != "cgroup") continue;
-    std::istringstream os(opts);
+  for (const auto& m : base::read_mountinfo()) {
+    if (m.fstype != "cgroup") continue;
+    std::istringstream os(m.super_options);
     for (std::string o; std::getline(os, o, ',');) {
       for (const char* c : kV1Controllers)
-        if (o == c && !out.count(o)) out[o] = mnt;
+        if (o == c && !out.count(o)) out[o] = m.mount_point;
       // No controller, but runc places containers there too (systemd and
       // tools reading /proc/<pid>/cgroup expect the same path in it).
-      if (o == "name=systemd" && !out.count(o)) out[o] = mnt;
+      if (o == "name=systemd" && !out.count(o)) out[o] = m.mount_point;
     }
   }
   return out;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "runtime/signals.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

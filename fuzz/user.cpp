@@ -7,7 +7,7 @@
 #include <string>
 
 #include "runtime/args.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace {
 

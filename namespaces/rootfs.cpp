@@ -33,6 +33,7 @@
 
 #include "base/fd.h"
 #include "base/fdpass.h"
+#include "base/mountinfo.h"
 #include "namespaces/namespaces.h"
 
 namespace husk::ns {
@@ -398,45 +399,8 @@ void copy_tree(int from, int to, const std::string& where, int depth = 0) {
   }
 }
 
-struct MountInfo {
-  uint64_t id;
-  std::string root, mount_point, fstype, super_options;
-};
-
-// A mountinfo path field with its octal escapes (\040 for space, ...) undone.
-std::string unescape_mountinfo(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-// /proc/self/mountinfo, paths unescaped.
-std::vector<MountInfo> read_mountinfo() {
-  std::ifstream in("/proc/self/mountinfo");
-  if (!in) throw sys_error("open /proc/self/mountinfo");
-  std::vector<MountInfo> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    MountInfo mi{};
-    std::string parent, devno, root, mp, field, source;
-    if (!(ls >> mi.id >> parent >> devno >> root >> mp)) continue;
-    while (ls >> field && field != "-") {
-    }
-    ls >> mi.fstype >> source >> mi.super_options;
-    mi.root = unescape_mountinfo(root);
-    mi.mount_point = unescape_mountinfo(mp);
-    out.push_back(std::move(mi));
-  }
-  return out;
-}
+using base::MountInfo;
+using base::read_mountinfo;
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;

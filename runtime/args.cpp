@@ -1,6 +1,6 @@
 #include "runtime/args.h"
 
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 

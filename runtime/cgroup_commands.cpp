@@ -15,7 +15,7 @@
 #include "runtime/commands.h"
 #include "runtime/state.h"
 #include "runtime/util.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 namespace {

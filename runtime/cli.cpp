@@ -17,7 +17,7 @@
 #include "runtime/commands.h"
 #include "runtime/log.h"
 #include "runtime/self_exe.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace po = boost::program_options;
 

@@ -34,7 +34,7 @@
 #include "runtime/state.h"
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 namespace {

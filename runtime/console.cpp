@@ -15,7 +15,7 @@
 
 #include "base/fdpass.h"
 #include "runtime/util.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 

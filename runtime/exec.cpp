@@ -26,7 +26,7 @@
 #include "runtime/sync.h"
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 

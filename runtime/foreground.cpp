@@ -10,7 +10,7 @@
 
 #include <cerrno>
 
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 namespace {

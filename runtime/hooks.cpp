@@ -13,7 +13,7 @@
 
 #include "runtime/log.h"
 #include "runtime/util.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "runtime/util.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt::log {
 namespace {

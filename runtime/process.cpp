@@ -22,7 +22,7 @@
 #include "namespaces/namespaces.h"
 #include "runtime/log.h"
 #include "runtime/util.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 

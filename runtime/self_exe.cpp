@@ -13,7 +13,7 @@
 #include <string>
 
 #include "runtime/util.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 extern char** environ;
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 namespace {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 using json = nlohmann::json;

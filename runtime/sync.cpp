@@ -11,7 +11,7 @@
 
 #include "base/fdpass.h"
 #include "seccomp/seccomp.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::rt {
 

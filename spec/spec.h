@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/error.h"
+#include "base/error.h"
 
 namespace husk::spec {
 

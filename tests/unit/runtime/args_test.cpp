@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/args.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 using husk::Error;
 using husk::rt::parse_decimal;

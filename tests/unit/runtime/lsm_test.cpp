@@ -2,7 +2,7 @@
 
 #include "namespaces/namespaces.h"
 #include "runtime/lsm.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 using namespace husk;
 using namespace husk::rt;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/process.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 using husk::rt::find_executable;
 

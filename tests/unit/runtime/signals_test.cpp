@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/signals.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 using husk::rt::parse_signal;
 

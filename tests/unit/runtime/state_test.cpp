@@ -8,7 +8,7 @@
 
 #include "runtime/state.h"
 #include "runtime/util.h"
-#include "spec/error.h"
+#include "base/error.h"
 
 using namespace husk::rt;
 namespace fs = std::filesystem;

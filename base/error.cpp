@@ -1,4 +1,4 @@
-#include "spec/error.h"
+#include "base/error.h"
 
 #include <cstring>
 
