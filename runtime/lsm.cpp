@@ -118,6 +118,18 @@ HostLsm probe_host() {
   return h;
 }
 
+void check_selinux_contexts(const HostLsm& host, const spec::Process& p, const spec::Linux* l) {
+  if (!host.selinux) return;
+  auto check = [](const std::string& label, const char* field) {
+    if (label.empty()) return;
+    Fd fd(::open("/sys/fs/selinux/context", O_RDWR | O_CLOEXEC));
+    if (fd && ::write(fd.get(), label.data(), label.size()) < 0 && errno == EINVAL)
+      throw Error(std::string(field) + ": \"" + label + "\" is not a context of the loaded SELinux policy", EINVAL);
+  };
+  check(p.selinux_label, "process.selinuxLabel");
+  if (l) check(l->mount_label, "linux.mountLabel");
+}
+
 ExecLabels ExecLabels::open(const spec::Process& p) {
   ExecLabels l;
   if (p.apparmor_profile.empty() && p.selinux_label.empty()) return l;

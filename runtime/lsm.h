@@ -49,6 +49,13 @@ spec::Spec with_mount_label(const spec::Spec& spec);
 // label is "kernel" until then). The checks runc makes.
 HostLsm probe_host();
 
+// With SELinux on the host: process.selinuxLabel and linux.mountLabel are
+// contexts the loaded policy knows (selinuxfs judges what is written to its
+// context file), else an Error naming the field, before anything is made.
+// A check the host denies leaves the verdict to the kernel at the write or
+// mount.
+void check_selinux_contexts(const HostLsm& host, const spec::Process& p, const spec::Linux* l);
+
 // ---------- the process that execs ----------
 
 // The calling thread's exec attr files for the labels of `p`, opened
