@@ -1,12 +1,8 @@
 #include "base/mountinfo.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <sstream>
 
-#include "base/error.h"
-#include "base/fd.h"
+#include "base/file.h"
 
 namespace husk::base {
 
@@ -51,21 +47,6 @@ std::vector<MountInfo> parse_mountinfo(const std::string& text) {
   return out;
 }
 
-std::vector<MountInfo> read_mountinfo(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) throw sys_error("open " + path);
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw sys_error("read " + path);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  return parse_mountinfo(text);
-}
+std::vector<MountInfo> read_mountinfo(const std::string& path) { return parse_mountinfo(read_file(path)); }
 
 }  // namespace husk::base

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/file.h"
 #include "base/mountinfo.h"
 #include "cgroups/cgroups.h"
 #include "cgroups/internal.h"
@@ -33,35 +34,8 @@ constexpr const char* kUnifiedHybrid = "/sys/fs/cgroup/unified";
 
 bool exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
 
-// Read a whole (small) cgroup file; nullopt when it does not exist.
-std::optional<std::string> try_read(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::nullopt;
-    throw sys_error("open " + path);
-  }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      close(fd);
-      throw sys_error("read " + path, err);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
-std::string read_file(const std::string& path) {
-  auto s = try_read(path);
-  if (!s) throw sys_error("read " + path, ENOENT);
-  return *s;
-}
+using base::try_read_file;
+using base::read_file;
 
 std::string trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -95,14 +69,14 @@ uint64_t parse_u64(const std::string& s) {
 }
 
 uint64_t read_u64(const std::string& path) {
-  auto s = try_read(path);
+  auto s = try_read_file(path);
   return s ? parse_u64(*s) : 0;
 }
 
 // "key value" lines (cpu.stat, memory.stat, memory.events, ...).
 std::map<std::string, uint64_t> read_kv(const std::string& path) {
   std::map<std::string, uint64_t> out;
-  auto s = try_read(path);
+  auto s = try_read_file(path);
   if (!s) return out;
   std::istringstream in(*s);
   std::string k, v;
@@ -120,7 +94,7 @@ struct CloseDir {
 using Dir = std::unique_ptr<DIR, CloseDir>;
 
 void collect_pids(const std::string& dir, std::vector<pid_t>& out) {
-  if (auto procs = try_read(dir + "/cgroup.procs")) {
+  if (auto procs = try_read_file(dir + "/cgroup.procs")) {
     std::istringstream in(*procs);
     pid_t p;
     while (in >> p) out.push_back(p);
@@ -197,7 +171,7 @@ struct V2Dir {
 
   std::set<std::string> controllers(const std::string& d) const {
     std::set<std::string> out;
-    if (auto s = try_read(d + "/cgroup.controllers")) {
+    if (auto s = try_read_file(d + "/cgroup.controllers")) {
       std::istringstream in(*s);
       std::string c;
       while (in >> c) out.insert(c);
@@ -212,7 +186,7 @@ struct V2Dir {
     for (size_t i = 0; i < parts.size(); ++i) {
       std::string cur = root + (i == 0 ? "" : parts[i - 1]);
       auto avail = controllers(cur);
-      auto enabled = try_read(cur + "/cgroup.subtree_control").value_or("");
+      auto enabled = try_read_file(cur + "/cgroup.subtree_control").value_or("");
       std::set<std::string> on;
       std::istringstream in(enabled);
       for (std::string c; in >> c;) on.insert(c);
@@ -320,7 +294,7 @@ class UnifiedManager : public Manager {
     // --cpu-period`) keeps the quota in force, as on v1 and in runc.
     spec::Resources r = res;
     if (r.cpu && r.cpu->period.value_or(0) != 0 && r.cpu->quota.value_or(0) == 0)
-      if (auto cur = try_read(d + "/cpu.max"); cur && cur->rfind("max", 0) != 0)
+      if (auto cur = try_read_file(d + "/cpu.max"); cur && cur->rfind("max", 0) != 0)
         r.cpu->quota = std::stoll(*cur);
     std::vector<std::pair<std::string, std::string>> writes;
     for (const auto& w : v2_writes(r, exists(d + "/io.bfq.weight"))) writes.emplace_back(d + "/" + w.file, w.value);
@@ -399,7 +373,7 @@ class UnifiedManager : public Manager {
     s.pids_current = read_u64(d + "/pids.current");
     uint64_t pmax = read_u64(d + "/pids.max");
     s.pids_limit = pmax == UINT64_MAX ? 0 : pmax;
-    if (auto io = try_read(d + "/io.stat")) {
+    if (auto io = try_read_file(d + "/io.stat")) {
       std::istringstream in(*io);
       std::string line;
       while (std::getline(in, line)) {
@@ -602,7 +576,7 @@ class LegacyManager : public Manager {
   bool frozen() override {
     auto f = mount("freezer");
     if (!f) return unified_ && unified_->frozen();
-    return trim(try_read(*f + path_ + "/freezer.state").value_or("")) == "FROZEN";
+    return trim(try_read_file(*f + path_ + "/freezer.state").value_or("")) == "FROZEN";
   }
 
   std::vector<pid_t> pids() override {
@@ -741,7 +715,7 @@ class LegacyManager : public Manager {
           std::string child = dir + "/" + e->d_name;
           if (e->d_type != DT_DIR || e->d_name[0] == '.' || child == next) continue;
           // A sibling removed meanwhile holds no budget.
-          auto runtime = try_read(child + "/cpu.rt_runtime_us"), period = try_read(child + "/cpu.rt_period_us");
+          auto runtime = try_read_file(child + "/cpu.rt_runtime_us"), period = try_read_file(child + "/cpu.rt_period_us");
           if (runtime && period) a.others += rt_share(std::stoll(trim(*runtime)), std::stoull(trim(*period)));
         }
         chain.push_back(a);
@@ -757,7 +731,7 @@ class LegacyManager : public Manager {
 
   // "8:0 Read 4096" lines; the "Total" line has no device.
   static void blkio_stat(const std::string& file, std::vector<Stats::IoEntry>& out) {
-    auto s = try_read(file);
+    auto s = try_read_file(file);
     if (!s) return;
     std::istringstream in(*s);
     std::string line;
@@ -814,7 +788,7 @@ std::vector<ProcCgroup> read_proc_cgroup(const std::string& file) {
   std::vector<ProcCgroup> out;
   std::optional<std::string> text;
   try {
-    text = try_read(file);
+    text = try_read_file(file);
   } catch (const Error&) {
     return out;  // the process is gone
   }
@@ -869,9 +843,9 @@ bool process_in(pid_t pid, const std::string& path) {
 
 void check_host(const spec::Resources& r) {
   if (!r.cpu || (r.cpu->cpus.empty() && r.cpu->mems.empty())) return;
-  auto cpus = try_read("/sys/devices/system/cpu/online").value_or("");
+  auto cpus = try_read_file("/sys/devices/system/cpu/online").value_or("");
   // Kernels without NUMA have no node directory: node 0 only.
-  auto mems = try_read("/sys/devices/system/node/online").value_or("0");
+  auto mems = try_read_file("/sys/devices/system/node/online").value_or("0");
   check_cpuset(r, cpus, mems);
 }
 

@@ -15,23 +15,6 @@
 
 namespace husk::rt {
 
-std::string read_file(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) throw sys_error("open " + path);
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw sys_error("read " + path);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
 static void write_all(int fd, const std::string& data, const std::string& path) {
   size_t off = 0;
   while (off < data.size()) {

@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "base/fd.h"
+#include "base/file.h"
 
 namespace husk::rt {
 
-std::string read_file(const std::string& path);
+using base::read_file;
 // Replace `name` in `dirfd` atomically: a new temp file with a random name in
 // the same directory (O_EXCL|O_NOFOLLOW, so never written through a planted
 // symlink), then rename over the target; the temp is removed on failure.
