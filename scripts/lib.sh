@@ -1,0 +1,45 @@
+# Shared by the scripts that run a test binary inside the VM
+# (test-cgroups-v2, test-e2e-v2, test-lsm-vm). Source it; `prog` names the caller.
+
+vm_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+vm_repo=$(dirname "$vm_here")
+
+# find_bin BUILD_DIR NAME: the built executable, or nothing.
+find_bin() { find "$1" -name "$2" -type f -perm -u+x 2>/dev/null | head -n1; }
+
+# vm_preflight: root and qemu (installed from Debian when missing), else
+# print "SKIP: <reason>" and exit 0: a suite that cannot run here is skipped.
+vm_preflight() {
+  [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to boot the VM"; exit 0; }
+  command -v qemu-system-x86_64 >/dev/null && return 0
+  export DEBIAN_FRONTEND=noninteractive
+  if ! { apt-get install -y -q --no-install-recommends qemu-system-x86 >/dev/null 2>&1 ||
+         { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends qemu-system-x86 >/dev/null 2>&1; }; }; then
+    echo "SKIP: qemu-system-x86_64 is not installed and apt-get cannot install it"
+    exit 0
+  fi
+}
+
+# vm_shares DIR...: -r options for the dirs the guest does not see already
+# (the repo is shared; /usr is the host's).
+vm_shares() {
+  local d
+  for d in "$@"; do
+    case $d/ in "$vm_repo"/*|/usr/*) ;; *) printf '%s\n' -r "$d" ;; esac
+  done
+}
+
+# vm_run CG2VM_ARGS...: scripts/cgroup2-vm, then exit with the guest command's
+# status; a VM that cannot run here is a SKIP.
+vm_run() {
+  local rc
+  set +e
+  "$vm_here/cgroup2-vm" "$@"
+  rc=$?
+  set -e
+  case $rc in
+    125) echo "SKIP: the VM could not run here (see the messages above)"; exit 0 ;;
+    124) echo "$prog: the VM timed out" >&2 ;;
+  esac
+  exit $rc
+}
