@@ -26,13 +26,13 @@
 #include <climits>
 #include <cstring>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <utility>
 
 #include "base/fd.h"
 #include "base/fdpass.h"
+#include "base/file.h"
 #include "base/mountinfo.h"
 #include "namespaces/namespaces.h"
 
@@ -452,8 +452,13 @@ std::vector<HostHierarchy> host_v1_hierarchies() {
 // The init's own cgroup in hierarchy `h`, from /proc/self/cgroup
 // ("4:memory:/a/b", "9:name=systemd:/a/b", "0::/a/b" for cgroup2).
 std::string own_cgroup(const HostHierarchy& h, const std::string& what) {
-  std::ifstream in("/proc/self/cgroup");
-  if (!in) throw sys_error(what + ": open /proc/self/cgroup");
+  std::string text;
+  try {
+    text = base::read_file("/proc/self/cgroup");
+  } catch (const Error& e) {
+    rethrow_with(what, e);
+  }
+  std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
     if (b == std::string::npos) continue;
