@@ -137,10 +137,7 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
 // create, with the console fd already decided (-1: no terminal).
 std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions& o, Bundle&& b, int console_fd) {
   // Before anything exists: a label the host cannot apply fails with nothing left behind.
-  const lsm::HostLsm host = lsm::probe_host();
-  const spec::Linux* linux_ = b.spec.linux_ ? &*b.spec.linux_ : nullptr;
-  lsm::check_supported(host, *b.spec.process, linux_);
-  lsm::check_selinux_contexts(host, *b.spec.process, linux_);
+  lsm::check_labels(*b.spec.process, b.spec.linux_ ? &*b.spec.linux_ : nullptr);
   Store store(g.root);
   auto c = std::make_unique<Creation>(Handle::create(store, o.id), std::move(b.spec));
   const spec::Spec& sp = c->spec;

@@ -104,9 +104,7 @@ spec::Process exec_process_spec(const ExecOptions& o, const spec::Spec& containe
   if (!o.process_label.empty()) p.selinux_label = o.process_label;
   if (p.apparmor_profile.empty()) p.apparmor_profile = container.process->apparmor_profile;
   if (p.selinux_label.empty()) p.selinux_label = container.process->selinux_label;
-  const lsm::HostLsm host = lsm::probe_host();
-  lsm::check_supported(host, p, nullptr);
-  lsm::check_selinux_contexts(host, p, nullptr);
+  lsm::check_labels(p, nullptr);
   return p;
 }
 

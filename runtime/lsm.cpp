@@ -130,6 +130,13 @@ void check_selinux_contexts(const HostLsm& host, const spec::Process& p, const s
   if (l) check(l->mount_label, "linux.mountLabel");
 }
 
+void check_labels(const spec::Process& p, const spec::Linux* l) {
+  if (p.apparmor_profile.empty() && p.selinux_label.empty() && (!l || l->mount_label.empty())) return;
+  const HostLsm host = probe_host();
+  check_supported(host, p, l);
+  check_selinux_contexts(host, p, l);
+}
+
 ExecLabels ExecLabels::open(const spec::Process& p) {
   ExecLabels l;
   if (p.apparmor_profile.empty() && p.selinux_label.empty()) return l;

@@ -56,6 +56,10 @@ HostLsm probe_host();
 // mount.
 void check_selinux_contexts(const HostLsm& host, const spec::Process& p, const spec::Linux* l);
 
+// Both checks above against this host, probed only when a label is set: a
+// create or exec without labels pays nothing.
+void check_labels(const spec::Process& p, const spec::Linux* l);
+
 // ---------- the process that execs ----------
 
 // The calling thread's exec attr files for the labels of `p`, opened
