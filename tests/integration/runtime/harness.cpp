@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include "base/fdpass.h"
+
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -540,21 +542,9 @@ Fd receive_fd(int listener, int timeout_ms) {
   pollfd q{conn.get(), POLLIN, 0};
   if (::poll(&q, 1, timeout_ms) <= 0) return Fd();
   char data[4096];
-  iovec iov{data, sizeof data};
-  alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 4)];
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctrl;
-  m.msg_controllen = sizeof ctrl;
-  if (::recvmsg(conn.get(), &m, MSG_CMSG_CLOEXEC) < 0) return Fd();
-  for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-      return Fd(fd);
-    }
-  return Fd();
+  int fd;
+  if (husk::base::recv_with_fd(conn.get(), data, sizeof data, &fd) < 0) return Fd();
+  return Fd(fd);
 }
 
 }  // namespace hit
