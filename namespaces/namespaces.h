@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spec/spec.h"
@@ -14,6 +16,15 @@
 namespace husk::ns {
 
 // ---------- pure ----------
+
+// A namespace type: its spec name, CLONE_NEW* flag and /proc/<pid>/ns/ file.
+struct NamespaceKind {
+  std::string_view type;
+  int flag;
+  std::string_view proc_file;
+};
+// Every type, in the order to join them (setns): user first, mount last.
+std::span<const NamespaceKind> namespace_kinds();
 
 // CLONE_NEW* flag for a spec namespace type ("pid", "network", ...); throws on unknown type.
 int clone_flag(const std::string& type);

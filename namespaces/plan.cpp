@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string_view>
 
 #include "namespaces/namespaces.h"
@@ -15,31 +16,25 @@
 
 namespace husk::ns {
 
-namespace {
-
-struct NsType {
-  std::string_view name;
-  int flag;
-};
 // Also the setns order: the user namespace first so that the later joins are
 // checked against the credentials it grants; mount last because once it is
 // joined the other paths (usually /proc/<pid>/ns/*) may no longer resolve.
-constexpr std::array<NsType, 8> kNsOrder{{
-    {"user", CLONE_NEWUSER},
-    {"ipc", CLONE_NEWIPC},
-    {"uts", CLONE_NEWUTS},
-    {"network", CLONE_NEWNET},
-    {"pid", CLONE_NEWPID},
-    {"cgroup", CLONE_NEWCGROUP},
-    {"time", CLONE_NEWTIME},
-    {"mount", CLONE_NEWNS},
+constexpr std::array<NamespaceKind, 8> kNsOrder{{
+    {"user", CLONE_NEWUSER, "user"},
+    {"ipc", CLONE_NEWIPC, "ipc"},
+    {"uts", CLONE_NEWUTS, "uts"},
+    {"network", CLONE_NEWNET, "net"},
+    {"pid", CLONE_NEWPID, "pid"},
+    {"cgroup", CLONE_NEWCGROUP, "cgroup"},
+    {"time", CLONE_NEWTIME, "time"},
+    {"mount", CLONE_NEWNS, "mnt"},
 }};
 
-}  // namespace
+std::span<const NamespaceKind> namespace_kinds() { return kNsOrder; }
 
 int clone_flag(const std::string& type) {
   for (const auto& t : kNsOrder)
-    if (t.name == type) return t.flag;
+    if (t.type == type) return t.flag;
   throw Error("linux.namespaces: unknown namespace type \"" + type + "\"");
 }
 
@@ -52,7 +47,7 @@ NamespacePlan plan_namespaces(const spec::Linux& linux_cfg) {
   }
   for (const auto& t : kNsOrder) {
     for (const auto& n : linux_cfg.namespaces)
-      if (n.type == t.name && !n.path.empty())
+      if (n.type == t.type && !n.path.empty())
         plan.joins.push_back({n.type, n.path, t.flag});
   }
   return plan;

@@ -28,6 +28,7 @@
 #include "runtime/foreground.h"
 #include "runtime/hooks.h"
 #include "runtime/init.h"
+#include "runtime/launch.h"
 #include "runtime/log.h"
 #include "runtime/lsm.h"
 #include "runtime/signals.h"
@@ -97,7 +98,7 @@ struct Creation {
   ~Creation() {
     if (committed) return;
     try {
-      // The init itself is already killed and reaped by spawn_init's guard.
+      // The init itself is already killed and reaped by the launch (ChildSession).
       if (cgroup && owns_leaf(rec)) {
         cgroup->kill_all(SIGKILL);
         cgroup->destroy();
@@ -134,6 +135,68 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
     throw Error("cannot use console socket if husk will not detach or allocate tty");
 }
 
+// The container's cgroup, made (or taken over when it exists and is empty)
+// with the device policy and the limits applied.
+void make_cgroup(Creation& c, const std::string& config_text) {
+  Record& rec = c.rec;
+  const auto& lx = *c.spec.linux_;
+  if (lx.resources) cgroups::check_host(*lx.resources);
+  rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, rec.oci.id);
+  // Recorded before the cgroup is made (a leaf not there yet as ours) and
+  // after: a husk killed at any point leaves enough for delete --force.
+  if (!cgroups::exists(rec.cgroup_path)) rec.cgroup_created = {rec.cgroup_path};
+  c.handle.save(rec);
+  // Only now: delete --force takes the cgroup from config.json when state.json
+  // is unreadable, and must not find one husk never recorded.
+  c.handle.save_config(config_text);
+  c.cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
+  c.cgroup->create();
+  rec.cgroup_created = c.cgroup->created();
+  c.handle.save(rec);
+  // A leaf we just made is empty; only a pre-existing one needs the check.
+  if (!owns_leaf(rec) && !c.cgroup->pids().empty())
+    throw Error("linux.cgroupsPath: cgroup " + rec.cgroup_path + " already has processes in it");
+  // Always applied: the device policy (deny all, then the spec's rules, then
+  // the standard /dev nodes) holds even without resources. As with runc,
+  // linux.devices are not allowed implicitly: engines add rules for them.
+  spec::Resources res = lx.resources.value_or(spec::Resources{});
+  res.devices = cgroups::effective_device_rules(res.devices, {});
+  c.cgroup->apply(res);
+}
+
+// The init through the launch pipeline: maps written through /proc, into the
+// container's cgroup, cloned; state.json gets its pid before any hook runs.
+void launch_init(const Global& g, const CreateOptions& o, Creation& c, const std::string& rootfs, int console_fd) {
+  InitRequest req;
+  req.spec = &c.spec;
+  req.rootfs = rootfs;
+  Fd fifo(::openat(c.handle.dir_fd(), "exec.fifo", O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!fifo) throw sys_error("open " + c.handle.dir() + "/exec.fifo");
+  req.fifo_fd = fifo.get();
+  req.state = &c.rec.oci;
+  req.console_fd = console_fd;
+  req.preserve_fds = o.preserve_fds;
+  req.no_pivot = o.no_pivot;
+  if (!o.no_new_keyring) req.session_keyring = o.id;
+  req.seccomp_cache_dir = g.seccomp_cache;
+
+  ProcIdMapWriter id_maps;
+  InitLauncher launcher(req);
+  Pipeline p;
+  p.spec = &c.spec;
+  p.proc = &*c.spec.process;
+  p.id_maps = &id_maps;
+  p.cgroup = c.cgroup.get();
+  p.launcher = &launcher;
+  p.on_pid = [&c](pid_t pid) {
+    c.rec.oci.pid = pid;
+    c.rec.start_time = process_start_time(pid);
+    c.handle.save(c.rec);
+    return c.rec.oci;
+  };
+  p.run();
+}
+
 // create, with the console fd already decided (-1: no terminal).
 std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions& o, Bundle&& b, int console_fd) {
   // Before anything exists: a label the host cannot apply fails with nothing left behind.
@@ -153,53 +216,10 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   rec.oci.rootfs = b.rootfs;
   rec.oci.created = now_rfc3339();
   rec.oci.annotations = sp.annotations;
+  make_cgroup(*c, b.config_text);
 
-  const auto& lx = *sp.linux_;
-  if (lx.resources) cgroups::check_host(*lx.resources);
-  rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, o.id);
-  // Recorded before the cgroup is made (a leaf not there yet as ours) and
-  // after: a husk killed at any point leaves enough for delete --force.
-  if (!cgroups::exists(rec.cgroup_path)) rec.cgroup_created = {rec.cgroup_path};
-  c->handle.save(rec);
-  // Only now: delete --force takes the cgroup from config.json when state.json
-  // is unreadable, and must not find one husk never recorded.
-  c->handle.save_config(b.config_text);
-  c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
-  c->cgroup->create();
-  rec.cgroup_created = c->cgroup->created();
-  c->handle.save(rec);
-  // A leaf we just made is empty; only a pre-existing one needs the check.
-  if (!owns_leaf(rec) && !c->cgroup->pids().empty())
-    throw Error("linux.cgroupsPath: cgroup " + rec.cgroup_path + " already has processes in it");
-  // Always applied: the device policy (deny all, then the spec's rules, then
-  // the standard /dev nodes) holds even without resources. As with runc,
-  // linux.devices are not allowed implicitly: engines add rules for them.
-  spec::Resources res = lx.resources.value_or(spec::Resources{});
-  res.devices = cgroups::effective_device_rules(res.devices, {});
-  c->cgroup->apply(res);
-
-  InitRequest req;
-  req.spec = &sp;
-  req.rootfs = b.rootfs;
-  Fd fifo(::openat(c->handle.dir_fd(), "exec.fifo", O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  if (!fifo) throw sys_error("open " + c->handle.dir() + "/exec.fifo");
-  req.fifo_fd = fifo.get();
-  req.state = &rec.oci;
-  req.console_fd = console_fd;
-  req.preserve_fds = o.preserve_fds;
-  req.no_pivot = o.no_pivot;
-  if (!o.no_new_keyring) req.session_keyring = o.id;
-  req.cgroup = c->cgroup.get();
-  req.seccomp_cache_dir = g.seccomp_cache;
-  Creation* cp = c.get();
-  req.on_pid = [cp](pid_t pid) {
-    cp->rec.oci.pid = pid;
-    cp->rec.start_time = process_start_time(pid);
-    cp->handle.save(cp->rec);
-    return spec::state_to_json(cp->rec.oci, false);
-  };
   log::debug("create " + o.id + ": bundle " + b.dir + ", cgroup " + rec.cgroup_path);
-  spawn_init(req);
+  launch_init(g, o, *c, b.rootfs, console_fd);
   log::debug("create " + o.id + ": init " + std::to_string(rec.oci.pid) + " waits for start");
   rec.oci.status = "created";
   c->handle.save(rec);

@@ -15,10 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
+#include "namespaces/namespaces.h"
 #include "runtime/args.h"
 #include "runtime/commands.h"
 #include "runtime/console.h"
+#include "runtime/finish.h"
 #include "runtime/foreground.h"
+#include "runtime/launch.h"
 #include "runtime/log.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
@@ -42,20 +45,6 @@ spec::Process parse_process(const std::string& text, const std::string& oci_vers
 }
 
 namespace {
-
-enum : char { kPid = 'P', kGo = 'g' };
-
-struct NsFile {
-  const char* type;  // spec name
-  const char* file;  // /proc/<pid>/ns/<file>
-  int flag;
-};
-// setns order: user first (it grants the rights for the rest), mount last
-// (it changes our root), pid separately (it applies to children only).
-constexpr NsFile kJoinOrder[] = {
-    {"user", "user", CLONE_NEWUSER}, {"ipc", "ipc", CLONE_NEWIPC},          {"uts", "uts", CLONE_NEWUTS},
-    {"network", "net", CLONE_NEWNET}, {"cgroup", "cgroup", CLONE_NEWCGROUP}, {"time", "time", CLONE_NEWTIME},
-    {"mount", "mnt", CLONE_NEWNS}};
 
 spec::Process load_process(const ExecOptions& o, const spec::Spec& container) {
   if (!o.process_file.empty()) {
@@ -122,33 +111,19 @@ struct ExecChild {
 [[noreturn]] void exec_final(ExecChild& c) {
   child_run(c.sock, [&] {
     // The parent places us in the cgroup once stage 1 told it our pid.
-    char t;
-    std::string payload;
-    if (!recv_msg(c.sock, t, payload) || t != kGo) _exit(1);
-    const spec::Process& p = c.proc;
+    wait_for_go(c.sock);
     // A session of its own, as the init (see container_init).
     if (::setsid() < 0) throw sys_error("setsid");
-    bool in_user_ns = c.container.linux_->has_namespace("user");
-    if (c.console_fd >= 0) {
-      setup_console(c.console_fd, p.console_size, false);
-      ::close(c.console_fd);
-    }
-    enter_cwd(p.cwd);
-    apply_limits(p, nullptr);
-    std::string exe = find_executable(p.args[0], p.env);
-    const std::vector<std::string> env = process_env(p);
-    chown_stdio(p);
-    // Through the container's /proc (the checks in ExecLabels::open), before
-    // any filter and while privileged, as in the init.
-    lsm::ExecLabels::open(p).apply();
-    // Before any filter: a profile without close_range must not break the exec.
-    prepare_fds_for_exec(c.preserve_fds);
+    FinishRequest fin;
+    fin.proc = &c.proc;
+    fin.console_fd = c.console_fd;
+    fin.preserve_fds = c.preserve_fds;
+    fin.in_user_ns = c.container.linux_->has_namespace("user");
+    fin.sock = c.sock;
     // Each exec'd process has a filter, and a listener, of its own.
-    if (c.filter && !p.no_new_privileges) hand_listener_to_parent(c.sock, seccomp::load(*c.filter));
-    switch_user_and_caps(p, in_user_ns);
-    apply_no_new_privs(p);
-    if (c.filter && p.no_new_privileges) hand_listener_to_parent(c.sock, seccomp::load(*c.filter));
-    exec_process(exe, p, env);
+    fin.filter = c.filter;
+    // Labels through the container's /proc (the checks in ExecLabels::open).
+    prepare_process(fin).exec();
   });
 }
 
@@ -166,103 +141,117 @@ struct ExecChild {
   });
 }
 
+// The init's namespaces, opened before the check that it is still the same
+// process: a recycled pid cannot hand us someone else's namespaces. setns
+// order (ns::namespace_kinds), pid apart: it applies to children only.
+std::vector<Fd> open_init_namespaces(const Record& rec, const spec::Spec& container, ExecChild& c) {
+  std::vector<Fd> owned;
+  std::string base = "/proc/" + std::to_string(rec.oci.pid) + "/ns/";
+  auto open_ns = [&](std::string_view file) {
+    std::string path = base + std::string(file);
+    owned.emplace_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!owned.back()) throw sys_error("open " + path);
+    return owned.back().get();
+  };
+  for (const auto& n : ns::namespace_kinds()) {
+    if (n.type == "pid" || !container.linux_->has_namespace(std::string(n.type))) continue;
+    c.ns_fds.emplace_back(open_ns(n.proc_file), n.flag);
+  }
+  if (container.linux_->has_namespace("pid")) c.pid_ns_fd = open_ns("pid");
+  if (!open_init(rec)) throw Error("container not running");
+  return owned;
+}
+
+// The launcher of exec: clone3 of a stage-1 helper that joins the init's
+// namespaces and clones the process (CLONE_PARENT) as our child.
+class ExecLauncher final : public Launcher {
+ public:
+  // `console_child`: the process's end of the console channel, closed here once it has it.
+  ExecLauncher(ExecChild& c, Fd& console_child) : c_(c), console_child_(console_child) {}
+
+  pid_t launch(Pipeline& p) override {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for exec");
+    Fd parent_sock(sv[0]), child_sock(sv[1]);
+    c_.sock = child_sock.get();
+    pid_t stage1 = clone3_raw(0, -1);
+    if (stage1 == 0) exec_stage1(c_);
+    if (stage1 < 0) throw sys_error("clone exec process");
+    ChildSession s(std::move(parent_sock), stage1, true);
+    child_sock.reset();
+    console_child_.reset();
+    for (;;) {
+      Message m;  // a listener it carries is closed after the message
+      if (!s.next(m)) {
+        if (s.pid() > 0) return s.done();  // exec succeeded: the socket closed on exec
+        throw Error("exec: process setup exited unexpectedly");
+      }
+      if (m.type == Msg::kSeccomp && s.pid() > 0) s.forward_listener(p, m);
+      else if (m.type == Msg::kPid) s.release(p, true, false);
+      else throw Error("exec: unexpected message " + msg_name(m.type));
+    }
+  }
+
+ private:
+  ExecChild& c_;
+  Fd& console_child_;
+};
+
+// The container checked, the process to run made from the flags or --process.
+struct ExecTarget {
+  Record rec;
+  std::string status;
+  spec::Spec container;
+  spec::Process proc;
+};
+
+ExecTarget exec_target(Handle& h, const ExecOptions& o) {
+  ExecTarget t;
+  t.rec = h.load();
+  t.status = live_status(t.rec);
+  if (t.status == "stopped") throw Error("cannot exec in a stopped container");
+  if (t.status == "paused" && !o.ignore_paused) throw Error("cannot exec in a paused container (use --ignore-paused)");
+  if (t.status == "creating") throw Error("cannot exec in a container that is being created");
+  t.container = h.config();
+  t.proc = exec_process_spec(o, t.container);
+  if (t.proc.terminal && o.detach && o.console_socket.empty())
+    throw Error("cannot allocate tty if husk will detach without setting console socket");
+  return t;
+}
+
 }  // namespace
 
 int cmd_exec(const Global& g, const ExecOptions& o) {
   std::optional<Handle> h(Handle::open(Store(g.root), o.id));
-  Record rec = h->load();
-  std::string st = live_status(rec);
-  if (st == "stopped") throw Error("cannot exec in a stopped container");
-  if (st == "paused" && !o.ignore_paused) throw Error("cannot exec in a paused container (use --ignore-paused)");
-  if (st == "creating") throw Error("cannot exec in a container that is being created");
-  spec::Spec container = h->config();
-  spec::Process proc = exec_process_spec(o, container);
-  if (proc.terminal && o.detach && o.console_socket.empty())
-    throw Error("cannot allocate tty if husk will detach without setting console socket");
-
-  // Open the init's namespaces first, then check it is still the same
-  // process: a recycled pid cannot hand us someone else's namespaces.
-  std::vector<Fd> owned;
-  ExecChild c{container, proc, {}, -1, -1, o.preserve_fds, -1, nullptr};
-  std::string base = "/proc/" + std::to_string(rec.oci.pid) + "/ns/";
-  for (const auto& n : kJoinOrder) {
-    if (!container.linux_->has_namespace(n.type)) continue;
-    owned.emplace_back(::open((base + n.file).c_str(), O_RDONLY | O_CLOEXEC));
-    if (!owned.back()) throw sys_error("open " + base + n.file);
-    c.ns_fds.emplace_back(owned.back().get(), n.flag);
-  }
-  if (container.linux_->has_namespace("pid")) {
-    owned.emplace_back(::open((base + "pid").c_str(), O_RDONLY | O_CLOEXEC));
-    if (!owned.back()) throw sys_error("open " + base + "pid");
-    c.pid_ns_fd = owned.back().get();
-  }
-  if (!open_init(rec)) throw Error("container not running");
+  ExecTarget t = exec_target(*h, o);
+  ExecChild c{t.container, t.proc, {}, -1, -1, o.preserve_fds, -1, nullptr};
+  std::vector<Fd> ns_fds = open_init_namespaces(t.rec, t.container, c);
 
   seccomp::Program filter;
-  if (container.linux_->seccomp) {
-    filter = seccomp::compile(seccomp::plan(*container.linux_->seccomp), g.seccomp_cache);
+  if (t.container.linux_->seccomp) {
+    filter = seccomp::compile(seccomp::plan(*t.container.linux_->seccomp), g.seccomp_cache);
     c.filter = &filter;
   }
-
   Fd sigfd(o.detach ? -1 : forwarding_signalfd());
-  ConsoleChannel console = open_console_channel(proc.terminal, o.console_socket);
+  ConsoleChannel console = open_console_channel(t.proc.terminal, o.console_socket);
   c.console_fd = console.child.get();
 
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for exec");
-  Fd parent_sock(sv[0]), child_sock(sv[1]);
-  c.sock = child_sock.get();
-  pid_t stage1 = clone3_raw(0, -1);
-  if (stage1 == 0) exec_stage1(c);
-  if (stage1 < 0) throw sys_error("clone exec process");
-  child_sock.reset();
-  console.child.reset();
-
-  pid_t pid = -1;
-  auto fail = [&](const std::string& msg) -> Error {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-    if (stage1 > 0) ::waitpid(stage1, nullptr, 0);
-    return Error(msg);
+  std::unique_ptr<cgroups::Manager> cgroup;
+  if (!t.rec.cgroup_path.empty()) cgroup = cgroups::Manager::open(t.rec.cgroup_path, cgroups::detect_mode());
+  ExecLauncher launcher(c, console.child);
+  Pipeline p;
+  p.spec = &t.container;
+  p.proc = &t.proc;
+  p.cgroup = cgroup.get();
+  p.launcher = &launcher;
+  // As runc: the seccomp agent gets the state of a started container, with
+  // the init's pid; the process state's pid is the exec'd process's.
+  p.on_pid = [&t](pid_t) {
+    spec::State state = t.rec.oci;
+    state.status = t.status;
+    return state;
   };
-  for (;;) {
-    char t;
-    std::string payload;
-    int passed;
-    bool got = recv_msg(parent_sock.get(), t, payload, &passed);
-    Fd fd(passed);  // kSeccomp's listener; closed after any message
-    if (!got) {
-      if (pid > 0) break;  // exec succeeded: the socket closed on exec
-      throw fail("exec: process setup exited unexpectedly");
-    }
-    if (t == 'E') throw fail(payload);
-    if (t == kSeccomp && pid > 0) {
-      // As runc: the state of a started container, with the init's pid;
-      // the process state's pid is the exec'd process's.
-      spec::State state = rec.oci;
-      state.status = st;
-      try {
-        forward_listener(parent_sock.get(), fd.get(), container, pid, spec::state_to_json(state, false));
-      } catch (const Error& e) {
-        throw fail(e.what());
-      }
-      continue;
-    }
-    if (t != kPid) throw fail(std::string("exec: unexpected message '") + t + "'");
-    pid = std::stoi(payload);
-    ::waitpid(stage1, nullptr, 0);
-    stage1 = -1;
-    try {
-      if (!rec.cgroup_path.empty())
-        cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode())->add_process(pid);
-      write_oom_score_adj(pid, proc);
-    } catch (const Error& e) {
-      throw fail(e.what());
-    }
-    send_msg(parent_sock.get(), kGo);
-  }
+  pid_t pid = p.run();
   write_pid_file(o.pid_file, pid);
   Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
   if (o.detach) return 0;

@@ -15,6 +15,7 @@
 
 #include "namespaces/namespaces.h"
 #include "runtime/console.h"
+#include "runtime/finish.h"
 #include "runtime/hooks.h"
 #include "runtime/log.h"
 #include "runtime/lsm.h"
@@ -26,24 +27,6 @@
 
 namespace husk::rt {
 namespace {
-
-// One byte of type, then a payload. Init -> parent:
-enum : char {
-  kMapIds = 'M',   // a new user namespace exists: write uid_map/gid_map of the sender
-  kPid = 'P',      // payload: pid of the real init (when an extra fork was needed)
-  kHooks = 'H',    // mounts done: run prestart + createRuntime now
-  kReady = 'R',    // blocked on exec.fifo, ready for start
-  kError = 'E',    // payload: message
-};
-// Parent -> init:
-enum : char { kGo = 'g', kMapsDone = 'm', kHooksDone = 'h' };
-
-void expect(int fd, char want) {
-  char t;
-  std::string p;
-  if (!recv_msg(fd, t, p)) _exit(1);  // parent gone: nothing to report to
-  if (t != want) throw Error(std::string("init sync: unexpected message '") + t + "'");
-}
 
 struct ChildContext {
   const InitRequest& req;
@@ -91,39 +74,19 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   return n && n->path.empty();
 }
 
-// Everything the real init does, from the first sync to exec.
-[[noreturn]] void container_init(ChildContext& c) {
-  const spec::Spec& spec = c.spec;
-  const spec::Linux& lx = *spec.linux_;
-  const spec::Process& proc = *spec.process;
-
-  // The parent knows our pid (from clone3 or the stage-1 message) and
-  // places us in the cgroup before it says go.
-  char t;
-  std::string go;
-  if (!recv_msg(c.sock, t, go) || t != kGo) _exit(1);
-  // The caller's environment stays outside: createContainer/startContainer
-  // hooks without env run programs of the image, in the container.
-  ::clearenv();
-  // A session of its own, terminal or not: kill(0, sig) from the container
-  // must not reach the caller's process group (the shim, conmon, husk run).
-  if (::setsid() < 0) throw sys_error("setsid");
-  // Hooks run in the container's namespaces see the pid as the container does.
+// The init's state as hooks in the container see it: the pid as the
+// container does.
+spec::State init_state(const ChildContext& c, const char* status) {
   spec::State state = *c.req.state;
   state.pid = ::getpid();
-  state.status = "creating";
-  const std::string hook_state = spec::state_to_json(state, false);
-  state.status = "created";
-  const std::string created_state = spec::state_to_json(state, false);
-  // A new user namespace: become its root, so that files we create are owned
-  // by a mapped id (the kernel refuses unmapped owners with EOVERFLOW).
-  if (has_new_ns(lx, "user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
-    throw sys_error("become root of the new user namespace");
+  state.status = status;
+  return state;
+}
 
-  // While /proc is still the host's (before a mount namespace is joined or
-  // the rootfs entered): only the attr files of this thread, no directory.
-  lsm::ExecLabels labels = lsm::ExecLabels::open(proc);
-
+// The namespaces made or joined after the clone (user and pid were before
+// it), in the cgroup the parent placed us in, and a session keyring.
+void enter_namespaces(const ChildContext& c) {
+  const spec::Linux& lx = *c.spec.linux_;
   // Joined namespaces other than user/pid (handled before the fork); mount last.
   for (const auto& j : c.plan.joins)
     if (j.type != "user" && j.type != "pid") ns::join_namespace(j);
@@ -140,7 +103,12 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
       ::syscall(SYS_keyctl, 1 /* KEYCTL_JOIN_SESSION_KEYRING */, c.req.session_keyring.c_str()) < 0 &&
       errno != ENOSYS)
     throw sys_error("join a new session keyring");
+}
 
+// Every mount of the container, below the rootfs still seen from the host.
+ns::RootfsOptions mount_rootfs(const ChildContext& c) {
+  const spec::Spec& spec = c.spec;
+  const spec::Linux& lx = *spec.linux_;
   ns::RootfsOptions ro;
   // idmapped mounts for a user-namespaced container are built by the parent
   // (it needs real root over the source) and arrive here, in mount order.
@@ -160,50 +128,29 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     for (const auto& [i, fd] : *fds) ::close(fd);
     fds->clear();
   }
+  return ro;
+}
 
-  const auto& hooks = spec.hooks;
+// prestart + createRuntime (the parent's, while the old root is visible),
+// then createContainer (ours), then into the root.
+void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& ro) {
+  const auto& hooks = c.spec.hooks;
   if (!hooks.prestart.empty() || !hooks.create_runtime.empty()) {
-    send_msg(c.sock, kHooks);
-    expect(c.sock, kHooksDone);
+    send_msg(c.sock, Msg::kHooks);
+    expect_msg(c.sock, Msg::kHooksDone);
   }
-  run_hooks(hooks.create_container, "createContainer", hook_state);
+  run_hooks(hooks.create_container, "createContainer", spec::state_to_json(init_state(c, "creating"), false));
 
   ns::enter_rootfs(ro);
-  ns::set_hostname(spec);
-  make_cwd(proc.cwd);  // before root.readonly applies
-  ns::finalize_rootfs(spec, ro);
+  ns::set_hostname(c.spec);
+  make_cwd(c.spec.process->cwd);  // before root.readonly applies
+  ns::finalize_rootfs(c.spec, ro);
+}
 
-  if (c.req.console_fd >= 0) {
-    setup_console(c.req.console_fd, proc.console_size, true);
-    ::close(c.req.console_fd);
-  }
-  enter_cwd(proc.cwd);
-  apply_limits(proc, &lx);
-  std::string exe = find_executable(proc.args[0], proc.env);
-  const std::vector<std::string> env = process_env(proc);
-  chown_stdio(proc);
-  // As runc: while privileged and before any filter (the attr writes are
-  // not the container's syscalls to allow). startContainer hooks run under them too.
-  labels.apply();
-  // Before any filter: a profile without close_range must not break the exec.
-  prepare_fds_for_exec(c.req.preserve_fds);
-
-  // Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it before
-  // the capabilities go. With it, load as late as possible (fewer syscalls to
-  // allow): after the startContainer hooks, unless the filter notifies: its
-  // listener must reach the agent through `create`, still connected here.
-  const bool load_early = c.has_seccomp && (!proc.no_new_privileges || c.seccomp_prog.notify);
-  if (load_early && !proc.no_new_privileges) hand_listener_to_parent(c.sock, seccomp::load(c.seccomp_prog));
-  switch_user_and_caps(proc, ro.user_ns);
-  apply_no_new_privs(proc);
-  if (load_early && proc.no_new_privileges) hand_listener_to_parent(c.sock, seccomp::load(c.seccomp_prog));
-
-  send_msg(c.sock, kReady);
-  ::close(c.sock);
-
-  // Blocks until `start` opens the fifo for reading. From here on `start`
-  // listens: one byte says we are released, an error message explains a
-  // failure, and end-of-file (the fd is close-on-exec) says the exec happened.
+// Blocks until `start` opens the fifo for reading. From here on `start`
+// listens: one byte says we are released, an error message explains a
+// failure, and end-of-file (the fd is close-on-exec) says the exec happened.
+[[noreturn]] void wait_for_start_and_exec(const ChildContext& c, const Prepared& ready) {
   log::close();
   int fifo = open_fifo_for_writing(c.req.fifo_fd);
   // Keep it out of the --preserve-fds range, which exec must not close.
@@ -212,14 +159,57 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
   if (high < 0 || ::write(high, "0", 1) != 1) throw sys_error("write exec.fifo");
   ::close(c.req.fifo_fd);
   try {
-    run_hooks(hooks.start_container, "startContainer", created_state);
-    if (c.has_seccomp && !load_early) seccomp::load(c.seccomp_prog);
-    exec_process(exe, proc, env);
+    run_hooks(c.spec.hooks.start_container, "startContainer", spec::state_to_json(init_state(c, "created"), false));
+    ready.exec();
   } catch (const std::exception& e) {
     ssize_t ignored = ::write(high, e.what(), strlen(e.what()));
     (void)ignored;
     _exit(1);
   }
+}
+
+// Everything the real init does, from the first sync to exec.
+[[noreturn]] void container_init(ChildContext& c) {
+  const spec::Linux& lx = *c.spec.linux_;
+  const spec::Process& proc = *c.spec.process;
+
+  // The parent knows our pid (from clone3 or the stage-1 message) and
+  // places us in the cgroup before it says go.
+  wait_for_go(c.sock);
+  // The caller's environment stays outside: createContainer/startContainer
+  // hooks without env run programs of the image, in the container.
+  ::clearenv();
+  // A session of its own, terminal or not: kill(0, sig) from the container
+  // must not reach the caller's process group (the shim, conmon, husk run).
+  if (::setsid() < 0) throw sys_error("setsid");
+  // A new user namespace: become its root, so that files we create are owned
+  // by a mapped id (the kernel refuses unmapped owners with EOVERFLOW).
+  if (has_new_ns(lx, "user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
+    throw sys_error("become root of the new user namespace");
+
+  // While /proc is still the host's (before a mount namespace is joined or
+  // the rootfs entered): only the attr files of this thread, no directory.
+  lsm::ExecLabels labels = lsm::ExecLabels::open(proc);
+  enter_namespaces(c);
+  ns::RootfsOptions ro = mount_rootfs(c);
+  run_create_hooks_and_enter(c, ro);
+
+  FinishRequest fin;
+  fin.proc = &proc;
+  fin.linux_cfg = &lx;
+  fin.console_fd = c.req.console_fd;
+  fin.bind_console = true;
+  fin.preserve_fds = c.req.preserve_fds;
+  fin.in_user_ns = ro.user_ns;
+  fin.sock = c.sock;
+  fin.filter = c.has_seccomp ? &c.seccomp_prog : nullptr;
+  fin.labels = &labels;
+  // A filter without notify under no_new_privs loads after the startContainer hooks.
+  Prepared ready = prepare_process(fin);
+
+  send_msg(c.sock, Msg::kReady);
+  ::close(c.sock);
+  wait_for_start_and_exec(c, ready);
 }
 
 [[noreturn]] void child_main(ChildContext& c) {
@@ -242,17 +232,11 @@ bool has_new_ns(const spec::Linux& l, const char* type) {
     int flags = c.plan.clone_flags & ~(CLONE_NEWCGROUP | CLONE_NEWTIME);
     if (flags && ::unshare(flags) != 0) throw sys_error("unshare namespaces");
     if (flags & CLONE_NEWUSER) {
-      send_msg(c.sock, kMapIds);
-      expect(c.sock, kMapsDone);
+      send_msg(c.sock, Msg::kMapIds);
+      expect_msg(c.sock, Msg::kMapsDone);
     }
     spawn_sibling_and_exit(c.sock, [&] { child_main(c); });
   });
-}
-
-void write_id_maps(pid_t pid, const spec::Linux& lx) {
-  std::string base = "/proc/" + std::to_string(pid);
-  write_file(base + "/uid_map", ns::id_map_text(lx.uid_mappings));
-  write_file(base + "/gid_map", ns::id_map_text(lx.gid_mappings));
 }
 
 void send_idmapped_mounts(int sock, pid_t pid, const spec::Spec& spec) {
@@ -273,39 +257,91 @@ void send_bind_sources(int sock, pid_t pid, const spec::Spec& spec) {
   for (const auto& fd : fds) send_fd(sock, fd.get(), "bind source");
 }
 
-// Kills and reaps a half-made init on every error path.
-struct InitGuard {
-  pid_t pid = -1;
-  pid_t stage1 = -1;
-  bool armed = true;
-  ~InitGuard() {
-    if (!armed) return;
-    for (pid_t p : {pid, stage1}) {
-      if (p <= 0) continue;
-      ::kill(p, SIGKILL);
-      while (::waitpid(p, nullptr, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
+struct Cloned {
+  pid_t pid;
+  bool stage1;     // a stage-1 helper, which reports the real init's pid
+  bool in_cgroup;  // cloned into the cgroup
 };
 
-std::string exit_description(pid_t pid) {
-  int status;
-  if (::waitpid(pid, &status, 0) != pid) return "container init exited unexpectedly";
-  if (WIFSIGNALED(status)) return "container init was killed by signal " + std::to_string(WTERMSIG(status));
-  return "container init exited unexpectedly with status " + std::to_string(WEXITSTATUS(status));
+// Fast path: one clone3 makes every new namespace, into the cgroup when the
+// kernel can. Joining a user or pid namespace needs an intermediate process
+// (see stage1_main).
+Cloned clone_init(ChildContext& c, const Pipeline& p) {
+  bool joins_user_or_pid = false;
+  for (const auto& j : c.plan.joins) joins_user_or_pid |= j.type == "user" || j.type == "pid";
+  bool new_user = c.plan.clone_flags & CLONE_NEWUSER;
+  bool slow = joins_user_or_pid || (new_user && !c.plan.joins.empty());
+
+  Fd cg_fd = p.cgroup_fd();
+  pid_t pid;
+  if (slow) {
+    pid = clone3_raw(0, -1);
+    if (pid == 0) stage1_main(c);
+  } else {
+    uint64_t flags = static_cast<uint64_t>(c.plan.clone_flags & ~(CLONE_NEWCGROUP | CLONE_NEWTIME));
+    pid = clone3_raw(flags, cg_fd.get());
+    if (pid < 0 && errno == EINVAL && cg_fd) {
+      cg_fd.reset();  // kernel without CLONE_INTO_CGROUP
+      pid = clone3_raw(flags, -1);
+    }
+    if (pid == 0) child_main(c);
+  }
+  if (pid < 0) throw sys_error("clone container init");
+  return {pid, slow, !slow && cg_fd};
+}
+
+// The init's setup seen from the parent, until it waits for `start`.
+pid_t drive_init(ChildSession& s, Pipeline& p, bool in_cgroup) {
+  const spec::Spec& spec = *p.spec;
+  bool maps_written = false;
+  // Once the real init's pid is known: id maps, cgroup, oom score, then go.
+  auto release = [&] {
+    s.release(p, maps_written, in_cgroup);
+    send_idmapped_mounts(s.sock(), s.pid(), spec);
+    send_bind_sources(s.sock(), s.pid(), spec);
+  };
+  if (s.pid() > 0) release();
+  for (;;) {
+    Message m;  // a listener it carries is closed after the message
+    if (!s.next(m)) throw s.exit_error();
+    switch (m.type) {
+      case Msg::kMapIds:
+        p.map_ids(s.stage1());
+        maps_written = true;
+        send_msg(s.sock(), Msg::kMapsDone);
+        break;
+      case Msg::kPid:
+        release();
+        break;
+      case Msg::kHooks: {
+        const std::string hook_state = spec::state_to_json(p.state, false);
+        run_hooks(spec.hooks.prestart, "prestart", hook_state);
+        run_hooks(spec.hooks.create_runtime, "createRuntime", hook_state);
+        send_msg(s.sock(), Msg::kHooksDone);
+        break;
+      }
+      case Msg::kSeccomp:
+        // The state prestart hooks get: status creating, the init's host pid.
+        s.forward_listener(p, m);
+        break;
+      case Msg::kReady:
+        return s.done();
+      default:
+        throw Error("init sync: unexpected message " + msg_name(m.type));
+    }
+  }
 }
 
 }  // namespace
 
-pid_t spawn_init(const InitRequest& req) {
-  const spec::Spec& spec = *req.spec;
+pid_t InitLauncher::launch(Pipeline& p) {
+  const spec::Spec& spec = *req_.spec;
   const spec::Linux& lx = *spec.linux_;
-  ChildContext c{req, spec, ns::plan_namespaces(lx), {}, false, -1};
+  ChildContext c{req_, spec, ns::plan_namespaces(lx), {}, false, -1};
   if (lx.seccomp) {
     // Compiled here, before the clone, so a bad profile fails create early and
     // the init only makes one seccomp(2) call; the cache makes repeats cheap.
-    c.seccomp_prog = seccomp::compile(seccomp::plan(*lx.seccomp), req.seccomp_cache_dir);
+    c.seccomp_prog = seccomp::compile(seccomp::plan(*lx.seccomp), req_.seccomp_cache_dir);
     c.has_seccomp = true;
   }
 
@@ -313,92 +349,10 @@ pid_t spawn_init(const InitRequest& req) {
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for init");
   Fd parent_sock(sv[0]), child_sock(sv[1]);
   c.sock = child_sock.get();
-
-  // Fast path: one clone3 makes every new namespace. Joining a user or pid
-  // namespace needs an intermediate process (see stage1_main).
-  bool joins_user_or_pid = false;
-  for (const auto& j : c.plan.joins) joins_user_or_pid |= j.type == "user" || j.type == "pid";
-  bool new_user = c.plan.clone_flags & CLONE_NEWUSER;
-  bool slow = joins_user_or_pid || (new_user && !c.plan.joins.empty());
-
-  InitGuard guard;
-  int cg_fd = req.cgroup ? req.cgroup->clone_into_fd() : -1;
-  Fd cg_fd_owner(cg_fd);
-  pid_t pid;
-  if (slow) {
-    pid = clone3_raw(0, -1);
-    if (pid == 0) stage1_main(c);
-    if (pid < 0) throw sys_error("clone container init");
-    guard.stage1 = pid;
-    cg_fd = -1;
-  } else {
-    uint64_t flags = static_cast<uint64_t>(c.plan.clone_flags & ~(CLONE_NEWCGROUP | CLONE_NEWTIME));
-    pid = clone3_raw(flags, cg_fd);
-    if (pid < 0 && errno == EINVAL && cg_fd >= 0) {
-      cg_fd = -1;  // kernel without CLONE_INTO_CGROUP
-      pid = clone3_raw(flags, -1);
-    }
-    if (pid == 0) child_main(c);
-    if (pid < 0) throw sys_error("clone container init");
-    guard.pid = pid;
-  }
+  Cloned cl = clone_init(c, p);
+  ChildSession s(std::move(parent_sock), cl.pid, cl.stage1);
   child_sock.reset();
-
-  bool maps_written = false;
-  std::string hook_state;
-  // Once the real init's pid is known: id maps, cgroup, oom score, then go.
-  auto release = [&] {
-    if (new_user && !maps_written) write_id_maps(guard.pid, lx);
-    if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
-    write_oom_score_adj(guard.pid, *spec.process);
-    hook_state = req.on_pid(guard.pid);
-    send_msg(parent_sock.get(), kGo);
-    send_idmapped_mounts(parent_sock.get(), guard.pid, spec);
-    send_bind_sources(parent_sock.get(), guard.pid, spec);
-  };
-  if (!slow) release();
-  for (;;) {
-    char type;
-    std::string payload;
-    int passed;
-    bool got = recv_msg(parent_sock.get(), type, payload, &passed);
-    Fd fd(passed);  // kSeccomp's listener; closed after any message
-    if (!got) {
-      pid_t who = guard.pid > 0 ? guard.pid : guard.stage1;
-      std::string why = exit_description(who);
-      if (who == guard.pid) guard.pid = -1; else guard.stage1 = -1;
-      throw Error(why);
-    }
-    switch (type) {
-      case kError:
-        throw Error(payload);
-      case kMapIds:
-        write_id_maps(guard.stage1, lx);
-        maps_written = true;
-        send_msg(parent_sock.get(), kMapsDone);
-        break;
-      case kPid:
-        guard.pid = std::stoi(payload);
-        ::waitpid(guard.stage1, nullptr, 0);
-        guard.stage1 = -1;
-        release();
-        break;
-      case kHooks:
-        run_hooks(spec.hooks.prestart, "prestart", hook_state);
-        run_hooks(spec.hooks.create_runtime, "createRuntime", hook_state);
-        send_msg(parent_sock.get(), kHooksDone);
-        break;
-      case kSeccomp:
-        // The state prestart hooks get: status creating, the init's host pid.
-        forward_listener(parent_sock.get(), fd.get(), spec, guard.pid, hook_state);
-        break;
-      case kReady:
-        guard.armed = false;
-        return guard.pid;
-      default:
-        throw Error(std::string("init sync: unexpected message '") + type + "'");
-    }
-  }
+  return drive_init(s, p, cl.in_cgroup);
 }
 
 void release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released) {

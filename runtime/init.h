@@ -1,6 +1,7 @@
 // Cloning the container init and driving it through setup. The init is a
 // clone of husk itself (no re-exec); parent and init talk over a socketpair
-// until the init reports ready and blocks on <state dir>/exec.fifo.
+// (runtime/protocol.h) until the init reports ready and blocks on
+// <state dir>/exec.fifo.
 #pragma once
 
 #include <sys/types.h>
@@ -8,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "cgroups/cgroups.h"
+#include "runtime/launch.h"
 #include "spec/spec.h"
 
 namespace husk::rt {
@@ -22,19 +23,24 @@ struct InitRequest {
   int preserve_fds = 0;
   bool no_pivot = false;
   std::string session_keyring;  // name of a new session keyring; empty: keep the caller's
-  cgroups::Manager* cgroup = nullptr;  // null: no cgroup
   std::string seccomp_cache_dir;       // compiled filters, keyed by profile
-  // Called once the init pid is known, before any hook runs: writes state.json
-  // (status creating) and returns the state JSON hooks receive.
-  std::function<std::string(pid_t)> on_pid;
 };
 
-// Clone the init and take it through setup, running prestart and
-// createRuntime hooks when it asks and passing its seccomp listener to the
-// agent at linux.seccomp.listenerPath. Returns the init's pid once it is blocked
-// waiting for `start`. On failure the init is killed and reaped and an Error
-// with the init's own message is thrown.
-pid_t spawn_init(const InitRequest& req);
+// The launcher of create: clone3 of the init (with every new namespace, or
+// through a stage-1 helper that joins a user or pid namespace first), then
+// the init's setup, running prestart and createRuntime hooks when it asks and
+// passing its seccomp listener to the agent at linux.seccomp.listenerPath.
+// launch() returns the init's pid once it is blocked waiting for `start`. On
+// failure the init is killed and reaped and an Error with the init's own
+// message is thrown.
+class InitLauncher final : public Launcher {
+ public:
+  explicit InitLauncher(const InitRequest& req) : req_(req) {}
+  pid_t launch(Pipeline& p) override;
+
+ private:
+  const InitRequest& req_;
+};
 
 // `start`: release the init blocked on exec.fifo, call `released`, then wait
 // until the user process was exec'd. Fails if the init died first or reports

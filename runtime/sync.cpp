@@ -15,14 +15,14 @@
 
 namespace husk::rt {
 
-void send_msg(int fd, char type, const std::string& payload) {
-  std::string m(1, type);
+void send_msg(int fd, Msg type, const std::string& payload) {
+  std::string m(1, static_cast<char>(type));
   m += payload;
   if (::send(fd, m.data(), m.size(), MSG_NOSIGNAL) < 0) throw sys_error("sync: send");
 }
 
-bool recv_msg(int fd, char& type, std::string& payload, int* passed) {
-  if (passed) *passed = -1;
+bool recv_msg(int fd, Message& m) {
+  m.fd.reset();
   // Peek at the size first: messages are mostly one byte, sometimes a state JSON.
   ssize_t n;
   do n = ::recv(fd, nullptr, 0, MSG_PEEK | MSG_TRUNC);
@@ -33,34 +33,41 @@ bool recv_msg(int fd, char& type, std::string& payload, int* passed) {
   int got;
   n = base::recv_with_fd(fd, buf.data(), buf.size(), &got);
   if (n < 0) throw sys_error("sync: receive");
-  if (passed) *passed = got;
-  else if (got >= 0) ::close(got);
+  m.fd.reset(got);
   if (n == 0) return false;
-  type = buf[0];
-  payload.assign(buf.data() + 1, static_cast<size_t>(n) - 1);
+  m.type = static_cast<Msg>(buf[0]);
+  m.payload.assign(buf.data() + 1, static_cast<size_t>(n) - 1);
   return true;
+}
+
+void expect_msg(int fd, Msg want) {
+  Message m;
+  if (!recv_msg(fd, m)) _exit(1);
+  if (m.type != want) throw Error("sync: unexpected message " + msg_name(m.type));
+}
+
+void wait_for_go(int fd) {
+  Message m;
+  if (!recv_msg(fd, m) || m.type != Msg::kGo) _exit(1);
 }
 
 void hand_listener_to_parent(int sock, int listener) {
   if (listener < 0) return;
-  char type = kSeccomp;
+  char type = static_cast<char>(Msg::kSeccomp);
   ssize_t n = base::send_with_fd(sock, &type, 1, listener);
   if (n < 0) throw sys_error("sync: send the seccomp listener");
-  char t;
-  std::string payload;
-  if (!recv_msg(sock, t, payload)) _exit(1);  // parent gone: nothing to report to
-  if (t != kSeccompDone) throw Error(std::string("sync: unexpected message '") + t + "'");
+  expect_msg(sock, Msg::kSeccompDone);
   ::close(listener);
 }
 
-void forward_listener(int sock, int listener, const spec::Spec& spec, pid_t pid,
-                      const std::string& state_json) {
+void forward_listener(int sock, int listener, const spec::Spec& spec, pid_t pid, const spec::State& state) {
   const spec::Seccomp* cfg = spec.linux_ && spec.linux_->seccomp ? &*spec.linux_->seccomp : nullptr;
   if (!cfg) throw Error("sync: a seccomp listener without linux.seccomp");
   if (listener < 0) throw Error("sync: seccomp message without the listener fd");
   seccomp::send_to_listener(cfg->listener_path, listener,
-                            seccomp::process_state_json(spec.oci_version, pid, cfg->listener_metadata, state_json));
-  send_msg(sock, kSeccompDone);
+                            seccomp::process_state_json(spec.oci_version, pid, cfg->listener_metadata,
+                                                        spec::state_to_json(state, false)));
+  send_msg(sock, Msg::kSeccompDone);
 }
 
 pid_t clone3_raw(uint64_t flags, int cgroup_fd) {
@@ -86,7 +93,7 @@ void child_prologue() {
 void child_fail(int sock, const char* what) noexcept {
   // No allocation here: this may run because memory ran out.
   char msg[4096];
-  msg[0] = 'E';
+  msg[0] = static_cast<char>(Msg::kError);
   size_t len = strnlen(what, sizeof msg - 1);
   memcpy(msg + 1, what, len);
   ::send(sock, msg, len + 1, MSG_NOSIGNAL);

@@ -1,5 +1,5 @@
-// Parent <-> child messages over a SOCK_SEQPACKET socketpair (one byte of
-// type, then a payload), and the raw clone3 both the init and exec use.
+// Sending and receiving the messages of runtime/protocol.h, and the raw
+// clone3 both the init and exec use.
 #pragma once
 
 #include <linux/sched.h>
@@ -11,21 +11,34 @@
 #include <cstdint>
 #include <string>
 
+#include "base/fd.h"
+#include "runtime/protocol.h"
 #include "spec/spec.h"
 
 namespace husk::rt {
 
-void send_msg(int fd, char type, const std::string& payload = {});
-// Returns false on EOF (the other side exited or exec'd). An fd sent along
-// (SCM_RIGHTS) lands in *passed (O_CLOEXEC, -1 when none); without `passed`
-// it is closed.
-bool recv_msg(int fd, char& type, std::string& payload, int* passed = nullptr);
+void send_msg(int fd, Msg type, const std::string& payload = {});
+
+struct Message {
+  Msg type;
+  std::string payload;
+  base::Fd fd;  // sent along (SCM_RIGHTS, O_CLOEXEC), or none
+};
+// False on EOF (the other side exited or exec'd).
+bool recv_msg(int fd, Message& m);
+
+// Child side: wait for `want` from the parent; the parent gone means nothing
+// is left to report to (_exit(1)), another message is an Error.
+void expect_msg(int fd, Msg want);
+
+// Child side: wait for Msg::kGo, the parent's word that the process is placed
+// (cgroup, maps); anything else, or the parent gone, ends the child (_exit(1)).
+void wait_for_go(int fd);
 
 // The seccomp notify listener of a container process goes to the agent at
 // linux.seccomp.listenerPath, a host path: the process sends it to the husk
 // parent (kSeccomp, fd attached), which connects from the host and answers
 // kSeccompDone once the agent has it.
-enum : char { kSeccomp = 'S', kSeccompDone = 's' };
 
 // Child side, right after seccomp::load: a single sendmsg, then a wait, so
 // that only sendmsg must stay un-notified (seccomp::plan refuses it); every
@@ -34,10 +47,9 @@ enum : char { kSeccomp = 'S', kSeccompDone = 's' };
 void hand_listener_to_parent(int sock, int listener);
 
 // Parent side of kSeccomp: send the container process state (pid as the host
-// sees it, state_json the container's state) with `listener` to the agent,
-// then release the child. Errors name linux.seccomp.listenerPath.
-void forward_listener(int sock, int listener, const spec::Spec& spec, pid_t pid,
-                      const std::string& state_json);
+// sees it, `state` the container's) with `listener` to the agent, then
+// release the child. Errors name linux.seccomp.listenerPath.
+void forward_listener(int sock, int listener, const spec::Spec& spec, pid_t pid, const spec::State& state);
 
 // clone3 returning in the child like fork; cgroup_fd >= 0 adds CLONE_INTO_CGROUP.
 pid_t clone3_raw(uint64_t flags, int cgroup_fd);
@@ -67,13 +79,13 @@ void child_prologue();
 
 // From a stage-1 child (after joining a pid namespace, which applies to
 // children only): clone the real process as our parent's child, tell the
-// parent its pid ('P' message) and exit.
+// parent its pid (Msg::kPid) and exit.
 template <class Final>
 [[noreturn]] void spawn_sibling_and_exit(int sock, Final&& final) {
   pid_t pid = clone3_raw(CLONE_PARENT, -1);
   if (pid == 0) final();
   if (pid < 0) child_fail(sock, "clone the container process: cannot create process");
-  send_msg(sock, 'P', std::to_string(pid));
+  send_msg(sock, Msg::kPid, pid_payload(pid));
   _exit(0);
 }
 

@@ -1,5 +1,6 @@
 #include <sched.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <functional>
@@ -74,6 +75,18 @@ TEST_CASE("plan_namespaces: no namespaces, and unknown types are refused") {
   CHECK(p.clone_flags == 0);
   CHECK(p.joins.empty());
   CHECK_THROWS_AS(plan_namespaces(linux_with({{"bogus", ""}})), Error);
+}
+
+TEST_CASE("namespace_kinds: every type once, in the join order, with its /proc/<pid>/ns file") {
+  std::vector<std::string> order;
+  for (const auto& k : namespace_kinds()) {
+    order.emplace_back(k.type);
+    CHECK(clone_flag(std::string(k.type)) == k.flag);
+    std::string file = "/proc/self/ns/" + std::string(k.proc_file);
+    if (k.type == "time" && ::access(file.c_str(), F_OK) != 0) continue;  // kernel before 5.6
+    CHECK(::access(file.c_str(), F_OK) == 0);
+  }
+  CHECK(order == std::vector<std::string>{"user", "ipc", "uts", "network", "pid", "cgroup", "time", "mount"});
 }
 
 TEST_CASE("id_map_text writes one line per mapping") {

@@ -1,0 +1,84 @@
+#include "runtime/launch.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "base/error.h"
+#include "namespaces/namespaces.h"
+#include "runtime/process.h"
+#include "runtime/util.h"
+
+namespace husk::rt {
+
+void ProcIdMapWriter::write(pid_t pid, const spec::Linux& lx) const {
+  std::string base = "/proc/" + std::to_string(pid);
+  write_file(base + "/uid_map", ns::id_map_text(lx.uid_mappings));
+  write_file(base + "/gid_map", ns::id_map_text(lx.gid_mappings));
+}
+
+base::Fd Pipeline::cgroup_fd() const { return base::Fd(cgroup ? cgroup->clone_into_fd() : -1); }
+
+void Pipeline::map_ids(pid_t pid) const {
+  const spec::Linux& lx = *spec->linux_;
+  const spec::Namespace* user = lx.find_namespace("user");
+  if (id_maps && user && user->path.empty()) id_maps->write(pid, lx);
+}
+
+void Pipeline::place(pid_t pid, bool in_cgroup) {
+  if (cgroup && !in_cgroup) cgroup->add_process(pid);
+  write_oom_score_adj(pid, *proc);
+  state = on_pid(pid);
+}
+
+ChildSession::ChildSession(base::Fd sock, pid_t first, bool stage1) : sock_(std::move(sock)) {
+  (stage1 ? stage1_ : pid_) = first;
+}
+
+ChildSession::~ChildSession() {
+  for (pid_t p : {pid_, stage1_}) {
+    if (p <= 0) continue;
+    ::kill(p, SIGKILL);
+    while (::waitpid(p, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+bool ChildSession::next(Message& m) {
+  if (!recv_msg(sock_.get(), m)) return false;
+  if (m.type == Msg::kError) throw Error(m.payload);
+  if (m.type == Msg::kPid) {
+    if (stage1_ <= 0) throw Error("sync: a pid message without a stage-1 helper");
+    pid_ = parse_pid_payload(m.payload);
+    ::waitpid(stage1_, nullptr, 0);
+    stage1_ = -1;
+  }
+  return true;
+}
+
+Error ChildSession::exit_error() {
+  pid_t& who = pid_ > 0 ? pid_ : stage1_;
+  int status;
+  pid_t got = ::waitpid(who, &status, 0);
+  who = -1;
+  if (got <= 0) return Error("container init exited unexpectedly");
+  if (WIFSIGNALED(status)) return Error("container init was killed by signal " + std::to_string(WTERMSIG(status)));
+  return Error("container init exited unexpectedly with status " + std::to_string(WEXITSTATUS(status)));
+}
+
+void ChildSession::release(Pipeline& p, bool mapped, bool in_cgroup) {
+  if (!mapped) p.map_ids(pid_);
+  p.place(pid_, in_cgroup);
+  send_msg(sock_.get(), Msg::kGo);
+}
+
+void ChildSession::forward_listener(const Pipeline& p, Message& m) {
+  rt::forward_listener(sock_.get(), m.fd.get(), *p.spec, pid_, p.state);
+}
+
+pid_t ChildSession::done() {
+  pid_t p = pid_;
+  pid_ = stage1_ = -1;
+  return p;
+}
+
+}  // namespace husk::rt

@@ -1,0 +1,99 @@
+// Starting a container process, for create/run (the init) and exec alike.
+// A Pipeline holds the strategies — how uid/gid maps are written, which
+// cgroup the process enters, how the process is launched — and the steps
+// every launcher takes the new process through once its pid is known: maps,
+// cgroup, oom score, state, then go.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+
+#include "base/fd.h"
+#include "cgroups/cgroups.h"
+#include "runtime/sync.h"
+#include "spec/spec.h"
+
+namespace husk::rt {
+
+// Writes the uid and gid maps of a process that made a new user namespace.
+class IdMapWriter {
+ public:
+  virtual ~IdMapWriter() = default;
+  virtual void write(pid_t pid, const spec::Linux& lx) const = 0;
+};
+
+// Writes /proc/<pid>/uid_map and gid_map itself: needs CAP_SETUID and
+// CAP_SETGID over the parent user namespace (husk as root).
+class ProcIdMapWriter final : public IdMapWriter {
+ public:
+  void write(pid_t pid, const spec::Linux& lx) const override;
+};
+
+struct Pipeline;
+
+// Makes the container process and takes it through the pipeline's steps
+// until it is ready. Returns its pid; on failure nothing of it is left running.
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  virtual pid_t launch(Pipeline& p) = 0;
+};
+
+struct Pipeline {
+  const spec::Spec* spec = nullptr;
+  const spec::Process* proc = nullptr;   // the process being started
+  const IdMapWriter* id_maps = nullptr;  // null: nothing to map (exec joins the container's)
+  cgroups::Manager* cgroup = nullptr;    // null: no cgroup, the process stays in husk's
+  Launcher* launcher = nullptr;
+  // Once the pid is known and the process placed, before it goes on: returns
+  // the state hooks and the seccomp agent get (create saves it first).
+  std::function<spec::State(pid_t)> on_pid;
+
+  pid_t run() { return launcher->launch(*this); }
+
+  // ---- the steps, for launchers ----
+  // A CLONE_INTO_CGROUP fd of the cgroup, or none (no cgroup, v1, hybrid).
+  base::Fd cgroup_fd() const;
+  // The maps of the user namespace the spec makes (none: nothing to do).
+  void map_ids(pid_t pid) const;
+  // Into the cgroup unless it was cloned there, oom score, on_pid: `state`.
+  void place(pid_t pid, bool in_cgroup);
+  spec::State state;
+};
+
+// The parent's end of a cloned child: its socket, and the process (or the
+// stage-1 helper that will report the real one), killed and reaped on every
+// path out but done().
+class ChildSession {
+ public:
+  // `stage1`: `first` is a helper that reports the real pid (Msg::kPid) and exits.
+  ChildSession(base::Fd sock, pid_t first, bool stage1);
+  ~ChildSession();
+  ChildSession(const ChildSession&) = delete;
+  ChildSession& operator=(const ChildSession&) = delete;
+
+  int sock() const { return sock_.get(); }
+  pid_t pid() const { return pid_; }        // the container process; -1 while a helper runs
+  pid_t stage1() const { return stage1_; }  // the helper, -1 once reaped or when there was none
+
+  // The next message. Msg::kError becomes an Error with the child's text;
+  // Msg::kPid makes pid() known and reaps the helper (and is returned).
+  // False at end-of-file: the child exec'd or died.
+  bool next(Message& m);
+  // At end-of-file before success: how the child that was talking died (it is reaped).
+  Error exit_error();
+  // Release the process after placing it: map_ids (unless `mapped`), place, go.
+  void release(Pipeline& p, bool mapped, bool in_cgroup);
+  // Msg::kSeccomp: hand the listener to the agent with the pipeline's state.
+  void forward_listener(const Pipeline& p, Message& m);
+  // Success: the process stays.
+  pid_t done();
+
+ private:
+  base::Fd sock_;
+  pid_t pid_ = -1;
+  pid_t stage1_ = -1;
+};
+
+}  // namespace husk::rt
