@@ -123,7 +123,7 @@ struct ExecChild {
     // Each exec'd process has a filter, and a listener, of its own.
     fin.filter = c.filter;
     // Labels through the container's /proc (the checks in ExecLabels::open).
-    prepare_process(fin).exec();
+    finish_process(fin).exec();
   });
 }
 
@@ -187,7 +187,7 @@ class ExecLauncher final : public Launcher {
         throw Error("exec: process setup exited unexpectedly");
       }
       if (m.type == Msg::kSeccomp && s.pid() > 0) s.forward_listener(p, m);
-      else if (m.type == Msg::kPid) s.release(p, true, false);
+      else if (m.type == Msg::kPid) s.release(p, false, false);
       else throw Error("exec: unexpected message " + msg_name(m.type));
     }
   }

@@ -8,7 +8,7 @@
 
 namespace husk::rt {
 
-Prepared prepare_process(const FinishRequest& r) {
+Prepared finish_process(const FinishRequest& r) {
   const spec::Process& p = *r.proc;
   if (r.console_fd >= 0) {
     setup_console(r.console_fd, p.console_size, r.bind_console);

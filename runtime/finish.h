@@ -1,5 +1,5 @@
 // The last steps of a container process before its execve, the same for the
-// init and for an exec'd process, in two phases: prepare_process() takes the
+// init and for an exec'd process, in two phases: finish_process() takes the
 // process from set up to unprivileged (the init then waits for `start` and
 // runs startContainer hooks), Prepared::exec() ends it.
 #pragma once
@@ -33,7 +33,7 @@ class Prepared {
   [[noreturn]] void exec() const;
 
  private:
-  friend Prepared prepare_process(const FinishRequest& r);
+  friend Prepared finish_process(const FinishRequest& r);
   const spec::Process* proc_ = nullptr;
   std::string exe_;
   std::vector<std::string> env_;
@@ -46,6 +46,6 @@ class Prepared {
 // before the capabilities go; with it, as late as possible (fewer syscalls
 // to allow), in exec(), unless the filter notifies: its listener must reach
 // the parent through the sync socket, still connected here.
-Prepared prepare_process(const FinishRequest& r);
+Prepared finish_process(const FinishRequest& r);
 
 }  // namespace husk::rt

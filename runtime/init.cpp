@@ -3,12 +3,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -205,7 +202,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   fin.filter = c.has_seccomp ? &c.seccomp_prog : nullptr;
   fin.labels = &labels;
   // A filter without notify under no_new_privs loads after the startContainer hooks.
-  Prepared ready = prepare_process(fin);
+  Prepared ready = finish_process(fin);
 
   send_msg(c.sock, Msg::kReady);
   ::close(c.sock);

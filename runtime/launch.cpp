@@ -58,7 +58,7 @@ bool ChildSession::next(Message& m) {
 Error ChildSession::exit_error() {
   pid_t& who = pid_ > 0 ? pid_ : stage1_;
   int status;
-  pid_t got = ::waitpid(who, &status, 0);
+  pid_t got = who > 0 ? ::waitpid(who, &status, 0) : -1;
   who = -1;
   if (got <= 0) return Error("container init exited unexpectedly");
   if (WIFSIGNALED(status)) return Error("container init was killed by signal " + std::to_string(WTERMSIG(status)));

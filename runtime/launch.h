@@ -49,6 +49,7 @@ struct Pipeline {
   // Once the pid is known and the process placed, before it goes on: returns
   // the state hooks and the seccomp agent get (create saves it first).
   std::function<spec::State(pid_t)> on_pid;
+  spec::State state;  // what on_pid returned
 
   pid_t run() { return launcher->launch(*this); }
 
@@ -57,9 +58,8 @@ struct Pipeline {
   base::Fd cgroup_fd() const;
   // The maps of the user namespace the spec makes (none: nothing to do).
   void map_ids(pid_t pid) const;
-  // Into the cgroup unless it was cloned there, oom score, on_pid: `state`.
+  // Into the cgroup unless it was cloned there, oom score, on_pid.
   void place(pid_t pid, bool in_cgroup);
-  spec::State state;
 };
 
 // The parent's end of a cloned child: its socket, and the process (or the
