@@ -164,8 +164,8 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   // Only now: delete --force takes the cgroup from config.json when state.json
   // is unreadable, and must not find one husk never recorded.
   c->handle.save_config(b.config_text);
-  c->cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
-  c->cgroup->create();
+  c->cgroup = cgroups::make_manager(cgroup_config(rec));
+  rec.cgroup_handle = c->cgroup->prepare();
   rec.cgroup_created = c->cgroup->created();
   c->handle.save(rec);
   // A leaf we just made is empty; only a pre-existing one needs the check.

@@ -256,7 +256,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
     stage1 = -1;
     try {
       if (!rec.cgroup_path.empty())
-        cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode())->add_process(pid);
+        cgroups::make_manager(cgroup_config(rec))->attach(pid);
       write_oom_score_adj(pid, proc);
     } catch (const Error& e) {
       throw fail(e.what());

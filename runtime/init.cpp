@@ -349,7 +349,7 @@ pid_t spawn_init(const InitRequest& req) {
   // Once the real init's pid is known: id maps, cgroup, oom score, then go.
   auto release = [&] {
     if (new_user && !maps_written) write_id_maps(guard.pid, lx);
-    if (req.cgroup && cg_fd < 0) req.cgroup->add_process(guard.pid);
+    if (req.cgroup && cg_fd < 0) req.cgroup->attach(guard.pid);
     write_oom_score_adj(guard.pid, *spec.process);
     hook_state = req.on_pid(guard.pid);
     send_msg(parent_sock.get(), kGo);
