@@ -161,7 +161,8 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
       throw Error("mounts, devices, maskedPaths, readonlyPaths, root.readonly and rootfsPropagation need a new mount namespace");
     return;
   }
-  bool any_cgroup = std::any_of(spec.mounts.begin(), spec.mounts.end(), [](const spec::Mount& m) { return m.type == "cgroup"; });
+  bool any_cgroup =
+      std::any_of(spec.mounts.begin(), spec.mounts.end(), [](const spec::Mount& m) { return m.type == "cgroup"; });
   std::vector<HostHierarchy> hierarchies = any_cgroup ? host_v1_hierarchies() : std::vector<HostHierarchy>{};
   MountHost host;
   host.cgroup_v1 = !hierarchies.empty();

@@ -75,8 +75,8 @@ struct MountStep {
   MountOptions options;     // parse_mount_options; data is cleared for a cgroup2 made from "cgroup"
   bool real_directory = false;  // proc, sysfs: never on a symlink or file (CVE-2019-16884/19921)
   bool inherit_mode = false;    // tmpfs without mode=: the mode of the directory it covers, when there is one
-  bool sysfs_fallback = false;  // sysfs in a user namespace: on EPERM, a bind of the host's /sys with the mount's flags
-  bool cgroup_fresh = false;    // CgroupV1: each hierarchy a fresh mount (cgroup namespace), else a bind of the own cgroup
+  bool sysfs_fallback = false;  // sysfs in a user namespace: on EPERM, a bind of the host's /sys instead
+  bool cgroup_fresh = false;    // CgroupV1: fresh hierarchy mounts (cgroup namespace), else binds of the own cgroup
 };
 
 // The step for spec.mounts[index]; throws naming it for an empty destination,

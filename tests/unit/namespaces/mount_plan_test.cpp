@@ -13,12 +13,7 @@ using Kind = MountStep::Kind;
 namespace {
 
 spec::Mount mnt(std::string dest, std::string type, std::string source, std::vector<std::string> opts) {
-  spec::Mount m;
-  m.destination = std::move(dest);
-  m.type = std::move(type);
-  m.source = std::move(source);
-  m.options = std::move(opts);
-  return m;
+  return spec::Mount{std::move(dest), std::move(source), std::move(type), std::move(opts), {}, {}};
 }
 
 MountStep plan(const spec::Mount& m, MountHost host = {}) { return plan_mount(m, 0, host); }
