@@ -1,10 +1,12 @@
-// Cgroup management: one interface, a v2 (unified) and a v1 (legacy/hybrid)
-// implementation. Translation of linux.resources to file writes is pure.
+// Cgroup management: one Manager interface made by make_manager() from a
+// Config: cgroupfs v2 (unified) and v1 (legacy/hybrid), or none.
+// Translation of linux.resources to file writes is pure.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,11 +18,21 @@
 namespace husk::cgroups {
 
 enum class Mode { unified, hybrid, legacy };
-// statfs /sys/fs/cgroup (and /sys/fs/cgroup/unified) once, cached:
-// unified: cgroup2 at /sys/fs/cgroup; hybrid: v1 controllers plus cgroup2 at
-// /sys/fs/cgroup/unified (v1 controllers are used; the unified hierarchy gets the
-// same path and serves controllers only it has); legacy: v1 only.
-Mode detect_mode();
+
+// Where a host's cgroup hierarchies are. unified: cgroup2 at the root;
+// hybrid: v1 controllers plus cgroup2 at <root>/unified (v1 controllers are
+// used; the unified hierarchy gets the same path and serves controllers only
+// it has); legacy: v1 only.
+struct Hierarchies {
+  Mode mode = Mode::unified;
+  std::string unified;                    // cgroup2 mount point; "" when legacy
+  std::map<std::string, std::string> v1;  // v1 controller (and name=systemd) -> mount point
+};
+// This host's: statfs /sys/fs/cgroup and /sys/fs/cgroup/unified, the v1
+// mounts from /proc/self/mountinfo; read once per process (`list` opens a
+// manager for every container).
+const Hierarchies& host_hierarchies();
+Mode detect_mode();  // host_hierarchies().mode
 
 // One file write: on v2 `controller` is empty; on v1 it names the hierarchy
 // ("memory", "cpu", "pids", ...).
@@ -99,15 +111,14 @@ std::vector<BpfInsn> device_filter_program(const std::vector<spec::DeviceRule>& 
 // ".." components are rejected ("linux.cgroupsPath: ..."); "." and "//" are normalised.
 std::string resolve_path(const std::optional<std::string>& cgroups_path, const std::string& id);
 
-// True when a directory for `path` exists in any hierarchy Manager::open(path,
-// detect_mode()) uses.
-bool exists(const std::string& path);
+// True when a directory for `path` exists in any hierarchy a manager for it uses.
+bool exists(const std::string& path, const Hierarchies& h = host_hierarchies());
 // True when `path` is "/" or holds the calling process (itself or an ancestor
 // of its cgroup) in any hierarchy: emptying or removing it would hit husk.
 bool contains_self(const std::string& path);
 // True when /proc/<pid>/cgroup puts pid at `path` or below it in every
-// hierarchy husk manages (as Manager::open(path, detect_mode()) does).
-bool process_in(pid_t pid, const std::string& path);
+// hierarchy husk manages.
+bool process_in(pid_t pid, const std::string& path, const Hierarchies& h = host_hierarchies());
 
 struct Stats {
   uint64_t cpu_usage_ns = 0, cpu_user_ns = 0, cpu_system_ns = 0;
@@ -125,15 +136,35 @@ struct Stats {
   std::map<std::string, Hugetlb> hugetlb;
 };
 
+// How a container's cgroup is managed. cgroupfs: directories in the
+// hierarchies; none: no cgroup at all (e.g. rootless without delegation).
+enum class Driver { cgroupfs, none };
+
+// What make_manager() needs, for a new container or one recorded earlier.
+struct Config {
+  std::string path;  // as from resolve_path(); unused by Driver::none
+  Driver driver = Driver::cgroupfs;
+  std::string container_id;
+  // Recorded from an earlier prepare(): its handle ("" in a state.json from
+  // before handles) and the cgroups it made (for destroy()).
+  std::string handle;
+  std::vector<std::string> created;
+  std::string none_reason;  // Driver::none: why the container has no cgroup
+  // Where the drivers say what the caller should know (once: why there is no cgroup).
+  std::function<void(const std::string&)> log;
+  std::optional<Hierarchies> hierarchies;  // nullopt: host_hierarchies(); tests give a fake tree
+};
+
 class Manager {
  public:
   virtual ~Manager() = default;
-  // `path` as from resolve_path().
-  static std::unique_ptr<Manager> open(const std::string& path, Mode mode);
 
   virtual const std::string& path() const = 0;
-  // mkdir the cgroup(s), enabling needed controllers in ancestors (v2).
-  virtual void create() = 0;
+  // Before the container's init exists: mkdir the cgroup(s), enabling needed
+  // controllers in ancestors (v2). When it throws, what it made is removed
+  // again. Returns the driver's handle for the container record, given back
+  // as Config::handle when the container is managed again (cgroupfs: the path).
+  virtual std::string prepare() = 0;
   // Write the limits. An empty r.devices leaves the device policy as it is
   // (so `update` does not reset it); pass effective_device_rules() at create.
   // v2: devices become an eBPF program replacing the previous husk one.
@@ -142,7 +173,8 @@ class Manager {
   // An O_CLOEXEC directory fd for clone3 CLONE_INTO_CGROUP, or -1 when not possible
   // (v1 and hybrid). The caller owns and closes it.
   virtual int clone_into_fd() = 0;
-  virtual void add_process(pid_t pid) = 0;
+  // With the pid: move that process into the cgroup(s).
+  virtual void attach(pid_t pid) = 0;
   virtual void freeze() = 0;
   virtual void thaw() = 0;
   virtual bool frozen() = 0;
@@ -154,14 +186,19 @@ class Manager {
   // Remove the cgroup(s) with any sub-cgroups the container made; retries for
   // ~1 s while dying tasks leave (then throws EBUSY). Missing dirs are fine.
   virtual void destroy() = 0;
+  // Values the kernel would never write (not a number) throw an Error naming the file.
   virtual Stats stats() = 0;
   // memory.events oom_kill (v2) / memory.oom_control (v1) counter, for `events`.
   virtual uint64_t oom_kills() = 0;
-  // The cgroup paths (as path()) that create() made, outermost first; destroy()
-  // removes the leaf plus these ancestors when empty. A later process (husk
-  // delete) restores them with set_created() from the container state.
+  // The cgroup paths (as path()) that prepare() made, outermost first;
+  // destroy() removes the leaf plus these ancestors when empty. A later
+  // process (husk delete) passes them back as Config::created.
   virtual std::vector<std::string> created() const = 0;
-  virtual void set_created(std::vector<std::string> paths) = 0;
 };
+
+// The manager for config.driver; cgroupfs picks v2 or v1 by the hierarchies'
+// mode. Throws for a path resolve_path() would not give, or a handle that
+// is not the driver's.
+std::unique_ptr<Manager> make_manager(const Config& config);
 
 }  // namespace husk::cgroups

@@ -46,13 +46,7 @@ void check_rule(const spec::DeviceRule& r, const std::string& field) {
 
 spec::DeviceRule allow_rule(const char* type, std::optional<int64_t> major, std::optional<int64_t> minor,
                             const char* access) {
-  spec::DeviceRule r;
-  r.allow = true;
-  r.type = type;
-  r.major = major;
-  r.minor = minor;
-  r.access = access;
-  return r;
+  return {.allow = true, .type = type, .major = major, .minor = minor, .access = access};
 }
 
 bool specific(const std::optional<int64_t>& n) { return n && *n >= 0; }
@@ -67,13 +61,7 @@ constexpr uint8_t kJeqImm = BPF_JMP | BPF_JEQ | BPF_K;
 constexpr uint8_t kExit = BPF_JMP | BPF_EXIT;
 
 BpfInsn insn(uint8_t code, uint8_t dst, uint8_t src, int16_t off, int32_t imm) {
-  BpfInsn i{};
-  i.code = code;
-  i.dst_reg = dst;
-  i.src_reg = src;
-  i.off = off;
-  i.imm = imm;
-  return i;
+  return {.code = code, .dst_reg = dst, .src_reg = src, .off = off, .imm = imm};
 }
 
 }  // namespace
@@ -103,11 +91,7 @@ std::vector<spec::DeviceRule> default_device_rules() {
 
 std::vector<spec::DeviceRule> effective_device_rules(const std::vector<spec::DeviceRule>& resources_devices,
                                                       const std::vector<spec::Device>& linux_devices) {
-  spec::DeviceRule deny_all;
-  deny_all.allow = false;
-  deny_all.type = "a";
-  deny_all.access = "rwm";
-  std::vector<spec::DeviceRule> out{deny_all};
+  std::vector<spec::DeviceRule> out{{.allow = false, .type = "a", .access = "rwm"}};
   out.insert(out.end(), resources_devices.begin(), resources_devices.end());
   for (const auto& d : linux_devices) {
     // FIFOs are not subject to the device controller.

@@ -1,7 +1,14 @@
 // Helpers shared by the cgroups sources; not part of the library's interface.
 #pragma once
 
+#include <dirent.h>
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cgroups/cgroups.h"
@@ -41,5 +48,93 @@ std::string device_rule_v1(const spec::DeviceRule& rule, const std::string& fiel
 // BPF_F_ALLOW_MULTI, then detach the husk programs that were attached before.
 void attach_device_filter(int cgroup_fd, const std::string& cgroup_dir,
                           const std::vector<spec::DeviceRule>& rules);
+
+// ------------------------------------------------------------ files (fs.cpp) ---
+
+bool file_exists(const std::string& path);
+std::string trim(std::string s);
+// Write one value in one write(2), as cgroup files require; returns errno or 0.
+int write_raw(const std::string& path, const std::string& value);
+void write_file(const std::string& path, const std::string& value);
+// Strict: the whole (trimmed) text is the number, else an Error naming `file`.
+// parse_u64 reads "max" as UINT64_MAX.
+uint64_t parse_u64(const std::string& text, const std::string& file);
+int64_t parse_i64(const std::string& text, const std::string& file);
+// The number in `path`, 0 when the file does not exist.
+uint64_t read_u64(const std::string& path);
+// "key value" lines (cpu.stat, memory.stat, memory.events, ...); empty when missing.
+std::map<std::string, uint64_t> read_kv(const std::string& path);
+void sleep_ms(int ms);
+
+struct CloseDir {
+  void operator()(DIR* d) const { closedir(d); }
+};
+using Dir = std::unique_ptr<DIR, CloseDir>;
+
+// Every pid in `dir`'s cgroup.procs and those of its descendants.
+void collect_pids(const std::string& dir, std::vector<pid_t>& out);
+// rmdir, retrying while the cgroup still has dying tasks (EBUSY) for ~1 s when
+// `retry`. Returns 0, or the errno of the last attempt (ENOENT counts as success).
+int rmdir_retry(const std::string& dir, bool retry);
+// The container's own cgroup, with the sub-cgroups its processes made
+// (nested runtimes, systemd inside), deepest first; 0 or an errno.
+int remove_tree(const std::string& dir);
+// "/a/b" is within "/a" and "/a/b", not within "/ab".
+bool within(const std::string& p, const std::string& base);
+// Prefixes of a cgroup path: "/a/b/c" -> "/a", "/a/b", "/a/b/c".
+std::vector<std::string> prefixes(const std::string& path);
+// The host's huge page sizes as cgroup files name them ("2MB", "1GB").
+std::vector<std::string> hugepage_sizes();
+
+// The directories a prepare() makes, owned from the moment each exists:
+// removed again (deepest first) unless keep() is called.
+class MadeDirs {
+ public:
+  MadeDirs() = default;
+  MadeDirs(const MadeDirs&) = delete;
+  MadeDirs& operator=(const MadeDirs&) = delete;
+  ~MadeDirs();
+  // true: made it; false: it was there. Other failures throw.
+  bool make(const std::string& dir);
+  void keep() { dirs_.clear(); }
+
+ private:
+  std::vector<std::string> dirs_;
+};
+
+// Write each (file, value); an EINVAL write is retried once after all the
+// others, which orders pairs the kernel checks against each other (v1
+// memory/memsw, cfs period/quota, rt period/runtime) whichever way the values move.
+void apply_writes(const std::vector<std::pair<std::string, std::string>>& writes);
+// memory.checkBeforeUpdate against the usage in `usage_file`.
+void check_usage(const spec::Resources& r, const std::string& usage_file);
+void kill_listed(const std::vector<pid_t>& pids, int sig);
+
+// ------------------------------------------------------- cgroup v2 (v2.cpp) ---
+
+// A cgroup in a cgroup2 hierarchy: the unified manager's, and the hybrid
+// manager's unified half.
+struct V2Dir {
+  std::string root;  // hierarchy mount point
+  std::string path;  // "/husk/id"
+  std::string dir() const { return root + path; }
+
+  std::set<std::string> controllers(const std::string& d) const;
+  // Enable `wanted` (those available) in every ancestor's subtree_control,
+  // from the root down, so the leaf gets their files.
+  void enable(const std::set<std::string>& wanted) const;
+  void add(pid_t pid) const;
+  void freeze() const;
+  void thaw() const;
+  bool frozen() const;
+  // hugetlb.<size>.current / .events of the cgroup, into s.hugetlb.
+  void hugetlb_stats(Stats& s) const;
+};
+
+// ------------------------------------------------------------- the managers ---
+
+std::unique_ptr<Manager> make_unified(const Config& c, const Hierarchies& h);  // v2.cpp
+std::unique_ptr<Manager> make_legacy(const Config& c, const Hierarchies& h);   // v1.cpp
+std::unique_ptr<Manager> make_none(const Config& c);                           // none.cpp
 
 }  // namespace husk::cgroups

@@ -262,105 +262,113 @@ std::vector<Write> v2_writes(const spec::Resources& r, bool bfq_weight) {
   return w;
 }
 
-std::vector<Write> v1_writes(const spec::Resources& r) {
-  std::vector<Write> w;
-  auto put = [&](std::string ctrl, std::string file, std::string value) {
-    w.push_back({std::move(ctrl), std::move(file), std::move(value)});
+namespace {
+
+// Appends the writes of one v1 controller.
+struct V1Put {
+  std::vector<Write>& out;
+  const char* controller;
+  void operator()(std::string file, std::string value) const {
+    out.push_back({controller, std::move(file), std::move(value)});
+  }
+};
+
+void v1_devices(const std::vector<spec::DeviceRule>& rules, V1Put put) {
+  put("devices.deny", "a");
+  for (size_t i = 0; i < rules.size(); ++i)
+    put(rules[i].allow ? "devices.allow" : "devices.deny",
+        device_rule_v1(rules[i], "linux.resources.devices[" + std::to_string(i) + "]"));
+}
+
+void v1_cpu(const spec::Cpu& c, V1Put put, V1Put cpuset) {
+  check_cpu_common(c);
+  if (c.shares.value_or(0) != 0) put("cpu.shares", std::to_string(*c.shares));
+  // Period before quota; the manager retries an EINVAL write after the rest.
+  if (c.period.value_or(0) != 0) put("cpu.cfs_period_us", std::to_string(*c.period));
+  if (c.quota.value_or(0) != 0) put("cpu.cfs_quota_us", std::to_string(*c.quota));
+  if (c.burst) put("cpu.cfs_burst_us", std::to_string(*c.burst));
+  if (c.realtime_period.value_or(0) != 0) put("cpu.rt_period_us", std::to_string(*c.realtime_period));
+  if (c.realtime_runtime.value_or(0) != 0) put("cpu.rt_runtime_us", std::to_string(*c.realtime_runtime));
+  if (c.idle) put("cpu.idle", std::to_string(*c.idle));
+  if (!c.cpus.empty()) cpuset("cpuset.cpus", c.cpus);
+  if (!c.mems.empty()) cpuset("cpuset.mems", c.mems);
+}
+
+void v1_memory(const spec::Memory& m, V1Put put) {
+  check_memory_common(m);
+  int64_t limit = m.limit.value_or(0), swap = m.swap.value_or(0);
+  if (limit > 0 && swap > 0 && swap < limit)
+    throw field_error("memory.swap", "must be at least memory.limit (it counts memory + swap)");
+  if (m.swappiness && *m.swappiness > 100) throw field_error("memory.swappiness", "must be between 0 and 100");
+  // memsw must stay >= limit at every step: the manager retries an EINVAL
+  // write after the others, which covers both raising and lowering.
+  if (limit != 0) put("memory.limit_in_bytes", std::to_string(limit));
+  if (swap != 0) put("memory.memsw.limit_in_bytes", std::to_string(swap));
+  if (m.reservation.value_or(0) != 0) put("memory.soft_limit_in_bytes", std::to_string(*m.reservation));
+  if (m.kernel_tcp.value_or(0) != 0) put("memory.kmem.tcp.limit_in_bytes", std::to_string(*m.kernel_tcp));
+  if (m.swappiness) put("memory.swappiness", std::to_string(*m.swappiness));
+  if (m.disable_oom_killer.value_or(false)) put("memory.oom_control", "1");
+  if (m.use_hierarchy) put("memory.use_hierarchy", *m.use_hierarchy ? "1" : "0");
+}
+
+void v1_blkio(const spec::BlockIo& b, V1Put put) {
+  check_weight("blockIO.weight", b.weight.value_or(0));
+  check_weight("blockIO.leafWeight", b.leaf_weight.value_or(0));
+  if (b.weight.value_or(0) != 0) put("blkio.weight", std::to_string(*b.weight));
+  if (b.leaf_weight.value_or(0) != 0) put("blkio.leaf_weight", std::to_string(*b.leaf_weight));
+  for (size_t i = 0; i < b.weight_device.size(); ++i) {
+    const auto& d = b.weight_device[i];
+    std::string f = "blockIO.weightDevice[" + std::to_string(i) + "]";
+    check_devnum(f, d.major, d.minor);
+    check_weight(f + ".weight", d.weight.value_or(0));
+    check_weight(f + ".leafWeight", d.leaf_weight.value_or(0));
+    if (d.weight.value_or(0) != 0) put("blkio.weight_device", devnum(d.major, d.minor) + " " + std::to_string(*d.weight));
+    if (d.leaf_weight.value_or(0) != 0)
+      put("blkio.leaf_weight_device", devnum(d.major, d.minor) + " " + std::to_string(*d.leaf_weight));
+  }
+  auto throttle = [&](const std::vector<spec::ThrottleDevice>& list, const char* file, const char* field) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      check_devnum(std::string("blockIO.") + field + "[" + std::to_string(i) + "]", list[i].major, list[i].minor);
+      put(file, devnum(list[i].major, list[i].minor) + " " + std::to_string(list[i].rate));
+    }
   };
+  throttle(b.throttle_read_bps, "blkio.throttle.read_bps_device", "throttleReadBpsDevice");
+  throttle(b.throttle_write_bps, "blkio.throttle.write_bps_device", "throttleWriteBpsDevice");
+  throttle(b.throttle_read_iops, "blkio.throttle.read_iops_device", "throttleReadIOPSDevice");
+  throttle(b.throttle_write_iops, "blkio.throttle.write_iops_device", "throttleWriteIOPSDevice");
+}
+
+void v1_network(const spec::Network& n, V1Put cls, V1Put prio) {
+  if (n.class_id) cls("net_cls.classid", std::to_string(*n.class_id));
+  for (size_t i = 0; i < n.priorities.size(); ++i) {
+    const auto& p = n.priorities[i];
+    if (p.name.empty() || p.name.find_first_of(" \t\n") != std::string::npos)
+      throw field_error("network.priorities[" + std::to_string(i) + "].name", "must be an interface name");
+    prio("net_prio.ifpriomap", p.name + " " + std::to_string(p.priority));
+  }
+}
+
+}  // namespace
+
+std::vector<Write> v1_writes(const spec::Resources& r) {
   if (!r.unified.empty())
     throw Error("linux.resources.unified: requires cgroup v2 (this host uses cgroup v1 controllers)");
-
-  if (!r.devices.empty()) {
-    put("devices", "devices.deny", "a");
-    for (size_t i = 0; i < r.devices.size(); ++i)
-      put("devices", r.devices[i].allow ? "devices.allow" : "devices.deny",
-          device_rule_v1(r.devices[i], "linux.resources.devices[" + std::to_string(i) + "]"));
-  }
-
-  if (r.cpu) {
-    const auto& c = *r.cpu;
-    check_cpu_common(c);
-    if (c.shares.value_or(0) != 0) put("cpu", "cpu.shares", std::to_string(*c.shares));
-    // Period before quota; the manager retries an EINVAL write after the rest.
-    if (c.period.value_or(0) != 0) put("cpu", "cpu.cfs_period_us", std::to_string(*c.period));
-    if (c.quota.value_or(0) != 0) put("cpu", "cpu.cfs_quota_us", std::to_string(*c.quota));
-    if (c.burst) put("cpu", "cpu.cfs_burst_us", std::to_string(*c.burst));
-    if (c.realtime_period.value_or(0) != 0) put("cpu", "cpu.rt_period_us", std::to_string(*c.realtime_period));
-    if (c.realtime_runtime.value_or(0) != 0) put("cpu", "cpu.rt_runtime_us", std::to_string(*c.realtime_runtime));
-    if (c.idle) put("cpu", "cpu.idle", std::to_string(*c.idle));
-    if (!c.cpus.empty()) put("cpuset", "cpuset.cpus", c.cpus);
-    if (!c.mems.empty()) put("cpuset", "cpuset.mems", c.mems);
-  }
-
-  if (r.memory) {
-    const auto& m = *r.memory;
-    check_memory_common(m);
-    int64_t limit = m.limit.value_or(0), swap = m.swap.value_or(0);
-    if (limit > 0 && swap > 0 && swap < limit)
-      throw field_error("memory.swap", "must be at least memory.limit (it counts memory + swap)");
-    if (m.swappiness && *m.swappiness > 100) throw field_error("memory.swappiness", "must be between 0 and 100");
-    // memsw must stay >= limit at every step: the manager retries an EINVAL
-    // write after the others, which covers both raising and lowering.
-    if (limit != 0) put("memory", "memory.limit_in_bytes", std::to_string(limit));
-    if (swap != 0) put("memory", "memory.memsw.limit_in_bytes", std::to_string(swap));
-    if (m.reservation.value_or(0) != 0) put("memory", "memory.soft_limit_in_bytes", std::to_string(*m.reservation));
-    if (m.kernel_tcp.value_or(0) != 0) put("memory", "memory.kmem.tcp.limit_in_bytes", std::to_string(*m.kernel_tcp));
-    if (m.swappiness) put("memory", "memory.swappiness", std::to_string(*m.swappiness));
-    if (m.disable_oom_killer.value_or(false)) put("memory", "memory.oom_control", "1");
-    if (m.use_hierarchy) put("memory", "memory.use_hierarchy", *m.use_hierarchy ? "1" : "0");
-  }
-
-  if (r.pids_limit) put("pids", "pids.max", *r.pids_limit < 0 ? "max" : std::to_string(*r.pids_limit));
-
-  if (r.block_io) {
-    const auto& b = *r.block_io;
-    check_weight("blockIO.weight", b.weight.value_or(0));
-    check_weight("blockIO.leafWeight", b.leaf_weight.value_or(0));
-    if (b.weight.value_or(0) != 0) put("blkio", "blkio.weight", std::to_string(*b.weight));
-    if (b.leaf_weight.value_or(0) != 0) put("blkio", "blkio.leaf_weight", std::to_string(*b.leaf_weight));
-    for (size_t i = 0; i < b.weight_device.size(); ++i) {
-      const auto& d = b.weight_device[i];
-      std::string f = "blockIO.weightDevice[" + std::to_string(i) + "]";
-      check_devnum(f, d.major, d.minor);
-      check_weight(f + ".weight", d.weight.value_or(0));
-      check_weight(f + ".leafWeight", d.leaf_weight.value_or(0));
-      if (d.weight.value_or(0) != 0)
-        put("blkio", "blkio.weight_device", devnum(d.major, d.minor) + " " + std::to_string(*d.weight));
-      if (d.leaf_weight.value_or(0) != 0)
-        put("blkio", "blkio.leaf_weight_device", devnum(d.major, d.minor) + " " + std::to_string(*d.leaf_weight));
-    }
-    auto throttle = [&](const std::vector<spec::ThrottleDevice>& list, const char* file, const char* field) {
-      for (size_t i = 0; i < list.size(); ++i) {
-        check_devnum(std::string("blockIO.") + field + "[" + std::to_string(i) + "]", list[i].major, list[i].minor);
-        put("blkio", file, devnum(list[i].major, list[i].minor) + " " + std::to_string(list[i].rate));
-      }
-    };
-    throttle(b.throttle_read_bps, "blkio.throttle.read_bps_device", "throttleReadBpsDevice");
-    throttle(b.throttle_write_bps, "blkio.throttle.write_bps_device", "throttleWriteBpsDevice");
-    throttle(b.throttle_read_iops, "blkio.throttle.read_iops_device", "throttleReadIOPSDevice");
-    throttle(b.throttle_write_iops, "blkio.throttle.write_iops_device", "throttleWriteIOPSDevice");
-  }
-
+  std::vector<Write> w;
+  if (!r.devices.empty()) v1_devices(r.devices, {w, "devices"});
+  if (r.cpu) v1_cpu(*r.cpu, {w, "cpu"}, {w, "cpuset"});
+  if (r.memory) v1_memory(*r.memory, {w, "memory"});
+  if (r.pids_limit) w.push_back({"pids", "pids.max", *r.pids_limit < 0 ? "max" : std::to_string(*r.pids_limit)});
+  if (r.block_io) v1_blkio(*r.block_io, {w, "blkio"});
   for (size_t i = 0; i < r.hugepage_limits.size(); ++i) {
     const auto& h = r.hugepage_limits[i];
     check_page_size("hugepageLimits[" + std::to_string(i) + "].pageSize", h.page_size);
-    put("hugetlb", "hugetlb." + h.page_size + ".limit_in_bytes", std::to_string(h.limit));
-    put("hugetlb", "hugetlb." + h.page_size + ".rsvd.limit_in_bytes", std::to_string(h.limit));
+    w.push_back({"hugetlb", "hugetlb." + h.page_size + ".limit_in_bytes", std::to_string(h.limit)});
+    w.push_back({"hugetlb", "hugetlb." + h.page_size + ".rsvd.limit_in_bytes", std::to_string(h.limit)});
   }
-
-  if (r.network) {
-    if (r.network->class_id) put("net_cls", "net_cls.classid", std::to_string(*r.network->class_id));
-    for (size_t i = 0; i < r.network->priorities.size(); ++i) {
-      const auto& p = r.network->priorities[i];
-      if (p.name.empty() || p.name.find_first_of(" \t\n") != std::string::npos)
-        throw field_error("network.priorities[" + std::to_string(i) + "].name", "must be an interface name");
-      put("net_prio", "net_prio.ifpriomap", p.name + " " + std::to_string(p.priority));
-    }
-  }
-
+  if (r.network) v1_network(*r.network, {w, "net_cls"}, {w, "net_prio"});
   for (const auto& [dev, lim] : r.rdma) {
     check_rdma_dev(dev);
-    if (lim.hca_handles || lim.hca_objects) put("rdma", "rdma.max", rdma_value(dev, lim));
+    if (lim.hca_handles || lim.hca_objects) w.push_back({"rdma", "rdma.max", rdma_value(dev, lim)});
   }
   return w;
 }

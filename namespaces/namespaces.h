@@ -61,6 +61,41 @@ MountOptions parse_mount_options(const std::vector<std::string>& options);
 // Every option string parse_mount_options() understands (for features.json).
 std::vector<std::string> known_mount_options();
 
+// What the host and the init's namespaces mean for the mounts.
+struct MountHost {
+  bool cgroup_v1 = false;  // /sys/fs/cgroup holds the host's v1 hierarchies (v1 or hybrid host)
+  bool cgroup_ns = false;  // the container has a cgroup namespace (new or joined)
+  bool user_ns = false;    // the init is in a new user namespace
+};
+
+// How prepare_rootfs mounts one spec.mounts entry, decided without touching
+// the system: tests check it without root.
+struct MountStep {
+  enum class Kind {
+    Bind,        // a detached bind (open_tree) of `source`, attached on the destination
+    Idmapped,    // the detached idmapped bind the runtime made (or, without a user namespace, made here)
+    CgroupV1,    // "cgroup" on a v1/hybrid host: a tmpfs with a directory per host hierarchy
+    Filesystem,  // mount(2) of `type` from `source` with options.data
+  };
+  Kind kind = Kind::Filesystem;
+  size_t index = 0;
+  std::string what;         // "mounts[2] (/dev)": the context of every error about it
+  std::string destination;  // clean_path'ed: a relative one is relative to "/"
+  std::string type;         // Filesystem: "cgroup" becomes "cgroup2" on a unified host
+  std::string source;       // Bind/Idmapped: the host path; Filesystem: the spec's, or the type when empty
+  MountOptions options;     // parse_mount_options; data is cleared for a cgroup2 made from "cgroup"
+  bool real_directory = false;  // proc, sysfs: never on a symlink or file (CVE-2019-16884/19921)
+  bool inherit_mode = false;    // tmpfs without mode=: the mode of the directory it covers, when there is one
+  bool sysfs_fallback = false;  // sysfs in a user namespace: on EPERM, a bind of the host's /sys instead
+  bool cgroup_fresh = false;    // CgroupV1: fresh hierarchy mounts (cgroup namespace), else binds of the own cgroup
+};
+
+// The step for spec.mounts[index]; throws naming it for an empty destination,
+// a missing type, idmap on a non-bind mount or tmpcopyup on a non-tmpfs.
+MountStep plan_mount(const spec::Mount& m, size_t index, const MountHost& host);
+// plan_mount for every spec.mounts entry, in order.
+std::vector<MountStep> plan_mounts(const spec::Spec& spec, const MountHost& host);
+
 // Propagation flag for linux.rootfsPropagation: "" -> MS_SLAVE|MS_REC (runc's
 // default), "rshared" -> MS_SHARED|MS_REC, ...; throws on an unknown value.
 // prepare_rootfs applies it to the container's copy of "/" before mounting

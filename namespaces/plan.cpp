@@ -1,4 +1,4 @@
-// Pure translation of the spec's namespace, mount-option, propagation and
+// Pure translation of the spec's namespace, mount (options and plan), propagation and
 // sysctl settings. No syscalls here, so all of it is unit-testable without root.
 #include <sched.h>
 #include <sys/mount.h>
@@ -192,6 +192,55 @@ MountOptions parse_mount_options(const std::vector<std::string>& options) {
     mo.data += o;
   }
   return mo;
+}
+
+MountStep plan_mount(const spec::Mount& m, size_t index, const MountHost& host) {
+  MountStep s;
+  s.index = index;
+  s.what = "mounts[" + std::to_string(index) + "] (" + m.destination + ")";
+  if (m.destination.empty()) throw Error("mounts[" + std::to_string(index) + "].destination: must not be empty");
+  s.destination = clean_path(m.destination);
+  s.type = m.type;
+  s.source = m.source;
+  s.options = parse_mount_options(m.options);
+  s.real_directory = m.type == "proc" || m.type == "sysfs";
+  bool bind = s.options.bind || m.type == "bind";
+  if (spec::is_idmapped(m)) {
+    if (!bind) throw Error(s.what + ": idmap is only supported on bind mounts");
+    s.kind = MountStep::Kind::Idmapped;
+    return s;
+  }
+  if (bind) {
+    s.kind = MountStep::Kind::Bind;
+    return s;
+  }
+  if (m.type.empty()) throw Error(s.what + ": type is required for a non-bind mount");
+  if (m.type == "cgroup") {
+    if (host.cgroup_v1) {
+      s.kind = MountStep::Kind::CgroupV1;
+      s.cgroup_fresh = host.cgroup_ns;
+      return s;
+    }
+    // A unified host: /sys/fs/cgroup is cgroup2 itself. v1 controller names
+    // in the options would be invalid for it.
+    s.type = "cgroup2";
+    s.options.data.clear();
+  }
+  if (s.options.tmpcopyup && s.type != "tmpfs") throw Error(s.what + ": tmpcopyup is only for tmpfs mounts");
+  // runc gives a tmpfs without mode= the mode of the directory it covers; one
+  // husk has to make keeps tmpfs's own default (1777), as there.
+  s.inherit_mode = s.type == "tmpfs" && ("," + s.options.data).find(",mode=") == std::string::npos;
+  // A user namespace that does not own the network namespace may not mount
+  // sysfs; runc shows the host's /sys instead.
+  s.sysfs_fallback = s.type == "sysfs" && host.user_ns;
+  if (s.source.empty()) s.source = s.type;
+  return s;
+}
+
+std::vector<MountStep> plan_mounts(const spec::Spec& spec, const MountHost& host) {
+  std::vector<MountStep> steps;
+  for (size_t i = 0; i < spec.mounts.size(); ++i) steps.push_back(plan_mount(spec.mounts[i], i, host));
+  return steps;
 }
 
 unsigned long rootfs_propagation_flag(const std::string& value) {

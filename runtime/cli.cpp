@@ -8,9 +8,11 @@
 
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "runtime/args.h"
@@ -33,30 +35,230 @@ usage: husk [global options] command [command options] [arguments...]
 
 )";
 
+// What a command's handler gets: its flags, its positional arguments (the
+// table has checked their number; args[0] is the ID of a command that takes
+// one) and the global settings.
+struct Invocation {
+  const po::variables_map& vm;
+  std::vector<std::string> args;
+  const Global& g;
+  int preserve_fds;
+
+  bool flag(const char* n) const { return vm.count(n) && vm[n].as<bool>(); }
+  std::string str(const char* n) const { return vm.count(n) ? vm[n].as<std::string>() : std::string(); }
+  std::vector<std::string> strs(const char* n) const {
+    return vm.count(n) ? vm[n].as<std::vector<std::string>>() : std::vector<std::string>{};
+  }
+  const std::string& id() const { return args[0]; }
+  std::vector<std::string> after_id() const { return {args.begin() + 1, args.end()}; }
+};
+
+// max_args for `exec ID CMD...` and `ps ID [PS ARGS...]`: after the ID comes a
+// command line whose flags are its own, not husk's.
+constexpr size_t kCommandLine = SIZE_MAX;
+
 struct Command {
   const char* name;
   const char* args;  // usage line after the name
   const char* what;
+  void (*options)(po::options_description&);  // its own flags; nullptr: none
+  int (*run)(const Invocation&);
+  size_t max_args;  // positional arguments; the first is the container ID when > 0
+  bool launches;    // starts container processes from husk's binary (see self_exe.h)
 };
-constexpr Command kCommands[] = {
+
+void create_flags(po::options_description& d) {
+  d.add_options()
+      ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
+      ("pid-file", po::value<std::string>(), "write the init's pid here")
+      ("console-socket", po::value<std::string>(), "unix socket that receives the pty master")
+      ("no-pivot", po::bool_switch(), "chroot instead of pivot_root (initramfs hosts)")
+      ("no-new-keyring", po::bool_switch(), "keep the caller's session keyring")
+      ("preserve-fds", po::value<std::string>(), "pass N fds after stdio to the container")
+      ("no-subreaper", po::bool_switch(), "accepted for runc compatibility");
+}
+
+void run_flags(po::options_description& d) {
+  create_flags(d);
+  d.add_options()
+      ("detach,d", po::bool_switch(), "return after start")
+      ("keep", po::bool_switch(), "do not delete the container after it exits");
+}
+
+void exec_flags(po::options_description& d) {
+  d.add_options()
+      ("process,p", po::value<std::string>(), "process.json to run instead of the command")
+      ("detach,d", po::bool_switch(), "return once the process runs")
+      ("pid-file", po::value<std::string>(), "write the process's pid here")
+      ("console-socket", po::value<std::string>(), "unix socket that receives the pty master")
+      ("tty,t", po::bool_switch(), "allocate a pty")
+      ("cwd", po::value<std::string>(), "working directory inside the container")
+      ("env,e", po::value<std::vector<std::string>>(), "KEY=value (repeatable)")
+      ("user,u", po::value<std::string>(), "uid[:gid]")
+      ("additional-gids,g", po::value<std::vector<std::string>>(), "extra group (repeatable)")
+      ("cap,c", po::value<std::vector<std::string>>(), "add a capability (repeatable)")
+      ("no-new-privs", po::bool_switch(), "set no_new_privs")
+      ("preserve-fds", po::value<std::string>(), "pass N fds after stdio")
+      ("ignore-paused", po::bool_switch(), "exec even if the container is paused")
+      ("process-label", po::value<std::string>(), "SELinux label of the process")
+      ("apparmor", po::value<std::string>(), "AppArmor profile of the process")
+      ("cgroup", po::value<std::vector<std::string>>(), "run in a sub-cgroup (not supported: refused)");
+}
+
+void format_flag(po::options_description& d) {
+  d.add_options()("format,f", po::value<std::string>()->default_value("table"), "table or json");
+}
+
+void list_flags(po::options_description& d) {
+  format_flag(d);
+  d.add_options()("quiet,q", po::bool_switch(), "print only IDs");
+}
+
+void events_flags(po::options_description& d) {
+  d.add_options()
+      ("stats", po::bool_switch(), "print one stats event and exit")
+      ("interval", po::value<std::string>()->default_value("5s"), "time between stats events");
+}
+
+// runc's update flags, each a string field of UpdateOptions ("" = not
+// given); a null field is accepted and ignored (kernel-memory-tcp) or refused
+// by run_update (Intel RDT).
+struct UpdateFlag {
+  const char* name;
+  std::string UpdateOptions::*field;
+  const char* what;
+};
+const UpdateFlag kUpdateFlags[] = {
+    {"resources,r", &UpdateOptions::resources_file, "linux.resources JSON file, - for stdin"},
+    {"memory", &UpdateOptions::memory, "memory limit (e.g. 64m)"},
+    {"memory-reservation", &UpdateOptions::memory_reservation, "memory soft limit"},
+    {"memory-swap", &UpdateOptions::memory_swap, "memory + swap limit"},
+    {"kernel-memory", &UpdateOptions::kernel_memory, "kernel memory limit (v1)"},
+    {"kernel-memory-tcp", nullptr, "accepted for runc compatibility"},
+    {"pids-limit", &UpdateOptions::pids_limit, "maximum number of processes"},
+    {"cpu-quota", &UpdateOptions::cpu_quota, "CFS quota in microseconds"},
+    {"cpu-period", &UpdateOptions::cpu_period, "CFS period in microseconds"},
+    {"cpu-share", &UpdateOptions::cpu_share, "CPU shares (relative weight)"},
+    {"cpu-rt-period", &UpdateOptions::cpu_rt_period, "realtime period in microseconds"},
+    {"cpu-rt-runtime", &UpdateOptions::cpu_rt_runtime, "realtime runtime in microseconds"},
+    {"cpuset-cpus", &UpdateOptions::cpuset_cpus, "CPUs to use, e.g. 0-1"},
+    {"cpuset-mems", &UpdateOptions::cpuset_mems, "memory nodes to use"},
+    {"blkio-weight", &UpdateOptions::blkio_weight, "block IO weight (10-1000)"},
+    {"l3-cache-schema", nullptr, "Intel RDT (not supported)"},
+    {"mem-bw-schema", nullptr, "Intel RDT (not supported)"},
+};
+
+void update_flags(po::options_description& d) {
+  for (const auto& f : kUpdateFlags) d.add_options()(f.name, po::value<std::string>(), f.what);
+}
+
+void kill_flags(po::options_description& d) {
+  d.add_options()("all,a", po::bool_switch(), "signal every process in the container");
+}
+
+void delete_flags(po::options_description& d) {
+  d.add_options()("force,f", po::bool_switch(), "kill a running container first");
+}
+
+void spec_flags(po::options_description& d) {
+  d.add_options()
+      ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
+      ("rootless", po::bool_switch(), "a config for unprivileged users");
+}
+
+CreateOptions create_request(const Invocation& in) {
+  CreateOptions o;
+  o.id = in.id();
+  o.bundle = in.str("bundle");
+  o.pid_file = in.str("pid-file");
+  o.console_socket = in.str("console-socket");
+  o.no_pivot = in.flag("no-pivot");
+  o.no_new_keyring = in.flag("no-new-keyring");
+  o.preserve_fds = in.preserve_fds;
+  return o;
+}
+
+int run_run(const Invocation& in) {
+  CreateOptions o = create_request(in);
+  o.detach = in.flag("detach");
+  o.keep = in.flag("keep");
+  return cmd_run(in.g, o);
+}
+
+int run_exec(const Invocation& in) {
+  ExecOptions o;
+  o.id = in.id();
+  o.args = in.after_id();
+  o.process_file = in.str("process");
+  o.detach = in.flag("detach");
+  o.pid_file = in.str("pid-file");
+  o.console_socket = in.str("console-socket");
+  o.tty = in.flag("tty");
+  o.cwd = in.str("cwd");
+  o.env = in.strs("env");
+  o.user = in.str("user");
+  for (const auto& gid : in.strs("additional-gids"))
+    o.additional_gids.push_back(static_cast<uint32_t>(parse_decimal(gid, kMaxId, "--additional-gids")));
+  o.caps = in.strs("cap");
+  o.no_new_privs = in.flag("no-new-privs");
+  o.preserve_fds = in.preserve_fds;
+  o.ignore_paused = in.flag("ignore-paused");
+  // runc puts the process in a sub-cgroup of the container's; running it in
+  // the container's own cgroup instead would silently drop that request.
+  if (in.vm.count("cgroup")) throw Error("--cgroup: exec into a sub-cgroup is not supported by husk");
+  o.process_label = in.str("process-label");
+  o.apparmor_profile = in.str("apparmor");
+  return cmd_exec(in.g, o);
+}
+
+int run_update(const Invocation& in) {
+  UpdateOptions o;
+  o.id = in.id();
+  for (const auto& f : kUpdateFlags) {
+    if (!f.field) continue;
+    std::string name = f.name;
+    o.*f.field = in.str(name.substr(0, name.find(',')).c_str());
+  }
+  if (!in.str("l3-cache-schema").empty() || !in.str("mem-bw-schema").empty())
+    throw Error("update: Intel RDT is not supported");
+  return cmd_update(in.g, o);
+}
+
+using In = const Invocation&;
+const Command kCommands[] = {
     {"create", "[--bundle DIR] [--pid-file F] [--console-socket S] [--no-pivot] [--preserve-fds N] ID",
-     "create a container from a bundle; it waits for start"},
-    {"start", "ID", "run the user process of a created container"},
-    {"run", "[create options] [--detach] [--keep] ID", "create and start a container (foreground unless -d)"},
-    {"state", "ID", "print the state of a container as JSON"},
+     "create a container from a bundle; it waits for start", create_flags,
+     [](In in) { return cmd_create(in.g, create_request(in)); }, 1, true},
+    {"start", "ID", "run the user process of a created container", nullptr,
+     [](In in) { return cmd_start(in.g, in.id()); }, 1, false},
+    {"run", "[create options] [--detach] [--keep] ID", "create and start a container (foreground unless -d)",
+     run_flags, run_run, 1, true},
+    {"state", "ID", "print the state of a container as JSON", nullptr,
+     [](In in) { return cmd_state(in.g, in.id()); }, 1, false},
     {"exec", "[--process F | ...flags] [--detach] [--pid-file F] [--tty] ID [COMMAND ARGS...]",
-     "run a new process inside a running container"},
-    {"kill", "[--all] ID [SIGNAL]", "send a signal to the container's init (or all processes)"},
-    {"pause", "ID", "freeze every process of a container"},
-    {"resume", "ID", "thaw a paused container"},
-    {"ps", "[--format table|json] ID [PS ARGS...]", "list the processes of a container"},
+     "run a new process inside a running container", exec_flags, run_exec, kCommandLine, true},
+    {"kill", "[--all] ID [SIGNAL]", "send a signal to the container's init (or all processes)", kill_flags,
+     [](In in) { return cmd_kill(in.g, in.id(), in.args.size() > 1 ? in.args[1] : "SIGTERM", in.flag("all")); },
+     2, false},
+    {"pause", "ID", "freeze every process of a container", nullptr,
+     [](In in) { return cmd_pause(in.g, in.id()); }, 1, false},
+    {"resume", "ID", "thaw a paused container", nullptr,
+     [](In in) { return cmd_resume(in.g, in.id()); }, 1, false},
+    {"ps", "[--format table|json] ID [PS ARGS...]", "list the processes of a container", format_flag,
+     [](In in) { return cmd_ps(in.g, in.id(), in.str("format"), in.after_id()); }, kCommandLine, false},
     {"update", "[--resources FILE|-] [--memory M] [--pids-limit N] [--cpu-quota Q] ... ID",
-     "change the resource limits of a running container"},
-    {"events", "[--stats] [--interval 5s] ID", "print stats (and OOM) events of a container as JSON"},
-    {"delete", "[--force] ID", "delete a container and everything it made"},
-    {"list", "[--format table|json] [--quiet]", "list containers"},
-    {"spec", "[--bundle DIR] [--rootless]", "write a default config.json into a bundle"},
-    {"features", "", "print the features husk supports as JSON"},
+     "change the resource limits of a running container", update_flags, run_update, 1, false},
+    {"events", "[--stats] [--interval 5s] ID", "print stats (and OOM) events of a container as JSON",
+     events_flags, [](In in) { return cmd_events(in.g, in.id(), in.flag("stats"), in.str("interval")); }, 1,
+     false},
+    {"delete", "[--force] ID", "delete a container and everything it made", delete_flags,
+     [](In in) { return cmd_delete(in.g, in.id(), in.flag("force")); }, 1, false},
+    {"list", "[--format table|json] [--quiet]", "list containers", list_flags,
+     [](In in) { return cmd_list(in.g, in.str("format"), in.flag("quiet")); }, 0, false},
+    {"spec", "[--bundle DIR] [--rootless]", "write a default config.json into a bundle", spec_flags,
+     [](In in) { return cmd_spec(in.str("bundle"), in.flag("rootless")); }, 0, false},
+    {"features", "", "print the features husk supports as JSON", nullptr, [](In) { return cmd_features(); }, 0,
+     false},
 };
 
 const Command* find_command(const std::string& name) {
@@ -65,13 +267,16 @@ const Command* find_command(const std::string& name) {
   return nullptr;
 }
 
-// `after_command`: the copy accepted after the command name; `spec` has its
-// own --rootless flag there.
-po::options_description global_options(const std::string& after_command = "") {
+po::options_description own_options(const Command* c) {
   po::options_description d;
-  if (after_command != "spec")
-    d.add_options()("rootless", po::value<std::string>(), "accepted for runc compatibility");
+  if (c && c->options) c->options(d);
+  return d;
+}
+
+po::options_description global_options() {
+  po::options_description d;
   d.add_options()
+      ("rootless", po::value<std::string>(), "accepted for runc compatibility")
       ("root", po::value<std::string>(), "state directory (default /run/husk, $XDG_RUNTIME_DIR/husk for non-root)")
       ("log", po::value<std::string>(), "append log lines to this file")
       ("log-format", po::value<std::string>()->default_value("text"), "text or json")
@@ -98,199 +303,14 @@ std::string default_root() {
   return std::string(xdg && *xdg ? xdg : "/tmp") + "/husk";
 }
 
-po::options_description command_options(const std::string& cmd) {
-  po::options_description d;
-  if (cmd == "create" || cmd == "run") {
-    d.add_options()
-        ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
-        ("pid-file", po::value<std::string>(), "write the init's pid here")
-        ("console-socket", po::value<std::string>(), "unix socket that receives the pty master")
-        ("no-pivot", po::bool_switch(), "chroot instead of pivot_root (initramfs hosts)")
-        ("no-new-keyring", po::bool_switch(), "keep the caller's session keyring")
-        ("preserve-fds", po::value<std::string>(), "pass N fds after stdio to the container")
-        ("no-subreaper", po::bool_switch(), "accepted for runc compatibility");
-    if (cmd == "run")
-      d.add_options()
-          ("detach,d", po::bool_switch(), "return after start")
-          ("keep", po::bool_switch(), "do not delete the container after it exits");
-  } else if (cmd == "exec") {
-    d.add_options()
-        ("process,p", po::value<std::string>(), "process.json to run instead of the command")
-        ("detach,d", po::bool_switch(), "return once the process runs")
-        ("pid-file", po::value<std::string>(), "write the process's pid here")
-        ("console-socket", po::value<std::string>(), "unix socket that receives the pty master")
-        ("tty,t", po::bool_switch(), "allocate a pty")
-        ("cwd", po::value<std::string>(), "working directory inside the container")
-        ("env,e", po::value<std::vector<std::string>>(), "KEY=value (repeatable)")
-        ("user,u", po::value<std::string>(), "uid[:gid]")
-        ("additional-gids,g", po::value<std::vector<std::string>>(), "extra group (repeatable)")
-        ("cap,c", po::value<std::vector<std::string>>(), "add a capability (repeatable)")
-        ("no-new-privs", po::bool_switch(), "set no_new_privs")
-        ("preserve-fds", po::value<std::string>(), "pass N fds after stdio")
-        ("ignore-paused", po::bool_switch(), "exec even if the container is paused")
-        ("process-label", po::value<std::string>(), "SELinux label of the process")
-        ("apparmor", po::value<std::string>(), "AppArmor profile of the process")
-        ("cgroup", po::value<std::vector<std::string>>(), "run in a sub-cgroup (not supported: refused)");
-  } else if (cmd == "ps") {
-    d.add_options()("format,f", po::value<std::string>()->default_value("table"), "table or json");
-  } else if (cmd == "events") {
-    d.add_options()
-        ("stats", po::bool_switch(), "print one stats event and exit")
-        ("interval", po::value<std::string>()->default_value("5s"), "time between stats events");
-  } else if (cmd == "update") {
-    d.add_options()
-        ("resources,r", po::value<std::string>(), "linux.resources JSON file, - for stdin")
-        ("memory", po::value<std::string>(), "memory limit (e.g. 64m)")
-        ("memory-reservation", po::value<std::string>(), "memory soft limit")
-        ("memory-swap", po::value<std::string>(), "memory + swap limit")
-        ("kernel-memory", po::value<std::string>(), "kernel memory limit (v1)")
-        ("kernel-memory-tcp", po::value<std::string>(), "accepted for runc compatibility")
-        ("pids-limit", po::value<std::string>(), "maximum number of processes")
-        ("cpu-quota", po::value<std::string>(), "CFS quota in microseconds")
-        ("cpu-period", po::value<std::string>(), "CFS period in microseconds")
-        ("cpu-share", po::value<std::string>(), "CPU shares (relative weight)")
-        ("cpu-rt-period", po::value<std::string>(), "realtime period in microseconds")
-        ("cpu-rt-runtime", po::value<std::string>(), "realtime runtime in microseconds")
-        ("cpuset-cpus", po::value<std::string>(), "CPUs to use, e.g. 0-1")
-        ("cpuset-mems", po::value<std::string>(), "memory nodes to use")
-        ("blkio-weight", po::value<std::string>(), "block IO weight (10-1000)")
-        ("l3-cache-schema", po::value<std::string>(), "Intel RDT (not supported)")
-        ("mem-bw-schema", po::value<std::string>(), "Intel RDT (not supported)");
-  } else if (cmd == "kill") {
-    d.add_options()("all,a", po::bool_switch(), "signal every process in the container");
-  } else if (cmd == "delete") {
-    d.add_options()("force,f", po::bool_switch(), "kill a running container first");
-  } else if (cmd == "list") {
-    d.add_options()
-        ("format,f", po::value<std::string>()->default_value("table"), "table or json")
-        ("quiet,q", po::bool_switch(), "print only IDs");
-  } else if (cmd == "spec") {
-    d.add_options()
-        ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
-        ("rootless", po::bool_switch(), "a config for unprivileged users");
-  }
-  return d;
-}
-
-std::string need_id(const std::vector<std::string>& args, const std::string& cmd) {
-  if (args.empty()) throw Error("\"" + cmd + "\" requires a container ID");
-  return args[0];
-}
-
-void check_arg_count(const std::vector<std::string>& args, size_t max, const std::string& cmd) {
-  if (args.size() > max)
-    throw Error("\"" + cmd + "\" takes at most " + std::to_string(max) + " argument(s), got " +
+// The table's rule for positional arguments: at most max_args, the first of
+// them the container ID.
+void check_args(const Command& c, const std::vector<std::string>& args) {
+  const std::string cmd = c.name;
+  if (args.size() > c.max_args)
+    throw Error("\"" + cmd + "\" takes at most " + std::to_string(c.max_args) + " argument(s), got " +
                 std::to_string(args.size()));
-}
-
-int dispatch(const std::string& cmd, const po::variables_map& vm, const Global& g, int preserve_fds) {
-  std::vector<std::string> args;
-  if (vm.count("args")) args = vm["args"].as<std::vector<std::string>>();
-  auto flag = [&](const char* n) { return vm.count(n) && vm[n].as<bool>(); };
-  auto str = [&](const char* n) { return vm.count(n) ? vm[n].as<std::string>() : std::string(); };
-
-  if (cmd == "create" || cmd == "run") {
-    check_arg_count(args, 1, cmd);
-    CreateOptions o;
-    o.id = need_id(args, cmd);
-    o.bundle = str("bundle");
-    o.pid_file = str("pid-file");
-    o.console_socket = str("console-socket");
-    o.no_pivot = flag("no-pivot");
-    o.no_new_keyring = flag("no-new-keyring");
-    o.preserve_fds = preserve_fds;
-    if (cmd == "create") return cmd_create(g, o);
-    o.detach = flag("detach");
-    o.keep = flag("keep");
-    return cmd_run(g, o);
-  }
-  if (cmd == "exec") {
-    ExecOptions o;
-    o.id = need_id(args, cmd);
-    o.args.assign(args.begin() + 1, args.end());
-    o.process_file = str("process");
-    o.detach = flag("detach");
-    o.pid_file = str("pid-file");
-    o.console_socket = str("console-socket");
-    o.tty = flag("tty");
-    o.cwd = str("cwd");
-    if (vm.count("env")) o.env = vm["env"].as<std::vector<std::string>>();
-    o.user = str("user");
-    if (vm.count("additional-gids"))
-      for (const auto& gid : vm["additional-gids"].as<std::vector<std::string>>())
-        o.additional_gids.push_back(static_cast<uint32_t>(parse_decimal(gid, kMaxId, "--additional-gids")));
-    if (vm.count("cap")) o.caps = vm["cap"].as<std::vector<std::string>>();
-    o.no_new_privs = flag("no-new-privs");
-    o.preserve_fds = preserve_fds;
-    o.ignore_paused = flag("ignore-paused");
-    // runc puts the process in a sub-cgroup of the container's; running it in
-    // the container's own cgroup instead would silently drop that request.
-    if (vm.count("cgroup")) throw Error("--cgroup: exec into a sub-cgroup is not supported by husk");
-    o.process_label = str("process-label");
-    o.apparmor_profile = str("apparmor");
-    return cmd_exec(g, o);
-  }
-  if (cmd == "pause" || cmd == "resume") {
-    check_arg_count(args, 1, cmd);
-    std::string id = need_id(args, cmd);
-    return cmd == "pause" ? cmd_pause(g, id) : cmd_resume(g, id);
-  }
-  if (cmd == "ps") {
-    std::string id = need_id(args, cmd);
-    return cmd_ps(g, id, str("format"), std::vector<std::string>(args.begin() + 1, args.end()));
-  }
-  if (cmd == "events") {
-    check_arg_count(args, 1, cmd);
-    return cmd_events(g, need_id(args, cmd), flag("stats"), str("interval"));
-  }
-  if (cmd == "update") {
-    check_arg_count(args, 1, cmd);
-    UpdateOptions o;
-    o.id = need_id(args, cmd);
-    o.resources_file = str("resources");
-    o.memory = str("memory");
-    o.memory_reservation = str("memory-reservation");
-    o.memory_swap = str("memory-swap");
-    o.kernel_memory = str("kernel-memory");
-    o.pids_limit = str("pids-limit");
-    o.cpu_quota = str("cpu-quota");
-    o.cpu_period = str("cpu-period");
-    o.cpu_share = str("cpu-share");
-    o.cpu_rt_period = str("cpu-rt-period");
-    o.cpu_rt_runtime = str("cpu-rt-runtime");
-    o.cpuset_cpus = str("cpuset-cpus");
-    o.cpuset_mems = str("cpuset-mems");
-    o.blkio_weight = str("blkio-weight");
-    if (!str("l3-cache-schema").empty() || !str("mem-bw-schema").empty())
-      throw Error("update: Intel RDT is not supported");
-    return cmd_update(g, o);
-  }
-  if (cmd == "start" || cmd == "state") {
-    check_arg_count(args, 1, cmd);
-    std::string id = need_id(args, cmd);
-    return cmd == "start" ? cmd_start(g, id) : cmd_state(g, id);
-  }
-  if (cmd == "kill") {
-    check_arg_count(args, 2, cmd);
-    return cmd_kill(g, need_id(args, cmd), args.size() > 1 ? args[1] : "SIGTERM", flag("all"));
-  }
-  if (cmd == "delete") {
-    check_arg_count(args, 1, cmd);
-    return cmd_delete(g, need_id(args, cmd), flag("force"));
-  }
-  if (cmd == "list") {
-    check_arg_count(args, 0, cmd);
-    return cmd_list(g, str("format"), flag("quiet"));
-  }
-  if (cmd == "spec") {
-    check_arg_count(args, 0, cmd);
-    return cmd_spec(str("bundle"), flag("rootless"));
-  }
-  if (cmd == "features") {
-    check_arg_count(args, 0, cmd);
-    return cmd_features();
-  }
-  throw Error("\"" + cmd + "\" is not a husk command");
+  if (c.max_args > 0 && args.empty()) throw Error("\"" + cmd + "\" requires a container ID");
 }
 
 // `exec ID sh -c x`, `ps ID -ef`: flags after the ID belong to the command. Cut the
@@ -333,95 +353,172 @@ void print_help(const po::options_description& globals) {
 // `husk COMMAND --help`: that command's usage and flags only, as runc's.
 void print_command_help(const Command& c) {
   std::cout << "usage: husk " << c.name << (*c.args ? " " : "") << c.args << "\n\n" << c.what << "\n";
-  po::options_description own = command_options(c.name);
+  po::options_description own = own_options(&c);
   if (!own.options().empty()) std::cout << "\noptions:\n" << own;
   std::cout << "\nThe global options (husk --help) may also follow the command.\n";
 }
 
-}  // namespace
+// argv[1 .. index) are global flags, argv[index] is the command.
+int command_index(int argc, char** argv) {
+  int at = 1;
+  while (at < argc && argv[at][0] == '-') at += (kGlobalWithValue.count(argv[at]) && at + 1 < argc) ? 2 : 1;
+  return at;
+}
 
-int cli_main(int argc, char** argv) {
-  // Split argv at the command: global options before it, the command's own after.
-  int cmd_at = 1;
-  while (cmd_at < argc && argv[cmd_at][0] == '-') {
-    std::string a = argv[cmd_at];
-    cmd_at += (kGlobalWithValue.count(a) && cmd_at + 1 < argc) ? 2 : 1;
-  }
-  auto globals = global_options();
+// Usage errors are printed, not logged: no log is open before run_command.
+std::optional<po::variables_map> parse_globals(int cmd_at, char** argv, const po::options_description& globals) {
   po::variables_map gvm;
   try {
     po::store(po::command_line_parser(cmd_at, argv).options(globals).style(style()).run(), gvm);
   } catch (const po::error& e) {
     std::cerr << e.what() << std::endl;
-    return 1;
+    return std::nullopt;
   }
-  const std::string cmd = cmd_at < argc ? argv[cmd_at] : "";
-  if (cmd == "create" || cmd == "run" || cmd == "exec") {
-    try {
-      ensure_protected_binary(argv);
-    } catch (const Error& e) {
-      std::cerr << cmd << ": " << e.what() << std::endl;
-      return 1;
-    }
-  }
+  return gvm;
+}
 
-  po::variables_map vm;
+bool protect_binary(const std::string& cmd, char** argv) {
   try {
-    po::options_description all;
-    all.add(command_options(cmd)).add(global_options(cmd));
+    ensure_protected_binary(argv);
+    return true;
+  } catch (const Error& e) {
+    std::cerr << cmd << ": " << e.what() << std::endl;
+    return false;
+  }
+}
+
+// What follows the command: its own flags, the global ones again (those it
+// does not define itself, e.g. spec's --rootless) and its positional arguments.
+struct CommandLine {
+  po::variables_map vm;
+  std::vector<std::string> args;
+};
+
+std::optional<CommandLine> parse_command(const Command* c, const std::string& cmd, std::vector<std::string> rest) {
+  CommandLine line;
+  try {
+    po::options_description all = own_options(c);
+    const po::options_description globals = global_options();
+    for (const auto& o : globals.options())
+      if (!all.find_nothrow(o->long_name(), false)) all.add(o);
     all.add_options()("args", po::value<std::vector<std::string>>(), "positional arguments");
     po::positional_options_description pos;
     pos.add("args", -1);
-    std::vector<std::string> rest(argv + std::min(cmd_at + 1, argc), argv + argc);
     std::vector<std::string> command_tail;
-    if (cmd == "exec" || cmd == "ps") split_exec_command(rest, all, command_tail);
-    po::store(po::command_line_parser(rest).options(all).positional(pos).style(style()).run(), vm);
-    if (!command_tail.empty()) {
-      auto args = vm.count("args") ? vm["args"].as<std::vector<std::string>>() : std::vector<std::string>{};
-      args.insert(args.end(), command_tail.begin(), command_tail.end());
-      vm.erase("args");
-      vm.insert({"args", po::variable_value(args, false)});
-    }
+    if (c && c->max_args == kCommandLine) split_exec_command(rest, all, command_tail);
+    po::store(po::command_line_parser(rest).options(all).positional(pos).style(style()).run(), line.vm);
+    if (line.vm.count("args")) line.args = line.vm["args"].as<std::vector<std::string>>();
+    line.args.insert(line.args.end(), command_tail.begin(), command_tail.end());
   } catch (const po::error& e) {
     std::cerr << cmd << ": " << e.what() << std::endl;
-    return 1;
+    return std::nullopt;
   }
-  // A global option may also follow the command; the later one wins.
-  auto global = [&](const char* n) -> const po::variable_value* {
-    if (vm.count(n) && !vm[n].defaulted()) return &vm[n];
-    if (gvm.count(n)) return &gvm[n];
-    return nullptr;
-  };
-  auto gflag = [&](const char* n) { auto* v = global(n); return v && v->as<bool>(); };
-  auto gstr = [&](const char* n) { auto* v = global(n); return v ? v->as<std::string>() : std::string(); };
+  return line;
+}
 
-  if (gflag("version")) {
+// A global option may also follow the command; the later one wins.
+struct Settings {
+  const po::variables_map& before;
+  const po::variables_map& after;
+
+  const po::variable_value* get(const char* n) const {
+    if (after.count(n) && !after[n].defaulted()) return &after[n];
+    if (before.count(n)) return &before[n];
+    return nullptr;
+  }
+  bool flag(const char* n) const { auto* v = get(n); return v && v->as<bool>(); }
+  std::string str(const char* n) const { auto* v = get(n); return v ? v->as<std::string>() : std::string(); }
+};
+
+// --version and --help answer without running anything; nullopt: go on.
+std::optional<int> answer_help(const Settings& s, const Command* c, const std::string& cmd,
+                               const po::options_description& globals) {
+  if (s.flag("version")) {
     std::cout << "husk version " << kVersion << "\nspec: " << kSpecVersion << std::endl;
     return 0;
   }
-  if (const Command* c = find_command(cmd); c && vm.count("help") && vm["help"].as<bool>()) {
+  if (c && s.after.count("help") && s.after["help"].as<bool>()) {
     print_command_help(*c);
     return 0;
   }
-  if (gflag("help") || cmd.empty()) {
+  if (s.flag("help") || cmd.empty()) {
     print_help(globals);
-    return cmd.empty() && !gflag("help") ? 1 : 0;
+    return cmd.empty() && !s.flag("help") ? 1 : 0;
   }
+  return std::nullopt;
+}
 
-  // --preserve-fds hands fds 3..3+N-1 to the container: they must be the
-  // caller's. A hole there would be filled by one of ours (the log file, a
-  // namespace fd) and leak into the container, so refuse before opening anything.
+// --preserve-fds hands fds 3..3+N-1 to the container: they must be the
+// caller's. A hole there would be filled by one of ours (the log file, a
+// namespace fd) and leak into the container, so refuse before opening anything.
+int preserved_fds(const po::variables_map& vm) {
+  int n = 0;
+  if (vm.count("preserve-fds")) {
+    rlimit nofile{};
+    ::getrlimit(RLIMIT_NOFILE, &nofile);
+    uint64_t most = nofile.rlim_cur > 3 ? std::min<uint64_t>(nofile.rlim_cur - 3, INT32_MAX) : 0;
+    n = static_cast<int>(parse_decimal(vm["preserve-fds"].as<std::string>(), most, "--preserve-fds"));
+  }
+  for (int fd = 3; fd < 3 + n; ++fd)
+    if (::fcntl(fd, F_GETFD) < 0)
+      throw Error("--preserve-fds " + std::to_string(n) + ": fd " + std::to_string(fd) + " is not open");
+  return n;
+}
+
+// False after printing why the global flags are unusable.
+bool global_settings(const Settings& s, const Command* c, Global& g) {
+  const std::string fmt = s.str("log-format");
+  if (fmt != "text" && fmt != "json") {
+    std::cerr << "invalid log-format \"" << fmt << "\": must be text or json" << std::endl;
+    return false;
+  }
+  g.root = s.get("root") ? s.str("root") : default_root();
+  g.systemd_cgroup = s.flag("systemd-cgroup");
+  // The seccomp cache lives in husk's default root, never in --root: that may
+  // be containerd's shim root, which runc lists too. compile() makes only the
+  // last level.
+  g.seccomp_cache = default_root() + "/.seccomp-cache";
+  if (c && c->launches) ::mkdir(default_root().c_str(), 0700);
+  return true;
+}
+
+// Opens the log, checks the arguments against the table and runs the
+// handler; from here on an error is logged too.
+int run_command(const Command* c, const std::string& cmd, const CommandLine& line, const Settings& s,
+                const Global& g, int preserve_fds) {
+  try {
+    const bool json = s.str("log-format") == "json";
+    log::init(s.str("log"), json ? log::Format::json : log::Format::text, s.flag("debug"));
+    if (g.root.empty()) throw Error("--root: must not be empty");
+    if (g.systemd_cgroup) throw Error("--systemd-cgroup: the systemd cgroup driver is not supported; use cgroupfs");
+    if (!c) throw Error("\"" + cmd + "\" is not a husk command");
+    check_args(*c, line.args);
+    return c->run(Invocation{line.vm, line.args, g, preserve_fds});
+  } catch (const std::exception& e) {
+    log::error(e.what());
+    std::cerr << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace
+
+int cli_main(int argc, char** argv) {
+  const int cmd_at = command_index(argc, argv);
+  const po::options_description globals = global_options();
+  std::optional<po::variables_map> before = parse_globals(cmd_at, argv, globals);
+  if (!before) return 1;
+  const std::string cmd = cmd_at < argc ? argv[cmd_at] : "";
+  const Command* c = find_command(cmd);
+  if (c && c->launches && !protect_binary(cmd, argv)) return 1;
+  std::optional<CommandLine> line = parse_command(c, cmd, {argv + std::min(cmd_at + 1, argc), argv + argc});
+  if (!line) return 1;
+  const Settings settings{*before, line->vm};
+  if (std::optional<int> answered = answer_help(settings, c, cmd, globals)) return *answered;
+
   int preserve_fds = 0;
   try {
-    if (vm.count("preserve-fds")) {
-      rlimit nofile{};
-      ::getrlimit(RLIMIT_NOFILE, &nofile);
-      uint64_t most = nofile.rlim_cur > 3 ? std::min<uint64_t>(nofile.rlim_cur - 3, INT32_MAX) : 0;
-      preserve_fds = static_cast<int>(parse_decimal(vm["preserve-fds"].as<std::string>(), most, "--preserve-fds"));
-    }
-    for (int fd = 3; fd < 3 + preserve_fds; ++fd)
-      if (::fcntl(fd, F_GETFD) < 0)
-        throw Error("--preserve-fds " + std::to_string(preserve_fds) + ": fd " + std::to_string(fd) + " is not open");
+    preserve_fds = preserved_fds(line->vm);
   } catch (const Error& e) {
     std::cerr << e.what() << std::endl;
     return 1;
@@ -431,29 +528,9 @@ int cli_main(int argc, char** argv) {
   // time the init waits for start.
   ::syscall(SYS_close_range, 3u + static_cast<unsigned>(preserve_fds), ~0u, 0);
 
-  std::string fmt = gstr("log-format");
-  if (fmt != "text" && fmt != "json") {
-    std::cerr << "invalid log-format \"" << fmt << "\": must be text or json" << std::endl;
-    return 1;
-  }
   Global g;
-  g.root = global("root") ? gstr("root") : default_root();
-  g.systemd_cgroup = gflag("systemd-cgroup");
-  // The seccomp cache lives in husk's default root, never in --root: that may
-  // be containerd's shim root, which runc lists too. compile() makes only the
-  // last level.
-  g.seccomp_cache = default_root() + "/.seccomp-cache";
-  if (cmd == "create" || cmd == "run" || cmd == "exec") ::mkdir(default_root().c_str(), 0700);
-  try {
-    log::init(gstr("log"), fmt == "json" ? log::Format::json : log::Format::text, gflag("debug"));
-    if (g.root.empty()) throw Error("--root: must not be empty");
-    if (g.systemd_cgroup) throw Error("--systemd-cgroup: the systemd cgroup driver is not supported; use cgroupfs");
-    return dispatch(cmd, vm, g, preserve_fds);
-  } catch (const std::exception& e) {
-    log::error(e.what());
-    std::cerr << e.what() << std::endl;
-    return 1;
-  }
+  if (!global_settings(settings, c, g)) return 1;
+  return run_command(c, cmd, *line, settings, g, preserve_fds);
 }
 
 }  // namespace husk::rt

@@ -149,8 +149,8 @@ void make_cgroup(Creation& c, const std::string& config_text) {
   // Only now: delete --force takes the cgroup from config.json when state.json
   // is unreadable, and must not find one husk never recorded.
   c.handle.save_config(config_text);
-  c.cgroup = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
-  c.cgroup->create();
+  c.cgroup = cgroups::make_manager(cgroup_config(rec));
+  rec.cgroup_handle = c.cgroup->prepare();
   rec.cgroup_created = c.cgroup->created();
   c.handle.save(rec);
   // A leaf we just made is empty; only a pre-existing one needs the check.

@@ -237,7 +237,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   c.console_fd = console.child.get();
 
   std::unique_ptr<cgroups::Manager> cgroup;
-  if (!t.rec.cgroup_path.empty()) cgroup = cgroups::Manager::open(t.rec.cgroup_path, cgroups::detect_mode());
+  if (!t.rec.cgroup_path.empty()) cgroup = cgroups::make_manager(cgroup_config(t.rec));
   ExecLauncher launcher(c, console.child);
   Pipeline p;
   p.spec = &t.container;

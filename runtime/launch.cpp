@@ -25,7 +25,7 @@ void Pipeline::map_ids(pid_t pid) const {
 }
 
 void Pipeline::place(pid_t pid, bool in_cgroup) {
-  if (cgroup && !in_cgroup) cgroup->add_process(pid);
+  if (cgroup && !in_cgroup) cgroup->attach(pid);
   write_oom_score_adj(pid, *proc);
   state = on_pid(pid);
 }

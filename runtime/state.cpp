@@ -12,6 +12,7 @@
 
 #include "cgroups/cgroups.h"
 #include "base/error.h"
+#include "runtime/log.h"
 
 namespace husk::rt {
 using json = nlohmann::json;
@@ -212,6 +213,7 @@ Record parse_record(const std::string& text) {
         r.cgroup_created.push_back(c.get<std::string>());
       }
     }
+    r.cgroup_handle = str(j, "cgroupHandle");  // absent in a state.json from before handles
     return r;
   } catch (const json::exception& e) {
     throw Error(e.what());
@@ -262,7 +264,7 @@ void Handle::save(const Record& r) const {
             {"pid", r.oci.pid},                {"bundle", r.oci.bundle}, {"rootfs", r.oci.rootfs},
             {"created", r.oci.created},        {"owner", r.oci.owner},   {"annotations", r.oci.annotations},
             {"initStartTime", r.start_time},   {"cgroupPath", r.cgroup_path},
-            {"cgroupCreated", r.cgroup_created}};
+            {"cgroupCreated", r.cgroup_created}, {"cgroupHandle", r.cgroup_handle}};
   write_file_atomic(fd_.get(), "state.json", j.dump(), 0600, dir_ + "/state.json");
 }
 
@@ -315,13 +317,21 @@ void Handle::remove() {
   if (::unlinkat(root_fd_.get(), id_.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) throw sys_error("remove " + dir_);
 }
 
+cgroups::Config cgroup_config(const Record& rec) {
+  cgroups::Config c;
+  c.path = rec.cgroup_path;
+  c.container_id = rec.oci.id;
+  c.handle = rec.cgroup_handle;
+  c.created = rec.cgroup_created;
+  c.log = log::warn;
+  return c;
+}
+
 std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
   if (rec.cgroup_path.empty()) return nullptr;
   if (cgroups::contains_self(rec.cgroup_path))
     throw Error("cgroup " + rec.cgroup_path + " holds husk's own process; refusing to touch it");
-  auto cg = cgroups::Manager::open(rec.cgroup_path, cgroups::detect_mode());
-  cg->set_created(rec.cgroup_created);
-  return cg;
+  return cgroups::make_manager(cgroup_config(rec));
 }
 
 std::string live_status(const Record& r) {
@@ -331,8 +341,7 @@ std::string live_status(const Record& r) {
   // Only a started container can be paused.
   if (r.oci.status == "running" && !r.cgroup_path.empty()) {
     try {
-      auto cg = cgroups::Manager::open(r.cgroup_path, cgroups::detect_mode());
-      if (cg->frozen()) return "paused";
+      if (cgroups::make_manager(cgroup_config(r))->frozen()) return "paused";
     } catch (const Error&) {
     }
   }

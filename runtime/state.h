@@ -25,7 +25,8 @@ struct Record {
   spec::State oci;             // status as last written: creating|created|running|stopped
   uint64_t start_time = 0;     // of oci.pid, to detect pid reuse
   std::string cgroup_path;     // resolved cgroupsPath, empty when none was made
-  std::vector<std::string> cgroup_created;  // cgroups create() made, for destroy()
+  std::vector<std::string> cgroup_created;  // cgroups prepare() made, for destroy()
+  std::string cgroup_handle;   // the cgroup driver's, from prepare() ("" before it)
 };
 
 // state.json text as Handle::save wrote it -> Record. Anything else (wrong
@@ -89,6 +90,9 @@ class Handle {
   std::string id_, dir_;
   Fd root_fd_, fd_;
 };
+
+// What the cgroup driver needs to manage this container's cgroup.
+cgroups::Config cgroup_config(const Record& rec);
 
 // The container's cgroup (null when it has none), never one holding husk
 // itself: a planted cgroupPath naming the caller's own cgroup or an ancestor

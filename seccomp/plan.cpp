@@ -122,32 +122,25 @@ std::vector<ArgCmp> translate_args(const spec::SeccompSyscall& sc, const std::st
   return out;
 }
 
-}  // namespace
-
-Plan plan(const spec::Seccomp& cfg) {
-  Plan p;
-  if (cfg.default_action.empty()) fail("defaultAction", "required");
-  p.default_action =
-      action_value("defaultAction", cfg.default_action, cfg.default_errno_ret, "defaultErrnoRet");
-  // The agent would have to answer every syscall, including those the
-  // runtime still makes before exec (runc refuses it for the same reason).
-  if (p.default_action == SCMP_ACT_NOTIFY)
-    fail("defaultAction", "SCMP_ACT_NOTIFY cannot be the default action");
-
+// Filter arches besides the native one, each once.
+std::vector<uint32_t> extra_arches(const std::vector<std::string>& names) {
   const uint32_t native = seccomp_arch_native();
-  for (size_t i = 0; i < cfg.architectures.size(); ++i) {
-    uint32_t token = arch_token("architectures[" + std::to_string(i) + "]", cfg.architectures[i]);
-    if (token != native && std::find(p.arches.begin(), p.arches.end(), token) == p.arches.end())
-      p.arches.push_back(token);
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    uint32_t token = arch_token("architectures[" + std::to_string(i) + "]", names[i]);
+    if (token != native && std::find(out.begin(), out.end(), token) == out.end()) out.push_back(token);
   }
+  return out;
+}
 
-  for (size_t i = 0; i < cfg.flags.size(); ++i) {
+unsigned flag_bits(const std::vector<std::string>& flags) {
+  unsigned bits = 0;
+  for (size_t i = 0; i < flags.size(); ++i) {
     const std::string field = "flags[" + std::to_string(i) + "]";
-    const std::string& f = cfg.flags[i];
-    auto it = std::find_if(kFlags.begin(), kFlags.end(),
-                           [&](const FlagName& k) { return k.name == f; });
+    const std::string& f = flags[i];
+    auto it = std::find_if(kFlags.begin(), kFlags.end(), [&](const FlagName& k) { return k.name == f; });
     if (it != kFlags.end()) {
-      p.flags |= it->bit;
+      bits |= it->bit;
     } else if (f == kWaitKillable) {
       fail(field, f + " not supported (libseccomp " + std::to_string(SCMP_VER_MAJOR) + "." +
                       std::to_string(SCMP_VER_MINOR) + " cannot set it)");
@@ -155,106 +148,126 @@ Plan plan(const spec::Seccomp& cfg) {
       fail(field, "unknown flag " + quoted(f));
     }
   }
+  return bits;
+}
 
+// syscalls[i] checked and turned into p.rules; returns its action.
+uint32_t add_rules(const spec::SeccompSyscall& sc, size_t i, Plan& p) {
+  const std::string field = "syscalls[" + std::to_string(i) + "]";
+  const uint32_t act = action_value(field + ".action", sc.action, sc.errno_ret, field + ".errnoRet");
+  if (sc.names.empty()) fail(field + ".names", "must contain at least one entry");
+  for (size_t j = 0; j < sc.names.size(); ++j) {
+    if (sc.names[j].empty()) fail(field + ".names[" + std::to_string(j) + "]", "must not be empty");
+    // The listener leaves the container process through these (seccomp.h).
+    if (act == SCMP_ACT_NOTIFY && (sc.names[j] == "write" || sc.names[j] == "sendmsg"))
+      fail(field + ".names[" + std::to_string(j) + "]", "SCMP_ACT_NOTIFY cannot be used for " + sc.names[j]);
+  }
+  std::vector<ArgCmp> args = translate_args(sc, field);
+  // libseccomp refuses a rule that repeats the default action.
+  if (act == p.default_action) return act;
+
+  std::array<unsigned, kMaxArgs> per_index{};
+  for (const auto& a : args) ++per_index[a.index];
+  const bool shared_index = std::any_of(per_index.begin(), per_index.end(), [](unsigned n) { return n > 1; });
+
+  for (const auto& name : sc.names) {
+    const int nr = seccomp_syscall_resolve_name(name.c_str());
+    if (nr == __NR_SCMP_ERROR) continue;  // not a syscall libseccomp knows: skip, as runc
+    if (shared_index) {
+      // libseccomp cannot hold two conditions on one argument in a rule;
+      // like runc, fall back to one rule per condition.
+      for (const auto& a : args) p.rules.push_back({nr, act, {a}, name, i});
+    } else {
+      p.rules.push_back({nr, act, args, name, i});
+    }
+    // Only a NOTIFY rule in the filter makes the kernel produce a listener.
+    if (act == SCMP_ACT_NOTIFY) p.notify = true;
+  }
+  return act;
+}
+
+// Plan::enosys: the newest syscall the profile names, per filter arch.
+std::vector<EnosysLimit> enosys_limits(const spec::Seccomp& cfg, const Plan& p) {
+  const uint32_t def = p.default_action;
+  const bool lets_through = def == SCMP_ACT_ALLOW || def == SCMP_ACT_LOG ||
+                            (def & 0xffff0000u) == SCMP_ACT_TRACE(0) || def == SCMP_ACT_ERRNO(ENOSYS);
+  std::vector<EnosysLimit> out;
+  if (lets_through) return out;
+  std::vector<uint32_t> arches{seccomp_arch_native()};
+  arches.insert(arches.end(), p.arches.begin(), p.arches.end());
+  for (uint32_t arch : arches) {
+    // Every name counts, also those of rules dropped by add_rules: they are
+    // still syscalls the profile knows about.
+    int max_nr = -1;
+    for (const auto& sc : cfg.syscalls)
+      for (const auto& name : sc.names)
+        max_nr = std::max(max_nr, seccomp_syscall_resolve_name_arch(arch, name.c_str()));
+    if (max_nr >= 0) out.push_back({arch, static_cast<uint32_t>(max_nr)});
+  }
+  return out;
+}
+
+// The names of a table's entries for which keep(entry) holds.
+template <class Table, class Name, class Keep>
+std::vector<std::string> names_of(const Table& table, Name name, Keep keep) {
+  std::vector<std::string> out;
+  for (const auto& e : table)
+    if (keep(e)) out.emplace_back(name(e));
+  return out;
+}
+
+template <class Table, class Name>
+std::vector<std::string> names_of(const Table& table, Name name) {
+  return names_of(table, name, [](const auto&) { return true; });
+}
+
+}  // namespace
+
+Plan plan(const spec::Seccomp& cfg) {
+  Plan p;
+  if (cfg.default_action.empty()) fail("defaultAction", "required");
+  p.default_action = action_value("defaultAction", cfg.default_action, cfg.default_errno_ret, "defaultErrnoRet");
+  // The agent would have to answer every syscall, including those the
+  // runtime still makes before exec (runc refuses it for the same reason).
+  if (p.default_action == SCMP_ACT_NOTIFY) fail("defaultAction", "SCMP_ACT_NOTIFY cannot be the default action");
+  p.arches = extra_arches(cfg.architectures);
+  p.flags = flag_bits(cfg.flags);
   if (!cfg.listener_metadata.empty() && cfg.listener_path.empty())
     fail("listenerMetadata", "must not be set without listenerPath");
 
   bool uses_notify = false;
-  for (size_t i = 0; i < cfg.syscalls.size(); ++i) {
-    const auto& sc = cfg.syscalls[i];
-    const std::string field = "syscalls[" + std::to_string(i) + "]";
-    const uint32_t act = action_value(field + ".action", sc.action, sc.errno_ret, field + ".errnoRet");
-    if (sc.names.empty()) fail(field + ".names", "must contain at least one entry");
-    for (size_t j = 0; j < sc.names.size(); ++j) {
-      if (sc.names[j].empty())
-        fail(field + ".names[" + std::to_string(j) + "]", "must not be empty");
-      // The listener leaves the container process through these (seccomp.h).
-      if (act == SCMP_ACT_NOTIFY && (sc.names[j] == "write" || sc.names[j] == "sendmsg"))
-        fail(field + ".names[" + std::to_string(j) + "]",
-             "SCMP_ACT_NOTIFY cannot be used for " + sc.names[j]);
-    }
-    std::vector<ArgCmp> args = translate_args(sc, field);
-    if (act == SCMP_ACT_NOTIFY) uses_notify = true;
-    // libseccomp refuses a rule that repeats the default action.
-    if (act == p.default_action) continue;
-
-    std::array<unsigned, kMaxArgs> per_index{};
-    for (const auto& a : args) ++per_index[a.index];
-    const bool shared_index =
-        std::any_of(per_index.begin(), per_index.end(), [](unsigned n) { return n > 1; });
-
-    for (const auto& name : sc.names) {
-      const int nr = seccomp_syscall_resolve_name(name.c_str());
-      if (nr == __NR_SCMP_ERROR) continue;  // not a syscall libseccomp knows: skip, as runc
-      if (shared_index) {
-        // libseccomp cannot hold two conditions on one argument in a rule;
-        // like runc, fall back to one rule per condition.
-        for (const auto& a : args) p.rules.push_back({nr, act, {a}, name, i});
-      } else {
-        p.rules.push_back({nr, act, args, name, i});
-      }
-      // Only a NOTIFY rule in the filter makes the kernel produce a listener.
-      if (act == SCMP_ACT_NOTIFY) p.notify = true;
-    }
-  }
-
-  const uint32_t def = p.default_action;
-  const bool lets_through = def == SCMP_ACT_ALLOW || def == SCMP_ACT_LOG ||
-                            (def & 0xffff0000u) == SCMP_ACT_TRACE(0) ||
-                            def == SCMP_ACT_ERRNO(ENOSYS);
-  if (!lets_through) {
-    std::vector<uint32_t> arches{native};
-    arches.insert(arches.end(), p.arches.begin(), p.arches.end());
-    for (uint32_t arch : arches) {
-      // Every name counts, also those of rules dropped above: they are
-      // still syscalls the profile knows about.
-      int max_nr = -1;
-      for (const auto& sc : cfg.syscalls)
-        for (const auto& name : sc.names)
-          max_nr = std::max(max_nr, seccomp_syscall_resolve_name_arch(arch, name.c_str()));
-      if (max_nr >= 0) p.enosys.push_back({arch, static_cast<uint32_t>(max_nr)});
-    }
-  }
+  for (size_t i = 0; i < cfg.syscalls.size(); ++i)
+    uses_notify |= add_rules(cfg.syscalls[i], i, p) == SCMP_ACT_NOTIFY;
+  p.enosys = enosys_limits(cfg, p);
 
   // Checked on the config, even if no NOTIFY rule survived name resolution.
-  if (uses_notify && cfg.listener_path.empty())
-    fail("listenerPath", "required when an action is SCMP_ACT_NOTIFY");
+  if (uses_notify && cfg.listener_path.empty()) fail("listenerPath", "required when an action is SCMP_ACT_NOTIFY");
   return p;
 }
 
 std::vector<std::string> known_actions() {
-  std::vector<std::string> out;
-  for (const auto& a : kActions) out.emplace_back(a.name);
-  return out;
+  return names_of(kActions, [](const ActionName& a) { return a.name; });
 }
 
 std::vector<std::string> known_operators() {
-  std::vector<std::string> out;
-  for (const auto& o : kOperators) out.emplace_back(o.first);
-  return out;
+  return names_of(kOperators, [](const auto& o) { return o.first; });
 }
 
 std::vector<std::string> known_archs() {
-  std::vector<std::string> out;
-  for (const auto& a : kArchs)
-    if (seccomp_arch_resolve_name(libseccomp_arch_name(a).c_str()) != 0) out.emplace_back(a);
-  return out;
+  return names_of(kArchs, [](std::string_view a) { return a; },
+                  [](std::string_view a) { return seccomp_arch_resolve_name(libseccomp_arch_name(a).c_str()) != 0; });
 }
 
 std::vector<std::string> known_flags() {
-  std::vector<std::string> out;
-  for (const auto& f : kFlags) out.emplace_back(f.name);
-  return out;
+  return names_of(kFlags, [](const FlagName& f) { return f.name; });
 }
 
 std::vector<std::string> supported_flags() {
   // seccomp_api_get() probes the kernel once and reports what both it and
   // libseccomp can do.
   const unsigned api = seccomp_api_get();
-  std::vector<std::string> out;
-  for (const auto& f : kFlags)
-    if (api >= f.api_level) out.emplace_back(f.name);
-  return out;
+  return names_of(kFlags, [](const FlagName& f) { return f.name; },
+                  [api](const FlagName& f) { return api >= f.api_level; });
 }
 
 }  // namespace husk::seccomp

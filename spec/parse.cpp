@@ -3,8 +3,12 @@
 // the spec live in validate.cpp. Like Go's encoding/json (which produced
 // most configs in the wild), a null value is treated as an absent property.
 #include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <type_traits>
+#include <vector>
 
 #include "spec/spec.h"
 
@@ -74,8 +78,53 @@ std::string as_string(const json& v, const std::string& path) {
   return v.get<std::string>();
 }
 
-// One JSON object at a known path; every accessor leaves its output untouched
-// when the property is absent or null.
+template <class T>
+constexpr bool is_optional = false;
+template <class T>
+constexpr bool is_optional<std::optional<T>> = true;
+template <class T>
+constexpr bool is_vector = false;
+template <class T>
+constexpr bool is_vector<std::vector<T>> = true;
+template <class T>
+constexpr bool is_map = false;
+template <class T>
+constexpr bool is_map<std::map<std::string, T>> = true;
+
+// Model<S>::fields: the properties of model struct S, read in this order.
+// Model<S>::finish(S&), where present, runs once they are read.
+template <class S>
+struct Model;
+
+// A property: its key and the member it fills; `required` for the few
+// numbers the model cannot show as absent.
+template <class S, class M>
+struct Prop {
+  const char* key;
+  M S::*member;
+  bool required = false;
+};
+template <class S, class M>
+constexpr Prop<S, M> prop(const char* key, M S::*member) {
+  return {key, member};
+}
+template <class S, class M>
+constexpr Prop<S, M> required(const char* key, M S::*member) {
+  return {key, member, true};
+}
+
+// A property that does not map onto one member as it is (linux.resources.pids).
+template <class S>
+struct Custom {
+  const char* key;
+  void (*read)(const json& v, const std::string& path, S& out);
+};
+
+template <class T>
+void read(const json& v, const std::string& path, T& out);
+
+// One JSON object at a known path; a property that is absent or null leaves
+// its member untouched.
 class Obj {
  public:
   Obj(const json& j, std::string path) : j_(j), path_(std::move(path)) {
@@ -89,79 +138,63 @@ class Obj {
   }
   std::string path(const char* key) const { return key_path(path_, key); }
 
-  void require(const char* key) const {
-    if (!get(key)) throw Error(path(key) + ": required");
+  template <class S, class M>
+  void check_required(const Prop<S, M>& p) const {
+    if (p.required && !get(p.key)) throw Error(path(p.key) + ": required");
   }
+  template <class S>
+  void check_required(const Custom<S>&) const {}
 
-  void str(const char* key, std::string& out) const {
-    if (auto v = get(key)) out = as_string(*v, path(key));
+  template <class S, class M>
+  void fill(const Prop<S, M>& p, S& out) const {
+    if (auto v = get(p.key)) read(*v, path(p.key), out.*p.member);
   }
-  void str(const char* key, std::optional<std::string>& out) const {
-    if (auto v = get(key)) out = as_string(*v, path(key));
-  }
-  void boolean(const char* key, bool& out) const {
-    if (auto v = get(key)) {
-      if (!v->is_boolean()) expected(path(key), "boolean");
-      out = v->get<bool>();
-    }
-  }
-  void boolean(const char* key, std::optional<bool>& out) const {
-    bool b = false;
-    if (get(key)) {
-      boolean(key, b);
-      out = b;
-    }
-  }
-  template <class T>
-  void num(const char* key, T& out) const {
-    if (auto v = get(key)) out = as_num<T>(*v, path(key));
-  }
-  template <class T>
-  void num(const char* key, std::optional<T>& out) const {
-    if (auto v = get(key)) out = as_num<T>(*v, path(key));
-  }
-
-  // Array of elements parsed by fn(const json&, path).
-  template <class T, class F>
-  void array(const char* key, std::vector<T>& out, F fn) const {
-    auto v = get(key);
-    if (!v) return;
-    if (!v->is_array()) expected(path(key), "array");
-    out.clear();
-    out.reserve(v->size());
-    for (size_t i = 0; i < v->size(); ++i) out.push_back(fn((*v)[i], index_path(path(key), i)));
-  }
-  void strings(const char* key, std::vector<std::string>& out) const { array(key, out, as_string); }
-  template <class T>
-  void nums(const char* key, std::vector<T>& out) const {
-    array(key, out, as_num<T>);
-  }
-
-  // Nested object parsed by fn(const Obj&).
-  template <class T, class F>
-  void object(const char* key, std::optional<T>& out, F fn) const {
-    if (auto v = get(key)) out = fn(Obj(*v, path(key)));
-  }
-
-  // Object used as a map of name -> object parsed by fn(const Obj&).
-  template <class T, class F>
-  void map(const char* key, std::map<std::string, T>& out, F fn) const {
-    auto v = get(key);
-    if (!v) return;
-    if (!v->is_object()) expected(path(key), "object");
-    for (const auto& [k, e] : v->items()) out[k] = fn(Obj(e, map_path(path(key), k)));
-  }
-  void string_map(const char* key, std::map<std::string, std::string>& out) const {
-    auto v = get(key);
-    if (!v) return;
-    if (!v->is_object()) expected(path(key), "object");
-    for (const auto& [k, e] : v->items()) out[k] = as_string(e, map_path(path(key), k));
+  template <class S>
+  void fill(const Custom<S>& c, S& out) const {
+    if (auto v = get(c.key)) c.read(*v, path(c.key), out);
   }
 
  private:
   const json& j_;
   std::string path_;
 };
+
+// Every required property is checked before any is read, so a missing one
+// is reported before a wrong type elsewhere in the object.
+template <class S>
+void read_object(const json& v, const std::string& path, S& out) {
+  Obj o(v, path);
+  std::apply([&](const auto&... p) { (o.check_required(p), ...); }, Model<S>::fields);
+  std::apply([&](const auto&... p) { (o.fill(p, out), ...); }, Model<S>::fields);
+  if constexpr (requires { Model<S>::finish(out); }) Model<S>::finish(out);
+}
+
+// The member's type says what the JSON value must be.
+template <class T>
+void read(const json& v, const std::string& path, T& out) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    out = as_string(v, path);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) expected(path, "boolean");
+    out = v.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    out = as_num<T>(v, path);
+  } else if constexpr (is_optional<T>) {
+    typename T::value_type value{};
+    read(v, path, value);
+    out = std::move(value);
+  } else if constexpr (is_vector<T>) {
+    if (!v.is_array()) expected(path, "array");
+    out.clear();
+    out.resize(v.size());
+    for (size_t i = 0; i < v.size(); ++i) read(v[i], index_path(path, i), out[i]);
+  } else if constexpr (is_map<T>) {
+    if (!v.is_object()) expected(path, "object");
+    for (const auto& [k, e] : v.items()) read(e, map_path(path, k), out[k]);
+  } else {
+    read_object(v, path, out);
+  }
+}
 
 // nlohmann reports a byte offset; users want line and column.
 json parse_json(const std::string& text) {
@@ -191,385 +224,306 @@ json parse_json(const std::string& text) {
   }
 }
 
-IdMapping parse_id_mapping(const json& j, const std::string& path) {
-  Obj o(j, path);
-  IdMapping m;
-  o.require("containerID");
-  o.require("hostID");
-  o.require("size");
-  o.num("containerID", m.container_id);
-  o.num("hostID", m.host_id);
-  o.num("size", m.size);
-  return m;
-}
+// The properties of each model struct, read in this order: with several
+// errors in one object, the first one listed is reported.
+template <>
+struct Model<Root> {
+  static constexpr auto fields = std::tuple(prop("path", &Root::path), prop("readonly", &Root::readonly));
+};
 
-Mount parse_mount(const json& j, const std::string& path) {
-  Obj o(j, path);
-  Mount m;
-  o.str("destination", m.destination);
+template <>
+struct Model<IdMapping> {
+  static constexpr auto fields =
+      std::tuple(required("containerID", &IdMapping::container_id), required("hostID", &IdMapping::host_id),
+                 required("size", &IdMapping::size));
+};
+
+template <>
+struct Model<Mount> {
+  static constexpr auto fields = std::tuple(
+      prop("destination", &Mount::destination), prop("source", &Mount::source), prop("type", &Mount::type),
+      prop("options", &Mount::options), prop("uidMappings", &Mount::uid_mappings),
+      prop("gidMappings", &Mount::gid_mappings));
   // config.md: a relative destination MUST be interpreted as relative to "/".
-  if (!m.destination.empty() && m.destination[0] != '/') m.destination.insert(0, "/");
-  o.str("source", m.source);
-  o.str("type", m.type);
-  o.strings("options", m.options);
-  o.array("uidMappings", m.uid_mappings, parse_id_mapping);
-  o.array("gidMappings", m.gid_mappings, parse_id_mapping);
-  return m;
+  static void finish(Mount& m) {
+    if (!m.destination.empty() && m.destination[0] != '/') m.destination.insert(0, "/");
+  }
+};
+
+template <>
+struct Model<Rlimit> {
+  static constexpr auto fields = std::tuple(required("type", &Rlimit::type), required("soft", &Rlimit::soft),
+                                            required("hard", &Rlimit::hard));
+};
+
+template <>
+struct Model<Capabilities> {
+  static constexpr auto fields = std::tuple(
+      prop("bounding", &Capabilities::bounding), prop("effective", &Capabilities::effective),
+      prop("inheritable", &Capabilities::inheritable), prop("permitted", &Capabilities::permitted),
+      prop("ambient", &Capabilities::ambient));
+};
+
+template <>
+struct Model<User> {
+  static constexpr auto fields =
+      std::tuple(prop("uid", &User::uid), prop("gid", &User::gid), prop("umask", &User::umask),
+                 prop("additionalGids", &User::additional_gids), prop("username", &User::username));
+};
+
+template <>
+struct Model<Scheduler> {
+  static constexpr auto fields = std::tuple(
+      prop("policy", &Scheduler::policy), prop("nice", &Scheduler::nice), prop("priority", &Scheduler::priority),
+      prop("flags", &Scheduler::flags), prop("runtime", &Scheduler::runtime),
+      prop("deadline", &Scheduler::deadline), prop("period", &Scheduler::period));
+};
+
+template <>
+struct Model<ConsoleSize> {
+  static constexpr auto fields =
+      std::tuple(prop("height", &ConsoleSize::height), prop("width", &ConsoleSize::width));
+};
+
+template <>
+struct Model<IoPriority> {
+  static constexpr auto fields =
+      std::tuple(prop("class", &IoPriority::klass), prop("priority", &IoPriority::priority));
+};
+
+template <>
+struct Model<ExecCpuAffinity> {
+  static constexpr auto fields =
+      std::tuple(prop("initial", &ExecCpuAffinity::initial), prop("final", &ExecCpuAffinity::final));
+};
+
+template <>
+struct Model<Process> {
+  static constexpr auto fields = std::tuple(
+      prop("terminal", &Process::terminal), prop("consoleSize", &Process::console_size),
+      prop("cwd", &Process::cwd), prop("env", &Process::env), prop("args", &Process::args),
+      prop("rlimits", &Process::rlimits), prop("apparmorProfile", &Process::apparmor_profile),
+      prop("capabilities", &Process::capabilities), prop("noNewPrivileges", &Process::no_new_privileges),
+      prop("oomScoreAdj", &Process::oom_score_adj), prop("scheduler", &Process::scheduler),
+      prop("selinuxLabel", &Process::selinux_label), prop("ioPriority", &Process::io_priority),
+      prop("execCPUAffinity", &Process::exec_cpu_affinity), prop("user", &Process::user));
+};
+
+template <>
+struct Model<Hook> {
+  static constexpr auto fields = std::tuple(prop("path", &Hook::path), prop("args", &Hook::args),
+                                            prop("env", &Hook::env), prop("timeout", &Hook::timeout));
+};
+
+template <>
+struct Model<Hooks> {
+  static constexpr auto fields = std::tuple(
+      prop("prestart", &Hooks::prestart), prop("createRuntime", &Hooks::create_runtime),
+      prop("createContainer", &Hooks::create_container), prop("startContainer", &Hooks::start_container),
+      prop("poststart", &Hooks::poststart), prop("poststop", &Hooks::poststop));
+};
+
+template <>
+struct Model<Namespace> {
+  static constexpr auto fields = std::tuple(prop("type", &Namespace::type), prop("path", &Namespace::path));
+};
+
+template <>
+struct Model<TimeOffset> {
+  static constexpr auto fields =
+      std::tuple(prop("secs", &TimeOffset::secs), prop("nanosecs", &TimeOffset::nanosecs));
+};
+
+template <>
+struct Model<Device> {
+  static constexpr auto fields =
+      std::tuple(prop("type", &Device::type), prop("path", &Device::path), prop("major", &Device::major),
+                 prop("minor", &Device::minor), prop("fileMode", &Device::file_mode), prop("uid", &Device::uid),
+                 prop("gid", &Device::gid));
+};
+
+template <>
+struct Model<NetDevice> {
+  static constexpr auto fields = std::tuple(prop("name", &NetDevice::name));
+};
+
+template <>
+struct Model<DeviceRule> {
+  static constexpr auto fields =
+      std::tuple(prop("allow", &DeviceRule::allow), prop("type", &DeviceRule::type),
+                 prop("major", &DeviceRule::major), prop("minor", &DeviceRule::minor),
+                 prop("access", &DeviceRule::access));
+};
+
+template <>
+struct Model<Memory> {
+  static constexpr auto fields = std::tuple(
+      prop("limit", &Memory::limit), prop("reservation", &Memory::reservation), prop("swap", &Memory::swap),
+      prop("kernel", &Memory::kernel), prop("kernelTCP", &Memory::kernel_tcp),
+      prop("swappiness", &Memory::swappiness), prop("disableOOMKiller", &Memory::disable_oom_killer),
+      prop("useHierarchy", &Memory::use_hierarchy), prop("checkBeforeUpdate", &Memory::check_before_update));
+};
+
+template <>
+struct Model<Cpu> {
+  static constexpr auto fields = std::tuple(
+      prop("shares", &Cpu::shares), prop("quota", &Cpu::quota), prop("burst", &Cpu::burst),
+      prop("period", &Cpu::period), prop("realtimeRuntime", &Cpu::realtime_runtime),
+      prop("realtimePeriod", &Cpu::realtime_period), prop("cpus", &Cpu::cpus), prop("mems", &Cpu::mems),
+      prop("idle", &Cpu::idle));
+};
+
+template <>
+struct Model<WeightDevice> {
+  static constexpr auto fields =
+      std::tuple(prop("major", &WeightDevice::major), prop("minor", &WeightDevice::minor),
+                 prop("weight", &WeightDevice::weight), prop("leafWeight", &WeightDevice::leaf_weight));
+};
+
+template <>
+struct Model<ThrottleDevice> {
+  static constexpr auto fields = std::tuple(prop("major", &ThrottleDevice::major),
+                                            prop("minor", &ThrottleDevice::minor), prop("rate", &ThrottleDevice::rate));
+};
+
+template <>
+struct Model<BlockIo> {
+  static constexpr auto fields = std::tuple(
+      prop("weight", &BlockIo::weight), prop("leafWeight", &BlockIo::leaf_weight),
+      prop("weightDevice", &BlockIo::weight_device), prop("throttleReadBpsDevice", &BlockIo::throttle_read_bps),
+      prop("throttleWriteBpsDevice", &BlockIo::throttle_write_bps),
+      prop("throttleReadIOPSDevice", &BlockIo::throttle_read_iops),
+      prop("throttleWriteIOPSDevice", &BlockIo::throttle_write_iops));
+};
+
+template <>
+struct Model<HugepageLimit> {
+  static constexpr auto fields =
+      std::tuple(prop("pageSize", &HugepageLimit::page_size), prop("limit", &HugepageLimit::limit));
+};
+
+template <>
+struct Model<InterfacePriority> {
+  static constexpr auto fields =
+      std::tuple(prop("name", &InterfacePriority::name), prop("priority", &InterfacePriority::priority));
+};
+
+template <>
+struct Model<Network> {
+  static constexpr auto fields =
+      std::tuple(prop("classID", &Network::class_id), prop("priorities", &Network::priorities));
+};
+
+template <>
+struct Model<Rdma> {
+  static constexpr auto fields =
+      std::tuple(prop("hcaHandles", &Rdma::hca_handles), prop("hcaObjects", &Rdma::hca_objects));
+};
+
+// linux.resources.pids is an object of one number; the model keeps the number.
+struct Pids {
+  int64_t limit = 0;
+};
+
+template <>
+struct Model<Pids> {
+  static constexpr auto fields = std::tuple(prop("limit", &Pids::limit));
+};
+
+void read_pids(const json& v, const std::string& path, Resources& out) {
+  Pids p;
+  read(v, path, p);
+  out.pids_limit = p.limit;
 }
 
-Rlimit parse_rlimit(const json& j, const std::string& path) {
-  Obj o(j, path);
-  Rlimit r;
-  o.require("type");
-  o.require("soft");
-  o.require("hard");
-  o.str("type", r.type);
-  o.num("soft", r.soft);
-  o.num("hard", r.hard);
-  return r;
-}
+template <>
+struct Model<Resources> {
+  static constexpr auto fields = std::tuple(
+      prop("devices", &Resources::devices), prop("memory", &Resources::memory), prop("cpu", &Resources::cpu),
+      Custom<Resources>{"pids", read_pids}, prop("blockIO", &Resources::block_io),
+      prop("hugepageLimits", &Resources::hugepage_limits), prop("network", &Resources::network),
+      prop("rdma", &Resources::rdma), prop("unified", &Resources::unified));
+};
 
-Capabilities parse_capabilities(const Obj& o) {
-  Capabilities c;
-  o.strings("bounding", c.bounding);
-  o.strings("effective", c.effective);
-  o.strings("inheritable", c.inheritable);
-  o.strings("permitted", c.permitted);
-  o.strings("ambient", c.ambient);
-  return c;
-}
+template <>
+struct Model<IntelRdt> {
+  static constexpr auto fields = std::tuple(
+      prop("closID", &IntelRdt::clos_id), prop("l3CacheSchema", &IntelRdt::l3_cache_schema),
+      prop("memBwSchema", &IntelRdt::mem_bw_schema), prop("schemata", &IntelRdt::schemata),
+      prop("enableMonitoring", &IntelRdt::enable_monitoring));
+};
 
-User parse_user(const Obj& o) {
-  User u;
-  o.num("uid", u.uid);
-  o.num("gid", u.gid);
-  o.num("umask", u.umask);
-  o.nums("additionalGids", u.additional_gids);
-  o.str("username", u.username);
-  return u;
-}
+template <>
+struct Model<SeccompArg> {
+  static constexpr auto fields =
+      std::tuple(prop("index", &SeccompArg::index), prop("value", &SeccompArg::value),
+                 prop("valueTwo", &SeccompArg::value_two), prop("op", &SeccompArg::op));
+};
 
-Scheduler parse_scheduler(const Obj& o) {
-  Scheduler s;
-  o.str("policy", s.policy);
-  o.num("nice", s.nice);
-  o.num("priority", s.priority);
-  o.strings("flags", s.flags);
-  o.num("runtime", s.runtime);
-  o.num("deadline", s.deadline);
-  o.num("period", s.period);
-  return s;
-}
+template <>
+struct Model<SeccompSyscall> {
+  static constexpr auto fields =
+      std::tuple(prop("names", &SeccompSyscall::names), prop("action", &SeccompSyscall::action),
+                 prop("errnoRet", &SeccompSyscall::errno_ret), prop("args", &SeccompSyscall::args));
+};
 
-Process parse_process(const Obj& o) {
-  Process p;
-  o.boolean("terminal", p.terminal);
-  o.object("consoleSize", p.console_size, [](const Obj& c) {
-    ConsoleSize cs;
-    c.num("height", cs.height);
-    c.num("width", cs.width);
-    return cs;
-  });
-  o.str("cwd", p.cwd);
-  o.strings("env", p.env);
-  o.strings("args", p.args);
-  o.array("rlimits", p.rlimits, parse_rlimit);
-  o.str("apparmorProfile", p.apparmor_profile);
-  o.object("capabilities", p.capabilities, parse_capabilities);
-  o.boolean("noNewPrivileges", p.no_new_privileges);
-  o.num("oomScoreAdj", p.oom_score_adj);
-  o.object("scheduler", p.scheduler, parse_scheduler);
-  o.str("selinuxLabel", p.selinux_label);
-  o.object("ioPriority", p.io_priority, [](const Obj& c) {
-    IoPriority io;
-    c.str("class", io.klass);
-    c.num("priority", io.priority);
-    return io;
-  });
-  o.object("execCPUAffinity", p.exec_cpu_affinity, [](const Obj& c) {
-    ExecCpuAffinity a;
-    c.str("initial", a.initial);
-    c.str("final", a.final);
-    return a;
-  });
-  std::optional<User> user;
-  o.object("user", user, parse_user);
-  if (user) p.user = std::move(*user);
-  return p;
-}
+template <>
+struct Model<Seccomp> {
+  static constexpr auto fields = std::tuple(
+      prop("defaultAction", &Seccomp::default_action), prop("defaultErrnoRet", &Seccomp::default_errno_ret),
+      prop("architectures", &Seccomp::architectures), prop("flags", &Seccomp::flags),
+      prop("listenerPath", &Seccomp::listener_path), prop("listenerMetadata", &Seccomp::listener_metadata),
+      prop("syscalls", &Seccomp::syscalls));
+};
 
-Hook parse_hook(const json& j, const std::string& path) {
-  Obj o(j, path);
-  Hook h;
-  o.str("path", h.path);
-  o.strings("args", h.args);
-  o.strings("env", h.env);
-  o.num("timeout", h.timeout);
-  return h;
-}
+template <>
+struct Model<Personality> {
+  static constexpr auto fields =
+      std::tuple(prop("domain", &Personality::domain), prop("flags", &Personality::flags));
+};
 
-Hooks parse_hooks(const Obj& o) {
-  Hooks h;
-  o.array("prestart", h.prestart, parse_hook);
-  o.array("createRuntime", h.create_runtime, parse_hook);
-  o.array("createContainer", h.create_container, parse_hook);
-  o.array("startContainer", h.start_container, parse_hook);
-  o.array("poststart", h.poststart, parse_hook);
-  o.array("poststop", h.poststop, parse_hook);
-  return h;
-}
+template <>
+struct Model<MemoryPolicy> {
+  static constexpr auto fields = std::tuple(prop("mode", &MemoryPolicy::mode), prop("nodes", &MemoryPolicy::nodes),
+                                            prop("flags", &MemoryPolicy::flags));
+};
 
-Namespace parse_namespace(const json& j, const std::string& path) {
-  Obj o(j, path);
-  Namespace n;
-  o.str("type", n.type);
-  o.str("path", n.path);
-  return n;
-}
+template <>
+struct Model<Linux> {
+  static constexpr auto fields = std::tuple(
+      prop("namespaces", &Linux::namespaces), prop("uidMappings", &Linux::uid_mappings),
+      prop("gidMappings", &Linux::gid_mappings), prop("timeOffsets", &Linux::time_offsets),
+      prop("devices", &Linux::devices), prop("netDevices", &Linux::net_devices),
+      prop("cgroupsPath", &Linux::cgroups_path), prop("resources", &Linux::resources),
+      prop("intelRdt", &Linux::intel_rdt), prop("sysctl", &Linux::sysctl), prop("seccomp", &Linux::seccomp),
+      prop("rootfsPropagation", &Linux::rootfs_propagation), prop("maskedPaths", &Linux::masked_paths),
+      prop("readonlyPaths", &Linux::readonly_paths), prop("mountLabel", &Linux::mount_label),
+      prop("personality", &Linux::personality), prop("memoryPolicy", &Linux::memory_policy));
+};
 
-Device parse_device(const json& j, const std::string& path) {
-  Obj o(j, path);
-  Device d;
-  o.str("type", d.type);
-  o.str("path", d.path);
-  o.num("major", d.major);
-  o.num("minor", d.minor);
-  o.num("fileMode", d.file_mode);
-  o.num("uid", d.uid);
-  o.num("gid", d.gid);
-  return d;
-}
-
-DeviceRule parse_device_rule(const json& j, const std::string& path) {
-  Obj o(j, path);
-  DeviceRule r;
-  o.boolean("allow", r.allow);
-  o.str("type", r.type);
-  o.num("major", r.major);
-  o.num("minor", r.minor);
-  o.str("access", r.access);
-  return r;
-}
-
-Memory parse_memory(const Obj& o) {
-  Memory m;
-  o.num("limit", m.limit);
-  o.num("reservation", m.reservation);
-  o.num("swap", m.swap);
-  o.num("kernel", m.kernel);
-  o.num("kernelTCP", m.kernel_tcp);
-  o.num("swappiness", m.swappiness);
-  o.boolean("disableOOMKiller", m.disable_oom_killer);
-  o.boolean("useHierarchy", m.use_hierarchy);
-  o.boolean("checkBeforeUpdate", m.check_before_update);
-  return m;
-}
-
-Cpu parse_cpu(const Obj& o) {
-  Cpu c;
-  o.num("shares", c.shares);
-  o.num("quota", c.quota);
-  o.num("burst", c.burst);
-  o.num("period", c.period);
-  o.num("realtimeRuntime", c.realtime_runtime);
-  o.num("realtimePeriod", c.realtime_period);
-  o.str("cpus", c.cpus);
-  o.str("mems", c.mems);
-  o.num("idle", c.idle);
-  return c;
-}
-
-WeightDevice parse_weight_device(const json& j, const std::string& path) {
-  Obj o(j, path);
-  WeightDevice w;
-  o.num("major", w.major);
-  o.num("minor", w.minor);
-  o.num("weight", w.weight);
-  o.num("leafWeight", w.leaf_weight);
-  return w;
-}
-
-ThrottleDevice parse_throttle_device(const json& j, const std::string& path) {
-  Obj o(j, path);
-  ThrottleDevice t;
-  o.num("major", t.major);
-  o.num("minor", t.minor);
-  o.num("rate", t.rate);
-  return t;
-}
-
-BlockIo parse_block_io(const Obj& o) {
-  BlockIo b;
-  o.num("weight", b.weight);
-  o.num("leafWeight", b.leaf_weight);
-  o.array("weightDevice", b.weight_device, parse_weight_device);
-  o.array("throttleReadBpsDevice", b.throttle_read_bps, parse_throttle_device);
-  o.array("throttleWriteBpsDevice", b.throttle_write_bps, parse_throttle_device);
-  o.array("throttleReadIOPSDevice", b.throttle_read_iops, parse_throttle_device);
-  o.array("throttleWriteIOPSDevice", b.throttle_write_iops, parse_throttle_device);
-  return b;
-}
-
-HugepageLimit parse_hugepage_limit(const json& j, const std::string& path) {
-  Obj o(j, path);
-  HugepageLimit h;
-  o.str("pageSize", h.page_size);
-  o.num("limit", h.limit);
-  return h;
-}
-
-Network parse_network(const Obj& o) {
-  Network n;
-  o.num("classID", n.class_id);
-  o.array("priorities", n.priorities, [](const json& j, const std::string& path) {
-    Obj p(j, path);
-    InterfacePriority ip;
-    p.str("name", ip.name);
-    p.num("priority", ip.priority);
-    return ip;
-  });
-  return n;
-}
-
-Resources parse_resources_obj(const Obj& o) {
-  Resources r;
-  o.array("devices", r.devices, parse_device_rule);
-  o.object("memory", r.memory, parse_memory);
-  o.object("cpu", r.cpu, parse_cpu);
-  std::optional<int64_t> pids_limit;
-  o.object("pids", pids_limit, [](const Obj& p) {
-    int64_t limit = 0;
-    p.num("limit", limit);
-    return limit;
-  });
-  r.pids_limit = pids_limit;
-  o.object("blockIO", r.block_io, parse_block_io);
-  o.array("hugepageLimits", r.hugepage_limits, parse_hugepage_limit);
-  o.object("network", r.network, parse_network);
-  o.map("rdma", r.rdma, [](const Obj& d) {
-    Rdma rd;
-    d.num("hcaHandles", rd.hca_handles);
-    d.num("hcaObjects", rd.hca_objects);
-    return rd;
-  });
-  o.string_map("unified", r.unified);
-  return r;
-}
-
-IntelRdt parse_intel_rdt(const Obj& o) {
-  IntelRdt r;
-  o.str("closID", r.clos_id);
-  o.str("l3CacheSchema", r.l3_cache_schema);
-  o.str("memBwSchema", r.mem_bw_schema);
-  o.strings("schemata", r.schemata);
-  o.boolean("enableMonitoring", r.enable_monitoring);
-  return r;
-}
-
-SeccompArg parse_seccomp_arg(const json& j, const std::string& path) {
-  Obj o(j, path);
-  SeccompArg a;
-  o.num("index", a.index);
-  o.num("value", a.value);
-  o.num("valueTwo", a.value_two);
-  o.str("op", a.op);
-  return a;
-}
-
-SeccompSyscall parse_seccomp_syscall(const json& j, const std::string& path) {
-  Obj o(j, path);
-  SeccompSyscall s;
-  o.strings("names", s.names);
-  o.str("action", s.action);
-  o.num("errnoRet", s.errno_ret);
-  o.array("args", s.args, parse_seccomp_arg);
-  return s;
-}
-
-Seccomp parse_seccomp(const Obj& o) {
-  Seccomp s;
-  o.str("defaultAction", s.default_action);
-  o.num("defaultErrnoRet", s.default_errno_ret);
-  o.strings("architectures", s.architectures);
-  o.strings("flags", s.flags);
-  o.str("listenerPath", s.listener_path);
-  o.str("listenerMetadata", s.listener_metadata);
-  o.array("syscalls", s.syscalls, parse_seccomp_syscall);
-  return s;
-}
-
-Linux parse_linux(const Obj& o) {
-  Linux l;
-  o.array("namespaces", l.namespaces, parse_namespace);
-  o.array("uidMappings", l.uid_mappings, parse_id_mapping);
-  o.array("gidMappings", l.gid_mappings, parse_id_mapping);
-  o.map("timeOffsets", l.time_offsets, [](const Obj& t) {
-    TimeOffset off;
-    t.num("secs", off.secs);
-    t.num("nanosecs", off.nanosecs);
-    return off;
-  });
-  o.array("devices", l.devices, parse_device);
-  o.map("netDevices", l.net_devices, [](const Obj& d) {
-    NetDevice nd;
-    d.str("name", nd.name);
-    return nd;
-  });
-  o.str("cgroupsPath", l.cgroups_path);
-  o.object("resources", l.resources, parse_resources_obj);
-  o.object("intelRdt", l.intel_rdt, parse_intel_rdt);
-  o.string_map("sysctl", l.sysctl);
-  o.object("seccomp", l.seccomp, parse_seccomp);
-  o.str("rootfsPropagation", l.rootfs_propagation);
-  o.strings("maskedPaths", l.masked_paths);
-  o.strings("readonlyPaths", l.readonly_paths);
-  o.str("mountLabel", l.mount_label);
-  o.object("personality", l.personality, [](const Obj& p) {
-    Personality pe;
-    p.str("domain", pe.domain);
-    p.strings("flags", pe.flags);
-    return pe;
-  });
-  o.object("memoryPolicy", l.memory_policy, [](const Obj& m) {
-    MemoryPolicy mp;
-    m.str("mode", mp.mode);
-    m.str("nodes", mp.nodes);
-    m.strings("flags", mp.flags);
-    return mp;
-  });
-  return l;
-}
+template <>
+struct Model<Spec> {
+  static constexpr auto fields = std::tuple(
+      prop("ociVersion", &Spec::oci_version), prop("root", &Spec::root), prop("mounts", &Spec::mounts),
+      prop("process", &Spec::process), prop("hostname", &Spec::hostname), prop("domainname", &Spec::domainname),
+      prop("hooks", &Spec::hooks), prop("annotations", &Spec::annotations), prop("linux", &Spec::linux_));
+};
 
 }  // namespace
 
 Spec parse(const std::string& json_text) {
   json j = parse_json(json_text);
   if (!j.is_object()) throw Error("expected a JSON object at the top level");
-  Obj o(j, "");
   Spec s;
-  o.str("ociVersion", s.oci_version);
-  o.object("root", s.root, [](const Obj& r) {
-    Root root;
-    r.str("path", root.path);
-    r.boolean("readonly", root.readonly);
-    return root;
-  });
-  o.array("mounts", s.mounts, parse_mount);
-  o.object("process", s.process, parse_process);
-  o.str("hostname", s.hostname);
-  o.str("domainname", s.domainname);
-  std::optional<Hooks> hooks;
-  o.object("hooks", hooks, parse_hooks);
-  if (hooks) s.hooks = std::move(*hooks);
-  o.string_map("annotations", s.annotations);
-  o.object("linux", s.linux_, parse_linux);
+  read(j, "", s);
   return s;
 }
 
 Resources parse_resources(const std::string& json_text) {
   json j = parse_json(json_text);
   if (!j.is_object()) throw Error("expected a JSON object at the top level");
-  Resources r = parse_resources_obj(Obj(j, ""));
+  Resources r;
+  read(j, "", r);
   validate_resources(r);
   return r;
 }

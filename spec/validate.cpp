@@ -62,7 +62,8 @@ bool parse_semver(const std::string& v, unsigned long& major, unsigned long& min
     std::string num = core.substr(pos, end - pos);
     if (num.size() > 9 || num.find_first_not_of("0123456789") != std::string::npos) return false;
     if (num.size() > 1 && num[0] == '0') return false;
-    parts[i] = std::stoul(num);
+    parts[i] = 0;  // at most 9 digits: no overflow
+    for (char c : num) parts[i] = parts[i] * 10 + static_cast<unsigned long>(c - '0');
     pos = end + 1;
   }
   if (core_end != std::string::npos) {
@@ -383,10 +384,7 @@ void check_sysctl(const Linux& l, bool hostname_set, bool domainname_set) {
   }
 }
 
-void check_linux(const Spec& s) {
-  const Linux& l = *s.linux_;
-  check_devices(l);
-
+void check_net_devices(const Linux& l) {
   for (const auto& [host, dev] : l.net_devices) {
     std::string path = key("linux.netDevices", host);
     if (!valid_ifname(host)) fail(path, "invalid network device name");
@@ -395,38 +393,34 @@ void check_linux(const Spec& s) {
   if (!l.net_devices.empty() && !l.has_namespace("network")) {
     fail("linux.netDevices", "requires a network namespace in linux.namespaces");
   }
+}
 
-  if (l.cgroups_path && has_dotdot(*l.cgroups_path)) fail("linux.cgroupsPath", "must not contain \"..\"");
-  if (l.resources) check_resources(*l.resources, "linux.resources");
-
-  if (l.intel_rdt) {
-    const auto& r = *l.intel_rdt;
-    if (!r.clos_id.empty() && r.clos_id != "/" && !plain_name(r.clos_id)) {
-      fail("linux.intelRdt.closID", "must be \"/\" or a directory name");
-    }
-    if (r.l3_cache_schema.find('\n') != std::string::npos) fail("linux.intelRdt.l3CacheSchema", "must not contain newlines");
-    if (!r.mem_bw_schema.empty()) {
-      if (r.mem_bw_schema.rfind("MB:", 0) != 0) fail("linux.intelRdt.memBwSchema", "must start with \"MB:\"");
-      if (r.mem_bw_schema.find('\n') != std::string::npos) fail("linux.intelRdt.memBwSchema", "must not contain newlines");
-    }
-    for (size_t i = 0; i < r.schemata.size(); ++i) {
-      if (r.schemata[i].find('\n') != std::string::npos) fail(idx("linux.intelRdt.schemata", i), "must not contain newlines");
-    }
+void check_intel_rdt(const IntelRdt& r) {
+  if (!r.clos_id.empty() && r.clos_id != "/" && !plain_name(r.clos_id)) {
+    fail("linux.intelRdt.closID", "must be \"/\" or a directory name");
   }
-
-  check_sysctl(l, !s.hostname.empty(), !s.domainname.empty());
-
-  if (l.seccomp) {
-    const auto& sc = *l.seccomp;
-    if (sc.default_action.empty()) fail("linux.seccomp.defaultAction", "required");
-    if (!sc.listener_metadata.empty() && sc.listener_path.empty()) {
-      fail("linux.seccomp.listenerMetadata", "must not be set without listenerPath");
-    }
-    for (size_t i = 0; i < sc.syscalls.size(); ++i) {
-      if (sc.syscalls[i].names.empty()) fail(idx("linux.seccomp.syscalls", i) + ".names", "must not be empty");
-    }
+  if (r.l3_cache_schema.find('\n') != std::string::npos) fail("linux.intelRdt.l3CacheSchema", "must not contain newlines");
+  if (!r.mem_bw_schema.empty()) {
+    if (r.mem_bw_schema.rfind("MB:", 0) != 0) fail("linux.intelRdt.memBwSchema", "must start with \"MB:\"");
+    if (r.mem_bw_schema.find('\n') != std::string::npos) fail("linux.intelRdt.memBwSchema", "must not contain newlines");
   }
+  for (size_t i = 0; i < r.schemata.size(); ++i) {
+    if (r.schemata[i].find('\n') != std::string::npos) fail(idx("linux.intelRdt.schemata", i), "must not contain newlines");
+  }
+}
 
+void check_seccomp(const Seccomp& sc) {
+  if (sc.default_action.empty()) fail("linux.seccomp.defaultAction", "required");
+  if (!sc.listener_metadata.empty() && sc.listener_path.empty()) {
+    fail("linux.seccomp.listenerMetadata", "must not be set without listenerPath");
+  }
+  for (size_t i = 0; i < sc.syscalls.size(); ++i) {
+    if (sc.syscalls[i].names.empty()) fail(idx("linux.seccomp.syscalls", i) + ".names", "must not be empty");
+  }
+}
+
+// rootfsPropagation, maskedPaths and readonlyPaths.
+void check_rootfs_paths(const Linux& l) {
   static const std::vector<std::string> propagation = {"",           "shared",  "slave",  "private", "unbindable",
                                                        "rshared",    "rslave",  "rprivate", "runbindable"};
   if (!contains(propagation, l.rootfs_propagation)) {
@@ -442,37 +436,48 @@ void check_linux(const Spec& s) {
     }
     if (!list->empty() && !mountns) fail(name, "requires a mount namespace (linux.namespaces has no \"mount\" entry)");
   }
+}
 
-  if (l.personality) {
-    if (l.personality->domain != "LINUX" && l.personality->domain != "LINUX32") {
-      fail("linux.personality.domain", "unknown domain " + quoted(l.personality->domain) + " (expected LINUX or LINUX32)");
-    }
-    // The spec defines no personality flags yet.
-    if (!l.personality->flags.empty()) {
-      fail("linux.personality.flags[0]", "unknown flag " + quoted(l.personality->flags[0]));
-    }
+void check_personality(const Personality& p) {
+  if (p.domain != "LINUX" && p.domain != "LINUX32") {
+    fail("linux.personality.domain", "unknown domain " + quoted(p.domain) + " (expected LINUX or LINUX32)");
   }
+  // The spec defines no personality flags yet.
+  if (!p.flags.empty()) fail("linux.personality.flags[0]", "unknown flag " + quoted(p.flags[0]));
+}
 
-  if (l.memory_policy) {
-    const auto& mp = *l.memory_policy;
-    static const std::vector<std::string> modes = {"MPOL_DEFAULT",   "MPOL_BIND",           "MPOL_INTERLEAVE",
-                                                   "MPOL_WEIGHTED_INTERLEAVE", "MPOL_PREFERRED",
-                                                   "MPOL_PREFERRED_MANY", "MPOL_LOCAL"};
-    static const std::vector<std::string> flags = {"MPOL_F_NUMA_BALANCING", "MPOL_F_RELATIVE_NODES",
-                                                   "MPOL_F_STATIC_NODES"};
-    if (!contains(modes, mp.mode)) fail("linux.memoryPolicy.mode", "unknown mode " + quoted(mp.mode));
-    for (size_t i = 0; i < mp.flags.size(); ++i) {
-      if (!contains(flags, mp.flags[i])) fail(idx("linux.memoryPolicy.flags", i), "unknown flag " + quoted(mp.flags[i]));
-    }
-    if ((mp.mode == "MPOL_DEFAULT" || mp.mode == "MPOL_LOCAL") && !mp.nodes.empty()) {
-      fail("linux.memoryPolicy.nodes", "must be empty for " + mp.mode);
-    }
-    if ((mp.mode == "MPOL_BIND" || mp.mode == "MPOL_INTERLEAVE" || mp.mode == "MPOL_WEIGHTED_INTERLEAVE" ||
-         mp.mode == "MPOL_PREFERRED_MANY") &&
-        mp.nodes.empty()) {
-      fail("linux.memoryPolicy.nodes", "required for " + mp.mode);
-    }
+void check_memory_policy(const MemoryPolicy& mp) {
+  static const std::vector<std::string> modes = {"MPOL_DEFAULT",   "MPOL_BIND",           "MPOL_INTERLEAVE",
+                                                 "MPOL_WEIGHTED_INTERLEAVE", "MPOL_PREFERRED",
+                                                 "MPOL_PREFERRED_MANY", "MPOL_LOCAL"};
+  static const std::vector<std::string> flags = {"MPOL_F_NUMA_BALANCING", "MPOL_F_RELATIVE_NODES",
+                                                 "MPOL_F_STATIC_NODES"};
+  if (!contains(modes, mp.mode)) fail("linux.memoryPolicy.mode", "unknown mode " + quoted(mp.mode));
+  for (size_t i = 0; i < mp.flags.size(); ++i) {
+    if (!contains(flags, mp.flags[i])) fail(idx("linux.memoryPolicy.flags", i), "unknown flag " + quoted(mp.flags[i]));
   }
+  if ((mp.mode == "MPOL_DEFAULT" || mp.mode == "MPOL_LOCAL") && !mp.nodes.empty()) {
+    fail("linux.memoryPolicy.nodes", "must be empty for " + mp.mode);
+  }
+  if ((mp.mode == "MPOL_BIND" || mp.mode == "MPOL_INTERLEAVE" || mp.mode == "MPOL_WEIGHTED_INTERLEAVE" ||
+       mp.mode == "MPOL_PREFERRED_MANY") &&
+      mp.nodes.empty()) {
+    fail("linux.memoryPolicy.nodes", "required for " + mp.mode);
+  }
+}
+
+void check_linux(const Spec& s) {
+  const Linux& l = *s.linux_;
+  check_devices(l);
+  check_net_devices(l);
+  if (l.cgroups_path && has_dotdot(*l.cgroups_path)) fail("linux.cgroupsPath", "must not contain \"..\"");
+  if (l.resources) check_resources(*l.resources, "linux.resources");
+  if (l.intel_rdt) check_intel_rdt(*l.intel_rdt);
+  check_sysctl(l, !s.hostname.empty(), !s.domainname.empty());
+  if (l.seccomp) check_seccomp(*l.seccomp);
+  check_rootfs_paths(l);
+  if (l.personality) check_personality(*l.personality);
+  if (l.memory_policy) check_memory_policy(*l.memory_policy);
 }
 
 }  // namespace

@@ -196,6 +196,7 @@ def floor_entries(rootfs):
 
 
 PROTECT_LABEL = "husk on a read-only bind (no re-exec)"
+BASELINE = "husk-baseline"
 
 
 def readonly_husk(husk, work):
@@ -475,6 +476,8 @@ def main():
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--scale", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="few runs, 50 containers: to try the harness")
+    ap.add_argument("--baseline", help="an earlier husk binary, timed beside this one in run, create, "
+                    "start, delete and exec: a change's cost, measured in the same run")
     a = ap.parse_args()
     if a.quick:
         a.runs, a.scale = 5, 50
@@ -492,6 +495,10 @@ def main():
     os.makedirs(state)
     run(["mount", "-t", "tmpfs", "-o", "size=512m,mode=0700", "husk-bench-state", state])
     rts = {n: Runtime(n, b, work) for n, b in (("husk", a.husk), ("crun", a.crun), ("runc", a.runc)) if b}
+    # The baseline takes part in the latency tests only (see BASELINE).
+    if a.baseline:
+        rts[BASELINE] = Runtime(BASELINE, a.baseline, work)
+    everyone = dict(rts)
     started = time.monotonic()
     R = {"machine": machine(), "versions": versions(rts), "cgroups": cgroup_note,
          "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "loadavg_start": loadavg()}
@@ -505,6 +512,7 @@ def main():
             R["run"] = test_run(work, rts, bundles, a.runs, readonly_husk(a.husk, work))
             R.update(test_lifecycle(work, rts, bundles, max(10, a.runs * 2 // 3)))
             R["exec"] = test_exec(work, rts, bundles, a.runs)
+            rts.pop(BASELINE, None)
             R["rss"] = test_rss(rts, bundles, 10)
             R["strace"] = test_strace(rts, bundles, work)
             R["seq100"] = test_sequential(work, rts, bundles, 100, 3)
@@ -512,7 +520,7 @@ def main():
             R["conc100"] = test_concurrent(work, rts, bundles, 100, 3)
             R["scale"] = test_scale(work, rts, bundles, a.scale, small)
         finally:
-            cleanup(rts)
+            cleanup(everyone)
         R["loadavg_end"] = loadavg()
         R["duration_s"] = round(time.monotonic() - started)
         os.makedirs(a.out, exist_ok=True)

@@ -216,6 +216,20 @@ def markdown(R):
               f"{fr(ratio(v['husk'], v['crun']))} | {fr(ratio(v['husk'], v['runc']))} |")
     w("")
 
+    base = [(t, (R.get(t) or {}).get("husk"), (R.get(t) or {}).get("husk-baseline"))
+            for t in ("run", "create", "start", "delete", "exec")]
+    if any(b for _, _, b in base):
+        w("## Against the baseline husk (--baseline)\n")
+        w(f"The earlier binary ({R['versions'].get('husk-baseline', '?')}) ran in the same hyperfine "
+          "invocations as this one, so the two met the same load.\n")
+        w("| test | husk median | baseline median | husk/baseline | husk CPU | baseline CPU |")
+        w("|---|---:|---:|---:|---:|---:|")
+        for t, h, b in base:
+            if h and b:
+                w(f"| `{t}` | {ms(h['median_ms'])} | {ms(b['median_ms'])} | "
+                  f"{fr(ratio(h['median_ms'], b['median_ms']))} | {ms(h['cpu_ms'])} | {ms(b['cpu_ms'])} |")
+        w("")
+
     floors = {k: e for k, e in (R.get("run") or {}).items() if k.startswith("floor")}
     if floors:
         w("## Floor: the kernel's own cost\n")

@@ -64,8 +64,8 @@ struct TestCgroup {
   TestCgroup() {
     std::random_device rd;
     path = "/husk-test/t" + std::to_string(getpid()) + "-" + std::to_string(rd() % 1000000);
-    m = cg::Manager::open(path, kMode);
-    m->create();
+    m = cg::make_manager({.path = path});
+    m->prepare();
   }
   ~TestCgroup() {
     try {
@@ -98,7 +98,7 @@ struct Child {
     }
     close(p[0]);
     go = p[1];
-    m.add_process(pid);
+    m.attach(pid);
     REQUIRE(write(go, "g", 1) == 1);
     close(go);
   }
@@ -371,20 +371,19 @@ TEST_CASE("destroy removes the cgroup and the ancestors it created, and only tho
   std::unique_ptr<cg::Manager> m;
   std::string top = "/husk-test/d" + std::to_string(getpid());
   {
-    auto outer = cg::Manager::open(top + "/keep", kMode);
-    outer->create();  // an unrelated sibling that must survive
-    m = cg::Manager::open(top + "/a/b", kMode);
-    m->create();
+    auto outer = cg::make_manager({.path = top + "/keep"});
+    outer->prepare();  // an unrelated sibling that must survive
+    m = cg::make_manager({.path = top + "/a/b"});
+    m->prepare();
     auto made = m->created();
     CHECK(std::find(made.begin(), made.end(), top + "/a") != made.end());
     CHECK(std::find(made.begin(), made.end(), top) == made.end());
     Child c(*m, [] { return 0; });
     CHECK(c.exit_code() == 0);
     // A cgroup the container made inside its own (a nested runtime) goes too.
-    cg::Manager::open(top + "/a/b/nested/deeper", kMode)->create();
+    cg::make_manager({.path = top + "/a/b/nested/deeper"})->prepare();
     // A later process only knows what the state recorded.
-    auto again = cg::Manager::open(top + "/a/b", kMode);
-    again->set_created(made);
+    auto again = cg::make_manager({.path = top + "/a/b", .created = made});
     again->destroy();
     CHECK_NOTHROW(again->destroy());  // missing is fine
     for (const char* ctrl : {"memory", "pids", "unified"}) {
@@ -513,7 +512,7 @@ TEST_CASE("v2: stats read cpu, memory, pids and io") {
 
 TEST_CASE("a cgroup that is already gone: kill_all, destroy, pids and frozen are no-ops") {
   if (!is_root()) HUSK_SKIP("needs root");
-  auto m = cg::Manager::open("/husk-test/gone" + std::to_string(getpid()), kMode);
+  auto m = cg::make_manager({.path = "/husk-test/gone" + std::to_string(getpid())});
   CHECK_NOTHROW(m->kill_all(SIGKILL));
   CHECK_NOTHROW(m->kill_all(SIGTERM));
   CHECK_NOTHROW(m->destroy());

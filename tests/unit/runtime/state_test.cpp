@@ -93,3 +93,25 @@ TEST_CASE("created timestamps are RFC3339 UTC with nanoseconds") {
   CHECK(t[19] == '.');
   CHECK(t.back() == 'Z');
 }
+
+TEST_CASE("state.json keeps the cgroup driver's handle, and one from before handles still loads") {
+  const std::string old_format =
+      R"({"ociVersion":"1.2.0","id":"c1","status":"created","pid":1,"bundle":"/b","rootfs":"/b/rootfs",)"
+      R"("created":"2026-01-01T00:00:00Z","initStartTime":5,"cgroupPath":"/husk/c1","cgroupCreated":["/husk/c1"]})";
+  Record old = parse_record(old_format);
+  CHECK(old.cgroup_handle.empty());
+  CHECK(cgroup_config(old).path == "/husk/c1");
+
+  TempRoot root;
+  Store store(root.path);
+  Handle h = Handle::create(store, "c1");
+  Record r = old;
+  r.cgroup_handle = "/husk/c1";
+  h.save(r);
+  CHECK(h.load().cgroup_handle == "/husk/c1");
+  h.remove();
+
+  std::string wrong_type = old_format;
+  wrong_type.insert(wrong_type.size() - 1, R"(,"cgroupHandle":7)");
+  REQUIRE_THROWS_WITH(parse_record(wrong_type), Catch::Contains("cgroupHandle"));
+}

@@ -14,9 +14,11 @@
 #include <cstring>
 #include <fstream>
 
+#include "helpers.h"
 #include "seccomp/seccomp.h"
 
 using namespace husk;
+using seccomp_test::TempDir;
 
 namespace {
 
@@ -34,18 +36,6 @@ spec::Seccomp errno_on(std::vector<std::string> names, std::optional<uint32_t> e
 bool same(const std::vector<sock_filter>& a, const std::vector<sock_filter>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(sock_filter)) == 0;
 }
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/husk-seccomp-cache-XXXXXX";
-    if (!mkdtemp(tmpl)) FAIL("mkdtemp: " << strerror(errno));
-    path = tmpl;
-  }
-  ~TempDir() {
-    if (std::system(("rm -rf '" + path + "'").c_str()) != 0) WARN("could not remove " << path);
-  }
-};
 
 std::vector<std::string> entries(const std::string& dir) {
   std::vector<std::string> out;
@@ -94,7 +84,7 @@ TEST_CASE("compile: a program carries the plan's flags and notify", "[seccomp][c
 }
 
 TEST_CASE("compile: the cache reuses a program only for the same plan", "[seccomp][compile]") {
-  TempDir tmp;
+  TempDir tmp("husk-seccomp-cache-");
   const std::string dir = tmp.path + "/cache";
   const auto a = seccomp::plan(errno_on({"mkdir", "mkdirat"}));
   const auto b = seccomp::plan(errno_on({"mkdir", "mkdirat"}, ENOSYS));

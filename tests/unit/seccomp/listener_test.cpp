@@ -12,9 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "helpers.h"
 #include "seccomp/seccomp.h"
 
 using namespace husk;
+using seccomp_test::Received;
+using seccomp_test::receive_all;
 
 namespace {
 
@@ -40,44 +43,10 @@ struct Listener {
   }
 };
 
-struct Received {
-  std::string payload;
-  std::vector<int> fds;
-  int messages_with_fds = 0;
-};
-
 // Accept one connection and read it to EOF, as a seccomp agent does.
 Received accept_all(int lfd) {
-  Received r;
   int c = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-  if (c < 0) return r;
-  for (;;) {
-    char buf[65536];
-    iovec iov{buf, sizeof buf};
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 8)];
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    ssize_t n = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
-    if (n <= 0) break;
-    bool had = false;
-    for (cmsghdr* cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-        size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < count; ++i) {
-          int fd;
-          std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-          r.fds.push_back(fd);
-        }
-        had = true;
-      }
-    r.messages_with_fds += had;
-    r.payload.append(buf, static_cast<size_t>(n));
-  }
-  close(c);
-  return r;
+  return c < 0 ? Received{} : receive_all(c);
 }
 
 }  // namespace

@@ -27,29 +27,13 @@
 #include <set>
 #include <thread>
 
+#include "helpers.h"
 #include "seccomp/seccomp.h"
 
 using namespace husk;
+using namespace seccomp_test;
 
 namespace {
-
-spec::SeccompSyscall call(std::vector<std::string> names, std::string action,
-                          std::optional<uint32_t> errno_ret = std::nullopt,
-                          std::vector<spec::SeccompArg> args = {}) {
-  spec::SeccompSyscall s;
-  s.names = std::move(names);
-  s.action = std::move(action);
-  s.errno_ret = errno_ret;
-  s.args = std::move(args);
-  return s;
-}
-
-spec::Seccomp config(std::string default_action, std::vector<spec::SeccompSyscall> calls) {
-  spec::Seccomp c;
-  c.default_action = std::move(default_action);
-  c.syscalls = std::move(calls);
-  return c;
-}
 
 // Run fn in a forked child (with no_new_privs unless told otherwise) and
 // return its wait status; fn's result is the exit code, 0 meaning success.
@@ -82,16 +66,6 @@ std::string status_text(int status) {
   return "status " + std::to_string(status);
 }
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/husk-seccomp-XXXXXX";
-    if (!mkdtemp(tmpl)) FAIL("mkdtemp: " << strerror(errno));
-    path = tmpl;
-  }
-  ~TempDir() { std::system(("rm -rf " + path).c_str()); }
-};
-
 // errno of a call expected to fail, 0 when it succeeded.
 template <class F>
 int errno_of(F f) {
@@ -102,7 +76,7 @@ int errno_of(F f) {
 }  // namespace
 
 TEST_CASE("load: ERRNO rule makes mkdir fail with EPERM, rest allowed", "[seccomp][load]") {
-  TempDir dir;
+  TempDir dir("husk-seccomp-");
   const std::string target = dir.path + "/x";
   auto p = seccomp::plan(config("SCMP_ACT_ALLOW", {call({"mkdir", "mkdirat"}, "SCMP_ACT_ERRNO"),
                                                     call({"getpid"}, "SCMP_ACT_ALLOW")}));
@@ -199,7 +173,7 @@ TEST_CASE("load: extra architectures and flags are accepted by the kernel", "[se
 }
 
 TEST_CASE("load: SECCOMP_FILTER_FLAG_TSYNC reaches threads started before", "[seccomp][load]") {
-  TempDir dir;
+  TempDir dir("husk-seccomp-");
   // Another thread waits for the filter, then tries mkdir; returns its errno.
   auto run = [&](bool tsync) {
     auto c = config("SCMP_ACT_ALLOW", {call({"mkdir", "mkdirat"}, "SCMP_ACT_ERRNO")});
@@ -269,7 +243,7 @@ TEST_CASE("load: a plan carrying a flag libseccomp cannot set is refused", "[sec
 // hands the listener fd to an agent socket with send_to_listener(); this
 // process plays the agent and answers the child's getppid() with 4242.
 TEST_CASE("load: SCMP_ACT_NOTIFY hands a working listener fd to the agent", "[seccomp][load][notify]") {
-  TempDir dir;
+  TempDir dir("husk-seccomp-");
   const std::string sock_path = dir.path + "/agent.sock";
   int lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   REQUIRE(lsock >= 0);
@@ -320,26 +294,11 @@ TEST_CASE("load: SCMP_ACT_NOTIFY hands a working listener fd to the agent", "[se
   int notify_fd = -1;
   std::string payload;
   if (conn >= 0) {
-    char buf[4096];
-    for (;;) {
-      iovec iov{buf, sizeof buf};
-      alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = cbuf;
-      msg.msg_controllen = sizeof cbuf;
-      ssize_t n = recvmsg(conn, &msg, MSG_CMSG_CLOEXEC);
-      if (n <= 0) break;
-      for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-          CHECK(notify_fd == -1);  // exactly one fd, once
-          std::memcpy(&notify_fd, CMSG_DATA(cm), sizeof(int));
-          CHECK(cm->cmsg_len == CMSG_LEN(sizeof(int)));
-        }
-      payload.append(buf, static_cast<size_t>(n));
-    }
-    close(conn);  // the runtime closed its end after one state
+    Received got = receive_all(conn);  // the runtime closed its end after one state
+    CHECK(got.fds.size() == 1);        // exactly one fd, once
+    CHECK(got.messages_with_fds == 1);
+    if (!got.fds.empty()) notify_fd = got.fds[0];
+    payload = got.payload;
   }
   CHECK(notify_fd >= 0);
 
@@ -506,7 +465,7 @@ TEST_CASE("bench: plan, compile and load of a Docker-sized profile", "[.][bench]
     double plan_us = mean_us(runs, [&] { p = seccomp::plan(cfg); });
     seccomp::Program prog;
     double compile_us = mean_us(runs, [&] { prog = seccomp::compile(p); });
-    TempDir cache;
+    TempDir cache("husk-seccomp-");
     seccomp::compile(p, cache.path);
     double cached_us = mean_us(runs, [&] { prog = seccomp::compile(p, cache.path); });
 

@@ -6,30 +6,15 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 
+#include "helpers.h"
 #include "seccomp/seccomp.h"
 
 using namespace husk;
 using husk::seccomp::plan;
+using seccomp_test::call;
+using seccomp_test::config;
 
 namespace {
-
-spec::SeccompSyscall call(std::vector<std::string> names, std::string action,
-                          std::optional<uint32_t> errno_ret = std::nullopt,
-                          std::vector<spec::SeccompArg> args = {}) {
-  spec::SeccompSyscall s;
-  s.names = std::move(names);
-  s.action = std::move(action);
-  s.errno_ret = errno_ret;
-  s.args = std::move(args);
-  return s;
-}
-
-spec::Seccomp config(std::string default_action, std::vector<spec::SeccompSyscall> calls = {}) {
-  spec::Seccomp c;
-  c.default_action = std::move(default_action);
-  c.syscalls = std::move(calls);
-  return c;
-}
 
 int nr(const char* name) { return seccomp_syscall_resolve_name(name); }
 

@@ -1,11 +1,16 @@
 // spec::parse: every field of config.json reaches the model; JSON type
 // errors and malformed JSON name where they are.
 #include <catch2/catch.hpp>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "spec/spec.h"
 
 using namespace husk::spec;
 using Catch::Contains;
+using Catch::StartsWith;
+using json = nlohmann::json;
 
 namespace {
 
@@ -367,6 +372,42 @@ TEST_CASE("integers are range-checked against the field's type", "[parse]") {
                       Contains("linux.resources.memory.limit: expected int64"));
   Spec s = parse(R"({"linux": {"resources": {"memory": {"limit": -9223372036854775808}}}})");
   CHECK(s.linux_->resources->memory->limit == INT64_MIN);
+}
+
+// Every property of kFull, at every depth, given a value of another JSON
+// type, a fraction or a number no integer field holds: parse throws
+// husk::Error (never nlohmann's exception) that starts with that property's path.
+TEST_CASE("a wrong type or an out-of-range number anywhere names its field", "[parse]") {
+  const json full = json::parse(kFull);
+  // Objects whose keys are names, not properties: their paths quote the key.
+  const std::set<std::string> maps = {"annotations", "sysctl", "unified", "rdma", "timeOffsets", "netDevices"};
+  size_t checked = 0;
+  std::function<void(const json&, const json::json_pointer&, const std::string&)> walk =
+      [&](const json& node, const json::json_pointer& at, const std::string& path) {
+        std::vector<json> bad = {node.is_string() ? json(5) : json("x")};
+        if (node.is_number()) {
+          bad.push_back(1.5);
+          bad.push_back(json::parse("1e300"));
+          bad.push_back(json::parse("18446744073709551616"));  // beyond uint64: nlohmann makes it a double
+        }
+        for (const json& b : bad) {
+          json doc = full;
+          doc[at] = b;
+          INFO(path << " = " << b.dump());
+          REQUIRE_THROWS_AS(parse(doc.dump()), husk::Error);
+          CHECK_THROWS_WITH(parse(doc.dump()), StartsWith(path + ": expected "));
+          ++checked;
+        }
+        bool is_map = maps.count(at.empty() ? "" : at.back()) > 0;
+        if (node.is_object()) {
+          for (const auto& [k, v] : node.items())
+            walk(v, at / k, is_map ? path + "[" + json(k).dump() + "]" : path + "." + k);
+        } else if (node.is_array()) {
+          for (size_t i = 0; i < node.size(); ++i) walk(node[i], at / i, path + "[" + std::to_string(i) + "]");
+        }
+      };
+  for (const auto& [k, v] : full.items()) walk(v, json::json_pointer("/" + k), k);
+  CHECK(checked > 400);
 }
 
 TEST_CASE("required numbers the model cannot show as absent", "[parse]") {

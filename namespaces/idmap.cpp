@@ -1,0 +1,259 @@
+// Idmapped bind mounts, and the bind sources the runtime opens for an init in
+// a user namespace: both are made on the host, in the container's mount
+// namespace, and passed to the init as fds.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "base/fdpass.h"
+#include "namespaces/internal.h"
+
+namespace husk::ns {
+
+namespace detail {
+
+// A child unshares the user namespace and waits while we write its maps and
+// open it. The child names itself as /proc sees it: in a new pid namespace
+// whose /proc is still the host's (the init before pivot) fork()'s answer is
+// the wrong number there (2 is the host's kthreadd).
+Fd userns_with_mappings(const spec::Mount& m, const std::string& what) {
+  int ready[2], hold[2];
+  if (pipe2(ready, O_CLOEXEC) < 0) throw sys_error("pipe");
+  if (pipe2(hold, O_CLOEXEC) < 0) {
+    close(ready[0]);
+    close(ready[1]);
+    throw sys_error("pipe");
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(ready[0]);
+    close(hold[1]);
+    char msg[32] = "n";
+    ssize_t n = 1;
+    if (unshare(CLONE_NEWUSER) == 0) {
+      n = readlink("/proc/self", msg + 1, sizeof msg - 2);
+      msg[0] = n > 0 ? 'y' : 'p';
+      n = n > 0 ? n + 1 : 1;
+    }
+    if (write(ready[1], msg, static_cast<size_t>(n)) != n) _exit(1);
+    (void)!read(hold[0], msg, 1);  // until the parent is done with us
+    _exit(0);
+  }
+  int fork_err = errno;
+  close(ready[1]);
+  close(hold[0]);
+  Fd hold_w(hold[1]);
+  Fd ready_r(ready[0]);
+  if (pid < 0) throw sys_error("fork for the user namespace of " + what, fork_err);
+  Fd ns;
+  std::string err;
+  char msg[32];
+  ssize_t n = read(ready_r.get(), msg, sizeof msg);
+  if (n == 1 && msg[0] == 'p') {
+    err = what + ": the helper for the idmapped mount's user namespace cannot find itself in /proc";
+  } else if (n < 2 || msg[0] != 'y') {
+    err = what + ": could not create a user namespace for the idmapped mount";
+  } else {
+    std::string dir = "/proc/" + std::string(msg + 1, static_cast<size_t>(n - 1)) + "/";
+    auto put = [&](const std::string& file, const std::string& text) {
+      int fd = open((dir + file).c_str(), O_WRONLY | O_CLOEXEC);
+      bool ok = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+      if (!ok && err.empty()) err = sys_error(what + ": write " + dir + file).what();
+      if (fd >= 0) close(fd);
+    };
+    put("uid_map", id_map_text(m.uid_mappings));
+    put("gid_map", id_map_text(m.gid_mappings));
+    if (err.empty()) {
+      ns = Fd(open((dir + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+      if (!ns) err = sys_error(what + ": open " + dir + "ns/user").what();
+    }
+  }
+  hold_w.reset();
+  waitpid(pid, nullptr, 0);
+  if (!err.empty()) throw Error(err);
+  return ns;
+}
+
+Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what) {
+  MountOptions mo = parse_mount_options(m.options);
+  if (!mo.bind && m.type != "bind") throw Error(what + ": idmap is only supported on bind mounts");
+  if (m.uid_mappings.empty() != m.gid_mappings.empty())
+    throw Error(what + ": uidMappings and gidMappings must be given together");
+  Fd own;
+  if (!m.uid_mappings.empty()) {
+    own = userns_with_mappings(m, what);
+    userns_fd = own.get();
+  }
+  if (userns_fd < 0) throw Error(what + ": an idmapped mount needs uidMappings/gidMappings or a user namespace");
+  Fd tree = bind_tree(open_source(m.source, what).get(), m.source, mo, what);
+  struct mount_attr a{};
+  a.attr_set = MOUNT_ATTR_IDMAP;
+  a.userns_fd = static_cast<uint64_t>(userns_fd);
+  if (mount_setattr(tree.get(), "", AT_EMPTY_PATH | (mo.recursive_idmap ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
+    throw sys_error(what + ": idmap " + m.source);
+  return tree;
+}
+
+}  // namespace detail
+
+using detail::Fd;
+
+int make_idmapped_mount(const spec::Mount& m, int userns_fd) {
+  std::string what = "mount " + m.destination;
+  Fd tree = detail::idmapped_tree(m, userns_fd, what);
+  return tree.release();
+}
+
+std::vector<size_t> runtime_opened_sources(const spec::Spec& spec) {
+  std::vector<size_t> out;
+  if (!spec.linux_ || !spec.linux_->has_namespace("user") || !spec.linux_->has_namespace("mount")) return out;
+  for (size_t i = 0; i < spec.mounts.size(); ++i) {
+    const auto& m = spec.mounts[i];
+    if (!spec::is_idmapped(m) && (m.type == "bind" || parse_mount_options(m.options).bind)) out.push_back(i);
+  }
+  return out;
+}
+
+namespace {
+
+// Where the helper opening bind sources works: the init's mount namespace and
+// working directory.
+struct InitMountNs {
+  std::string proc;     // "/proc/<init>/"
+  std::string ns_path;  // its ns/mnt, or the namespace the spec joins
+  Fd ns;
+  Fd cwd;  // empty for a joined namespace: setns() moves the init to its root, as it does the helper
+};
+
+InitMountNs open_init_mount_ns(const spec::Spec& spec, int init_pid) {
+  InitMountNs at;
+  at.proc = "/proc/" + std::to_string(init_pid) + "/";
+  const spec::Namespace* mnt = spec.linux_ ? spec.linux_->find_namespace("mount") : nullptr;
+  bool joined = mnt && !mnt->path.empty();
+  at.ns_path = joined ? mnt->path : at.proc + "ns/mnt";
+  at.ns = Fd(open(at.ns_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!at.ns) throw sys_error("open the container's mount namespace " + at.ns_path);
+  if (!joined) {
+    at.cwd = Fd(open((at.proc + "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!at.cwd) throw sys_error("open " + at.proc + "cwd");
+  }
+  return at;
+}
+
+// One message per source: {stage, errno, why} and, when it opened, the fd.
+struct SourceReply {
+  char stage;  // 'n' setns, 'c' fchdir, 'i' idmapped tree (why), 'o' opened (or err)
+  int err;
+  char why[1024];
+};
+
+// The forked helper: enter the init's mount namespace and cwd and send back
+// each source (an idmapped one as its detached idmapped tree, cloned from the
+// container's copy of the source's mount so the host's locked flags hold).
+[[noreturn]] void serve_sources(int sock, const InitMountNs& at, const spec::Spec& spec,
+                                const std::vector<size_t>& indexes, const std::vector<Fd>& own_userns,
+                                int userns_fd) {
+  auto reply = [&](char stage, int err, const char* why, int fd) {
+    SourceReply r{stage, err, {}};
+    if (why) strncpy(r.why, why, sizeof r.why - 1);
+    if (base::send_with_fd(sock, &r, sizeof r, fd) < 0) _exit(1);
+  };
+  if (setns(at.ns.get(), CLONE_NEWNS) < 0) {
+    reply('n', errno, nullptr, -1);
+    _exit(1);
+  }
+  if (at.cwd && fchdir(at.cwd.get()) < 0) {
+    reply('c', errno, nullptr, -1);
+    _exit(1);
+  }
+  for (size_t k = 0; k < indexes.size(); ++k) {
+    const auto& m = spec.mounts[indexes[k]];
+    if (spec::is_idmapped(m)) {
+      try {
+        spec::Mount with_ns = m;
+        if (own_userns[k]) {
+          with_ns.uid_mappings.clear();
+          with_ns.gid_mappings.clear();
+        }
+        Fd tree(make_idmapped_mount(with_ns, own_userns[k] ? own_userns[k].get() : userns_fd));
+        reply('o', 0, nullptr, tree.get());
+      } catch (const std::exception& e) {
+        reply('i', 0, e.what(), -1);
+        _exit(1);
+      }
+      continue;
+    }
+    int fd = open(m.source.c_str(), O_PATH | O_CLOEXEC);
+    reply('o', fd < 0 ? errno : 0, nullptr, fd);
+    if (fd < 0) _exit(1);
+    close(fd);
+  }
+  _exit(0);
+}
+
+// The helper's replies, one per index in order; the first failure becomes
+// the error (the fds received until then are closed).
+std::vector<int> collect_sources(int sock, const InitMountNs& at, const spec::Spec& spec,
+                                 const std::vector<size_t>& indexes) {
+  std::vector<Fd> fds;
+  for (size_t k = 0; k < indexes.size(); ++k) {
+    SourceReply r{};
+    int got;
+    ssize_t n = base::recv_with_fd(sock, &r, sizeof r, &got);
+    Fd passed(got);
+    const auto& m = spec.mounts[indexes[k]];
+    std::string what = "mounts[" + std::to_string(indexes[k]) + "] (" + m.destination + ")";
+    r.why[sizeof r.why - 1] = '\0';
+    if (n != static_cast<ssize_t>(sizeof r)) throw Error(what + ": the helper opening bind sources died");
+    if (r.stage == 'n') throw sys_error("enter the container's mount namespace " + at.ns_path, r.err);
+    if (r.stage == 'c') throw sys_error("enter the init's working directory " + at.proc + "cwd", r.err);
+    if (r.stage == 'i') throw Error(r.why);
+    if (r.err != 0 || !passed) throw sys_error(what + ": open bind source " + m.source, r.err ? r.err : EPROTO);
+    fds.push_back(std::move(passed));
+  }
+  std::vector<int> out;
+  for (auto& fd : fds) out.push_back(fd.release());
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid,
+                                   int userns_fd) {
+  if (indexes.empty()) return {};
+  InitMountNs at = open_init_mount_ns(spec, init_pid);
+  // A mount's own uidMappings/gidMappings namespace is made here, on the
+  // host: the helper's /proc may be a joined namespace's, where it is not.
+  std::vector<Fd> own_userns(indexes.size());
+  for (size_t k = 0; k < indexes.size(); ++k) {
+    const auto& m = spec.mounts[indexes[k]];
+    if (spec::is_idmapped(m) && !m.uid_mappings.empty())
+      own_userns[k] = detail::userns_with_mappings(m, "mount " + m.destination);
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) throw sys_error("socketpair for bind sources");
+  Fd mine(sv[0]), theirs(sv[1]);
+  pid_t pid = fork();
+  if (pid < 0) throw sys_error("fork to open bind sources");
+  if (pid == 0) serve_sources(theirs.get(), at, spec, indexes, own_userns, userns_fd);
+  theirs.reset();
+  std::vector<int> fds;
+  std::string err;
+  try {
+    fds = collect_sources(mine.get(), at, spec, indexes);
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  mine.reset();
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  if (!err.empty()) throw Error(err);
+  return fds;
+}
+
+}  // namespace husk::ns

@@ -1,0 +1,196 @@
+// prepare_rootfs: the container's mounts (executing the steps plan_mounts
+// made), then /dev. Runs in the container init, as (namespaced) root, in the
+// container's mount namespace.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "namespaces/internal.h"
+
+namespace husk::ns {
+
+using namespace detail;
+
+namespace {
+
+// Mounts below /proc could hide or fake what the kernel reports (and procfs
+// files are how a container escapes). Only the files lxcfs emulates may be
+// mounted over; on /proc itself only procfs (a proc mount, or a bind of one).
+// `source_fd` is the bind source (-1 for other mounts).
+void check_proc_destination(const std::string& dest, const spec::Mount& m, int source_fd,
+                            const std::string& what) {
+  if (dest != "/proc" && dest.rfind("/proc/", 0) != 0) return;
+  if (dest == "/proc") {
+    if (source_fd >= 0 && !on_procfs(source_fd))
+      throw Error(what + ": only procfs may be mounted on /proc, " + m.source + " is not procfs");
+    return;
+  }
+  static const char* const kAllowed[] = {
+      "/proc/cpuinfo", "/proc/diskstats", "/proc/meminfo", "/proc/stat",      "/proc/swaps",
+      "/proc/uptime",  "/proc/loadavg",   "/proc/slabinfo", "/proc/net/dev",
+      "/proc/sys/kernel/ns_last_pid"};
+  for (const char* a : kAllowed)
+    if (dest == a) return;
+  throw Error(what + ": " + dest + " is inside /proc; only the files lxcfs emulates may be mounted there");
+}
+
+// The fd a Bind or Idmapped step mounts: the source (O_PATH) of a bind, the
+// detached tree of an idmapped one. Empty for the other kinds.
+Fd step_source(const spec::Mount& m, const MountStep& step, const RootfsOptions& opts) {
+  const std::string& what = step.what;
+  if (step.kind == MountStep::Kind::Idmapped) {
+    auto it = opts.idmapped.find(step.index);
+    if (it != opts.idmapped.end()) {
+      Fd premade(fcntl(it->second, F_DUPFD_CLOEXEC, 0));
+      if (!premade) throw sys_error(what + ": idmapped mount fd");
+      return premade;
+    }
+    // Inside the container's user namespace we lack CAP_SYS_ADMIN over the
+    // source filesystem; only the runtime on the host can build it.
+    if (opts.user_ns)
+      throw Error(what + ": an idmapped mount in a user namespace must be prepared by the runtime (make_idmapped_mount)");
+    return idmapped_tree(m, -1, what);
+  }
+  if (step.kind != MountStep::Kind::Bind) return Fd();
+  auto it = opts.sources.find(step.index);
+  Fd source = it != opts.sources.end() ? Fd(fcntl(it->second, F_DUPFD_CLOEXEC, 0)) : open_source(m.source, what);
+  if (!source) throw sys_error(what + ": bind source fd");
+  return source;
+}
+
+// After mount(2) the target fd still names the directory under the new
+// mount: reach the mount itself, and make sure it is the new one.
+Fd reopen_new_mount(int root_fd, const std::string& resolved, uint64_t before, const std::string& what) {
+  Fd mounted(raw_openat2(root_fd, rel(resolved), O_PATH, kInRoot));
+  if (!mounted) throw sys_error("open " + what + " after mounting");
+  if (mount_id(mounted.get(), what) == before) throw Error(what + ": the new mount is not at its destination");
+  return mounted;
+}
+
+// A Filesystem step: mount(2) on the resolved `target`, then tmpcopyup and
+// what mount(2) cannot set (recursive attributes, propagation).
+void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, int target,
+                      const std::string& resolved, bool mode_from_dest) {
+  const MountOptions& mo = step.options;
+  const std::string& what = step.what;
+  unsigned long flags = mo.flags;
+  // /dev stays writable until the device nodes exist; finalize_rootfs makes it ro.
+  if (resolved == "/dev") flags &= ~MS_RDONLY;
+  std::string data = mo.data;
+  if (mode_from_dest) {
+    char mode[16];
+    snprintf(mode, sizeof mode, "mode=%o", fd_stat(target, what).st_mode & 07777);
+    data += (data.empty() ? "" : ",") + std::string(mode);
+  }
+  Fd lower;  // tmpcopyup: the image's directory that the tmpfs will cover
+  bool ro_after_copy = false;
+  if (mo.tmpcopyup) {
+    lower = Fd(openat(target, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!lower) throw sys_error("open " + what + " for tmpcopyup");
+    ro_after_copy = flags & MS_RDONLY;
+    flags &= ~MS_RDONLY;
+  }
+  uint64_t before = mount_id(target, what);
+  if (mount(step.source.c_str(), fd_path(target).c_str(), step.type.c_str(), flags,
+            data.empty() ? nullptr : data.c_str()) < 0) {
+    int err = errno;
+    if (step.sysfs_fallback && err == EPERM) {
+      MountOptions fallback = mo;
+      fallback.bind = fallback.recursive_bind = true;
+      fallback.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
+      bind_mount(open_source("/sys", what).get(), "/sys", target, fallback, what);
+      return;
+    }
+    throw sys_error("mount " + m.type + " on " + m.destination, err);
+  }
+  if (!mo.propagation && !mo.attr_set && !mo.attr_clr && !mo.tmpcopyup) return;
+  Fd mounted = reopen_new_mount(root_fd, resolved, before, what);
+  if (lower) {
+    copy_tree(lower.get(), mounted.get(), resolved);
+    if (ro_after_copy) setattr(mounted.get(), 0, MOUNT_ATTR_RDONLY, 0, 0, what);
+  }
+  set_recursive_attrs(mounted.get(), mo, what);
+  set_propagation(mounted.get(), mo, what);
+}
+
+// spec.mounts[step.index] on its destination, resolved inside the root.
+void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const RootfsOptions& opts,
+               const std::vector<HostHierarchy>& hierarchies) {
+  const std::string& what = step.what;
+  Fd source = step_source(m, step, opts);
+  bool as_file = source && !S_ISDIR(fd_stat(source.get(), what + ": bind source " + m.source).st_mode);
+  bool mode_from_dest = step.inherit_mode && Fd(raw_openat2(root_fd, rel(step.destination), O_PATH, kInRoot));
+  Fd target = step.real_directory ? real_dir_in_root(root_fd, step.destination, m.type, what)
+                                  : ensure_in_root(root_fd, step.destination, as_file, what);
+  std::string resolved = path_in_root(root_fd, target.get());
+  check_proc_destination(resolved, m, source.get(), what);
+  switch (step.kind) {
+    case MountStep::Kind::Idmapped:
+      attach_tree(source.get(), target.get(), step.options, what);
+      return;
+    case MountStep::Kind::Bind:
+      bind_mount(source.get(), m.source, target.get(), step.options, what);
+      return;
+    case MountStep::Kind::CgroupV1:
+      mount_cgroup_v1(target.get(), hierarchies, step);
+      return;
+    case MountStep::Kind::Filesystem:
+      mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest);
+      return;
+  }
+}
+
+bool needs_mount_ns(const spec::Spec& spec) {
+  if (!spec.mounts.empty() || (spec.root && spec.root->readonly)) return true;
+  if (!spec.linux_) return false;
+  const auto& l = *spec.linux_;
+  return !l.devices.empty() || !l.masked_paths.empty() || !l.readonly_paths.empty() ||
+         !l.rootfs_propagation.empty();
+}
+
+
+}  // namespace
+
+void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
+  if (!opts.own_mount_ns) {
+    if (needs_mount_ns(spec))
+      throw Error("mounts, devices, maskedPaths, readonlyPaths, root.readonly and rootfsPropagation need a new mount namespace");
+    return;
+  }
+  bool any_cgroup =
+      std::any_of(spec.mounts.begin(), spec.mounts.end(), [](const spec::Mount& m) { return m.type == "cgroup"; });
+  std::vector<HostHierarchy> hierarchies = any_cgroup ? host_v1_hierarchies() : std::vector<HostHierarchy>{};
+  MountHost host;
+  host.cgroup_v1 = !hierarchies.empty();
+  // The init has unshared (or joined) the cgroup namespace by now.
+  host.cgroup_ns = spec.linux_ && spec.linux_->has_namespace("cgroup");
+  host.user_ns = opts.user_ns;
+  std::vector<MountStep> steps = plan_mounts(spec, host);
+
+  std::string rootfs = canonical(opts.rootfs);
+  std::string prop = spec.linux_ ? spec.linux_->rootfs_propagation : "";
+  if (mount(nullptr, "/", nullptr, rootfs_propagation_flag(prop), nullptr) < 0)
+    throw sys_error("set propagation of / in the container's mount namespace");
+  // pivot_root refuses a shared parent, and a bind onto a shared mount would
+  // propagate to the host: make the mount holding the rootfs private first.
+  std::string parent = mount_point_of(rootfs);
+  if (mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) < 0)
+    throw sys_error("make " + parent + " private");
+  // The rootfs must be a mount point of its own for pivot_root.
+  if (mount(rootfs.c_str(), rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0)
+    throw sys_error("bind mount rootfs " + rootfs + " on itself");
+  Fd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) throw sys_error("open rootfs " + rootfs);
+  for (const auto& step : steps) mount_one(root.get(), spec.mounts[step.index], step, opts, hierarchies);
+
+  // A /dev bound from the host is the host's: never create nodes in it.
+  bool dev_is_bind = false;
+  dev_mount(spec, &dev_is_bind);
+  if (!dev_is_bind) setup_dev(root.get(), spec, opts);
+}
+
+}  // namespace husk::ns

@@ -1,0 +1,256 @@
+// The managers driven on a fake cgroup tree in a temp dir (Config::hierarchies):
+// what prepare makes, what apply writes, what destroy removes, what pids and
+// stats read. The kernel's interface files are plain files the test writes.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cgroups/cgroups.h"
+
+using husk::Error;
+namespace cg = husk::cgroups;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct FakeTree {
+  std::string root;
+  FakeTree() {
+    char tmpl[] = "/tmp/husk-cgroups-test.XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    root = tmpl;
+  }
+  ~FakeTree() { fs::remove_all(root); }
+
+  cg::Hierarchies unified() const { return {cg::Mode::unified, root, {}}; }
+  // memory, pids, and cpu+cpuacct sharing one hierarchy, as Debian mounts them.
+  cg::Hierarchies legacy() const {
+    return {cg::Mode::legacy,
+            "",
+            {{"memory", root + "/memory"},
+             {"pids", root + "/pids"},
+             {"cpu", root + "/cpu,cpuacct"},
+             {"cpuacct", root + "/cpu,cpuacct"}}};
+  }
+
+  void mkdirs(const std::string& rel) const { fs::create_directories(root + rel); }
+  // (Re)writes a file from empty: the managers' single writes do not truncate.
+  void put(const std::string& rel, const std::string& text) const { std::ofstream(root + rel) << text; }
+  std::string get(const std::string& rel) const {
+    std::ifstream in(root + rel);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  bool has(const std::string& rel) const { return fs::exists(fs::symlink_status(root + rel)); }
+};
+
+std::unique_ptr<cg::Manager> manager(const std::string& path, const cg::Hierarchies& h,
+                                     std::vector<std::string> created = {}) {
+  return cg::make_manager({.path = path, .created = std::move(created), .hierarchies = h});
+}
+
+husk::spec::Resources limits(int64_t memory, int64_t pids, uint64_t shares) {
+  husk::spec::Resources r;
+  r.memory = husk::spec::Memory{};
+  r.memory->limit = memory;
+  r.pids_limit = pids;
+  r.cpu = husk::spec::Cpu{};
+  r.cpu->shares = shares;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("v2: prepare makes the missing cgroups, enables what is available, returns the path as handle") {
+  FakeTree t;
+  t.put("/cgroup.controllers", "memory");
+  t.put("/cgroup.subtree_control", "");
+  t.mkdirs("/husk");  // the host's already
+  t.put("/husk/cgroup.controllers", "memory");
+  t.put("/husk/cgroup.subtree_control", "memory");
+  auto m = manager("/husk/a/b", t.unified());
+  CHECK(m->prepare() == "/husk/a/b");
+  CHECK(fs::is_directory(t.root + "/husk/a/b"));
+  CHECK(m->created() == std::vector<std::string>{"/husk/a", "/husk/a/b"});
+  CHECK(t.get("/cgroup.subtree_control") == "+memory");
+  CHECK(t.get("/husk/cgroup.subtree_control") == "memory");  // already on: not written
+}
+
+TEST_CASE("v2: apply writes the translated limits; a new period alone keeps the quota") {
+  FakeTree t;
+  auto m = manager("/husk/c", t.unified());
+  m->prepare();
+  for (const char* f : {"/memory.max", "/pids.max", "/cpu.weight", "/cpu.max"}) t.put("/husk/c" + std::string(f), "");
+  husk::spec::Resources r = limits(64 << 20, 20, 1024);
+  r.cpu->quota = 50000;
+  r.cpu->period = 100000;
+  m->apply(r);
+  CHECK(t.get("/husk/c/memory.max") == "67108864");
+  CHECK(t.get("/husk/c/pids.max") == "20");
+  CHECK(t.get("/husk/c/cpu.weight") == "39");
+  CHECK(t.get("/husk/c/cpu.max") == "50000 100000");
+
+  t.put("/husk/c/cpu.max", "50000 100000\n");
+  husk::spec::Resources period;
+  period.cpu = husk::spec::Cpu{};
+  period.cpu->period = 200000;
+  m->apply(period);
+  CHECK(t.get("/husk/c/cpu.max").substr(0, 12) == "50000 200000");
+}
+
+TEST_CASE("v2: pids() reads cgroup.procs of the cgroup and of the cgroups below it") {
+  FakeTree t;
+  auto m = manager("/husk/p", t.unified());
+  m->prepare();
+  t.put("/husk/p/cgroup.procs", "10\n11\n");
+  t.mkdirs("/husk/p/nested");
+  t.put("/husk/p/nested/cgroup.procs", "12\n");
+  auto pids = m->pids();
+  std::sort(pids.begin(), pids.end());
+  CHECK(pids == std::vector<pid_t>{10, 11, 12});
+}
+
+TEST_CASE("v2: destroy removes what prepare made and what the container made below, nothing else") {
+  FakeTree t;
+  t.mkdirs("/husk/other");
+  auto m = manager("/husk/a/b", t.unified());
+  m->prepare();
+  t.mkdirs("/husk/a/b/nested/deeper");  // a nested runtime's
+  // A later process (delete) knows only what the record kept.
+  manager("/husk/a/b", t.unified(), m->created())->destroy();
+  CHECK_FALSE(t.has("/husk/a"));
+  CHECK(fs::is_directory(t.root + "/husk/other"));
+  CHECK_NOTHROW(m->destroy());  // gone already: fine
+}
+
+// Fails before the fix: the made /husk/a and /husk/a/b stayed behind.
+TEST_CASE("v2: a prepare that fails while enabling controllers leaves nothing it made") {
+  FakeTree t;
+  t.mkdirs("/husk");
+  t.put("/husk/cgroup.controllers", "memory");
+  // A write to it fails (ENOENT), whoever runs the test.
+  REQUIRE(symlink("missing", (t.root + "/husk/cgroup.subtree_control").c_str()) == 0);
+  auto m = manager("/husk/a/b", t.unified());
+  CHECK_THROWS_WITH(m->prepare(),
+             Catch::Contains("enable the memory controller in " + t.root + "/husk/cgroup.subtree_control"));
+  CHECK_FALSE(t.has("/husk/a"));
+  CHECK(fs::is_directory(t.root + "/husk"));
+  CHECK(m->created().empty());
+}
+
+// Fails before the fix: a value that is no number was read as 0.
+TEST_CASE("v2: stats read the files, and a value that is no number is an error naming the file") {
+  FakeTree t;
+  auto m = manager("/husk/s", t.unified());
+  m->prepare();
+  t.put("/husk/s/cpu.stat", "usage_usec 5\nuser_usec 3\nsystem_usec 2\n");
+  t.put("/husk/s/memory.current", "4096\n");
+  t.put("/husk/s/pids.current", "3\n");
+  t.put("/husk/s/pids.max", "max\n");
+  t.put("/husk/s/io.stat", "8:0 rbytes=10 wbytes=20 rios=1 wios=2 cost.vrate=100.00\n");
+  auto s = m->stats();
+  CHECK(s.cpu_usage_ns == 5000);
+  CHECK(s.memory_usage == 4096);
+  CHECK(s.pids_current == 3);
+  CHECK(s.pids_limit == 0);
+  CHECK(s.io_service_bytes.size() == 2);
+  t.put("/husk/s/pids.current", "3x\n");
+  CHECK_THROWS_AS(m->stats(), Error);  // not a foreign exception
+  CHECK_THROWS_WITH(m->stats(), Catch::Contains(t.root + "/husk/s/pids.current: \"3x\" is not a number"));
+}
+
+TEST_CASE("v1: prepare makes the cgroup in every hierarchy, apply writes each controller's files") {
+  FakeTree t;
+  for (const char* h : {"/memory", "/pids", "/cpu,cpuacct"}) t.mkdirs(h);
+  auto m = manager("/husk/x", t.legacy());
+  CHECK(m->prepare() == "/husk/x");
+  CHECK(m->created() == std::vector<std::string>{"/husk", "/husk/x"});
+  for (const char* f : {"/memory/husk/x/memory.limit_in_bytes", "/pids/husk/x/pids.max", "/cpu,cpuacct/husk/x/cpu.shares"})
+    t.put(f, "");
+  m->apply(limits(1 << 20, 7, 512));
+  CHECK(t.get("/memory/husk/x/memory.limit_in_bytes") == "1048576");
+  CHECK(t.get("/pids/husk/x/pids.max") == "7");
+  CHECK(t.get("/cpu,cpuacct/husk/x/cpu.shares") == "512");
+  t.put("/pids/husk/x/cgroup.procs", "42\n");
+  CHECK(m->pids() == std::vector<pid_t>{42});
+}
+
+TEST_CASE("v1: a cgroup one hierarchy already had is not ours, and destroy leaves it") {
+  FakeTree t;
+  for (const char* h : {"/memory/husk", "/pids", "/cpu,cpuacct"}) t.mkdirs(h);
+  auto m = manager("/husk/x", t.legacy());
+  m->prepare();
+  CHECK(m->created() == std::vector<std::string>{"/husk/x"});
+  m->destroy();
+  for (const char* h : {"/memory", "/pids", "/cpu,cpuacct"}) {
+    INFO(h);
+    CHECK_FALSE(t.has(h + std::string("/husk/x")));
+    CHECK(t.has(h + std::string("/husk")));
+  }
+}
+
+// Fails before the fix: /cpu,cpuacct/husk and /memory/husk stayed behind.
+TEST_CASE("v1: a prepare that fails in one hierarchy removes what it made in the others") {
+  FakeTree t;
+  for (const char* h : {"/memory", "/cpu,cpuacct"}) t.mkdirs(h);  // no /pids mount point
+  auto m = manager("/husk/x", t.legacy());
+  CHECK_THROWS_WITH(m->prepare(), Catch::Contains("mkdir " + t.root + "/pids/husk"));
+  CHECK_FALSE(t.has("/memory/husk"));
+  CHECK_FALSE(t.has("/cpu,cpuacct/husk"));
+}
+
+TEST_CASE("hybrid: a controller v1 lacks is enabled and set in the unified hierarchy") {
+  FakeTree t;
+  cg::Hierarchies h = t.legacy();
+  h.mode = cg::Mode::hybrid;
+  h.unified = t.root + "/unified";
+  for (const char* d : {"/memory", "/pids", "/cpu,cpuacct", "/unified"}) t.mkdirs(d);
+  t.put("/unified/cgroup.controllers", "hugetlb");
+  t.put("/unified/cgroup.subtree_control", "");
+  auto m = manager("/husk/y", h);
+  m->prepare();
+  CHECK(fs::is_directory(t.root + "/unified/husk/y"));
+  t.put("/unified/husk/y/hugetlb.2MB.max", "");
+  husk::spec::Resources r;
+  r.hugepage_limits.push_back({"2MB", 4 << 20});
+  m->apply(r);
+  CHECK(t.get("/unified/cgroup.subtree_control") == "+hugetlb");
+  CHECK(t.get("/unified/husk/y/hugetlb.2MB.max") == "4194304");
+  CHECK(cg::exists("/husk/y", h));
+  CHECK_FALSE(cg::exists("/husk/z", h));
+}
+
+TEST_CASE("cgroupfs: the handle is the path; another handle is refused") {
+  FakeTree t;
+  CHECK_NOTHROW(cg::make_manager({.path = "/husk/h", .handle = "/husk/h", .hierarchies = t.unified()}));
+  CHECK_THROWS_WITH(cg::make_manager({.path = "/husk/h", .handle = "husk-h.scope", .hierarchies = t.unified()}),
+             Catch::Contains("cgroup handle \"husk-h.scope\" is not the cgroupfs driver's for /husk/h"));
+}
+
+TEST_CASE("none: no cgroup, said once; limits and pause fail naming why") {
+  std::vector<std::string> said;
+  auto m = cg::make_manager({.driver = cg::Driver::none,
+                             .container_id = "c1",
+                             .none_reason = "no delegated cgroup",
+                             .log = [&](const std::string& s) { said.push_back(s); }});
+  CHECK(m->prepare().empty());
+  husk::spec::Resources devices_only;
+  devices_only.devices = cg::effective_device_rules({}, {});
+  CHECK_NOTHROW(m->apply(devices_only));
+  m->attach(1);
+  CHECK(m->pids().empty());
+  CHECK_NOTHROW(m->kill_all(9));
+  CHECK_NOTHROW(m->destroy());
+  CHECK(said == std::vector<std::string>{"container c1 has no cgroup: no delegated cgroup"});
+  husk::spec::Resources limits;
+  limits.pids_limit = 5;
+  CHECK_THROWS_WITH(m->apply(limits),
+             Catch::Contains("linux.resources: cannot be applied, container c1 has no cgroup: no delegated cgroup"));
+  CHECK_THROWS_WITH(m->freeze(), Catch::Contains("pause: container c1 has no cgroup"));
+}
