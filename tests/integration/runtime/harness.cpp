@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "skip.h"
 
 namespace fs = std::filesystem;
 
@@ -40,6 +43,26 @@ TempDir::~TempDir() {
     remove_tree(path);
   } catch (...) {
   }
+}
+
+int suite_main(const std::string& name, const std::function<int()>& session) {
+  if (::geteuid() != 0) {
+    std::printf("SKIP: %s needs root\n", name.c_str());
+    return husk_test::kSkipExit;
+  }
+  // Writes to a console whose container already exited must not kill us.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::fprintf(stderr, "runtime under test: %s\n", runtime().c_str());
+  try {
+    build_template();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+    destroy_template();
+    return 2;
+  }
+  int rc = session();
+  destroy_template();
+  return husk_test::finish(rc);
 }
 
 std::string unique_id(const std::string& tag) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,6 +53,12 @@ struct TempDir {
   ~TempDir();
   std::string path;
 };
+
+// The main() of a root-only suite (husk-it-runtime, husk-security): not
+// root is a whole-suite SKIP (exit 77, tests/skip.h); else the template
+// bundle exists while `session` runs the Catch2 session, and the exit code
+// reports the skipped cases.
+int suite_main(const std::string& name, const std::function<int()>& session);
 
 // Unique container id: "hit-<pid>-<n>-<tag>".
 std::string unique_id(const std::string& tag);
