@@ -112,6 +112,17 @@ const MountEntry* find_mount(const std::vector<MountEntry>& mounts, const std::s
   return found;
 }
 
+const MountEntry& mount_at(const std::vector<MountEntry>& mounts, const std::string& point) {
+  const MountEntry* m = find_mount(mounts, point);
+  INFO("mount point " << point);
+  REQUIRE(m);
+  return *m;
+}
+
+bool gone_soon(int pid, std::chrono::milliseconds timeout) {
+  return eventually([&] { return !alive(pid); }, timeout);
+}
+
 // ---- capabilities ----
 
 unsigned long long cap_mask(const std::vector<std::string>& names) {
@@ -192,6 +203,14 @@ Result Container::run(const std::vector<std::string>& extra, const SpawnOpts& op
   a.insert(a.end(), extra.begin(), extra.end());
   a.push_back(id);
   return rt(a, opts);
+}
+
+Result Container::run_ok(const std::vector<std::string>& argv) {
+  args(argv);
+  auto r = run();
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  return r;
 }
 
 Result Container::del(bool force) const {

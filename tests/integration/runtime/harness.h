@@ -74,6 +74,11 @@ struct MountEntry : husk::base::MountInfo {
 };
 std::vector<MountEntry> parse_mountinfo(const std::string& text);
 const MountEntry* find_mount(const std::vector<MountEntry>& mounts, const std::string& point);
+// find_mount that fails the test when nothing is mounted at `point`.
+const MountEntry& mount_at(const std::vector<MountEntry>& mounts, const std::string& point);
+
+// The process is dead (or a zombie) within the timeout.
+bool gone_soon(int pid, std::chrono::milliseconds timeout = 1s);
 
 // Capability name (CAP_CHOWN) -> bit mask.
 unsigned long long cap_mask(const std::vector<std::string>& names);
@@ -107,6 +112,8 @@ class Container {
   Result start() const { return rt({"start", id}); }
   Result run(const std::vector<std::string>& extra = {}, const SpawnOpts& opts = {});
   Result del(bool force = false) const;
+  // run `argv` (args + run), requiring exit 0.
+  Result run_ok(const std::vector<std::string>& argv);
 
   // Parsed `state ID`; fails the test if the runtime fails.
   json state() const;
