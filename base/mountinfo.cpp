@@ -36,7 +36,8 @@ std::vector<MountInfo> parse_mountinfo(const std::string& text) {
     std::istringstream pre(line.substr(0, sep)), post(line.substr(sep + 3));
     MountInfo m;
     std::string devno, root, mp;
-    if (!(pre >> m.id >> m.parent >> devno >> root >> mp)) continue;
+    if (!(pre >> m.id >> m.parent >> devno >> root >> mp >> m.options)) continue;
+    std::getline(pre >> std::ws, m.optional);
     if (!(post >> m.fstype >> m.source)) continue;
     post >> m.super_options;
     m.root = unescape(root);

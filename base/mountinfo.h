@@ -11,6 +11,8 @@ namespace husk::base {
 struct MountInfo {
   uint64_t id = 0, parent = 0;
   std::string root, mount_point;  // unescaped
+  std::string options;            // per-mount: rw,nosuid,...
+  std::string optional;           // optional fields: "shared:1 master:2", "" for none
   std::string fstype, source, super_options;
 };
 

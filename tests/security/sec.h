@@ -72,17 +72,6 @@ struct FdInfo {
 std::vector<FdInfo> process_fds(int pid);
 
 
-// Polls until pred() or the timeout.
-template <class F>
-bool eventually(F pred, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (std::chrono::steady_clock::now() > end) return false;
-    ::usleep(10000);
-  }
-}
-
 // Host pid of a process whose argv[0] basename is `comm` and whose root is
 // the container's rootfs (for processes started by `exec -d`), or -1.
 int find_in_container(const hit::Container& c, const std::string& comm);

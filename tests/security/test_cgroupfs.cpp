@@ -84,7 +84,7 @@ void check_ro_cgroupfs(Container& c) {
   for (auto& e : m)
     if (e.mount_point.rfind("/sys/fs/cgroup", 0) == 0 && (e.fstype == "cgroup" || e.fstype == "cgroup2" ||
                                                           e.fstype == "tmpfs")) {
-      INFO("mount " << e.mount_point << " " << e.fstype << " " << e.mount_opts);
+      INFO("mount " << e.mount_point << " " << e.fstype << " " << e.options);
       CHECK(e.has_opt("ro"));
       ++cg;
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,68 +12,40 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/fd.h"
+#include "base/file.h"
+#include "base/mountinfo.h"
+#include "support.h"
 
 namespace hit {
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
+// Running programs, files and waiting: tests/support (shared with the
+// conformance runner).
 using husk::base::Fd;
-
-// A memfd that a child writes to as stdout/stderr; re-readable at any time,
-// so output of a container started later through the same fd shows up too.
-class Capture {
- public:
-  Capture();
-  int fd() const { return fd_.get(); }
-  std::string read() const;
-
- private:
-  Fd fd_;
-};
-
-struct SpawnOpts {
-  std::string stdin_data;                      // fed from a memfd; empty: /dev/null
-  std::vector<std::pair<int, int>> extra_fds;  // {our fd, fd number in the child}, inherited
-  std::shared_ptr<Capture> out;                // reuse a capture for stdout
-  std::chrono::milliseconds timeout = 30s;
-};
-
-struct Result {
-  int code = -1;          // exit status, or 128+signal
-  bool signaled = false;  // the process itself died of a signal
-  bool timed_out = false; // killed by us after the timeout
-  std::string out, err;
-  std::shared_ptr<Capture> out_cap, err_cap;
-  bool ok() const { return code == 0 && !timed_out; }
-};
-
-// A started child; wait() collects it (killing it after the timeout).
-class Child {
- public:
-  Child(const std::vector<std::string>& argv, const SpawnOpts& opts = {});
-  Child(Child&&) = default;
-  ~Child();
-  int pid() const { return pid_; }
-  Result wait();
-
- private:
-  int pid_ = -1;
-  Fd pidfd_;
-  std::chrono::milliseconds timeout_;
-  std::shared_ptr<Capture> out_, err_;
-};
-
-Result run(const std::vector<std::string>& argv, const SpawnOpts& opts = {});
+using husk::base::read_file;
+using husk_test::alive;
+using husk_test::Capture;
+using husk_test::Child;
+using husk_test::contains;
+using husk_test::eventually;
+using husk_test::lines;
+using husk_test::listen_unix;
+using husk_test::make_tempdir;
+using husk_test::receive_fd;
+using husk_test::remove_tree;
+using husk_test::Result;
+using husk_test::run;
+using husk_test::SpawnOpts;
+using husk_test::trim;
+using husk_test::write_file;
 
 // The runtime under test: $HUSK_RUNTIME or the husk built next to the test.
 const std::string& runtime();
 bool runtime_is_runc();
 
-std::string make_tempdir(const std::string& prefix);
-
-// A temp dir under /tmp removed on scope exit, also when a REQUIRE throws.
+// A temp dir removed on scope exit, also when a REQUIRE throws.
 struct TempDir {
   explicit TempDir(const std::string& prefix) : path(make_tempdir(prefix)) {}
   TempDir(const TempDir&) = delete;
@@ -80,36 +53,32 @@ struct TempDir {
   ~TempDir();
   std::string path;
 };
-void remove_tree(const std::string& path);  // rm -rf without crossing mounts
-std::string read_file(const std::string& path);
-void write_file(const std::string& path, const std::string& data, int mode = 0644);
-std::string trim(std::string s);
-std::vector<std::string> lines(const std::string& s);
-bool contains(const std::string& hay, const std::string& needle);
+
+// The main() of a root-only suite (husk-it-runtime, husk-security): not
+// root is a whole-suite SKIP (exit 77, tests/skip.h); else the template
+// bundle exists while `session` runs the Catch2 session, and the exit code
+// reports the skipped cases.
+int suite_main(const std::string& name, const std::function<int()>& session);
 
 // Unique container id: "hit-<pid>-<n>-<tag>".
 std::string unique_id(const std::string& tag);
 
-// Template bundle built once per run by scripts/make-bundle.
+// Template bundle built once per run by scripts/make-bundle (husk_test::make_bundle).
 void build_template();
 void destroy_template();
 const std::string& template_dir();
 
 // One entry of /proc/<pid>/mountinfo.
-struct MountEntry {
-  std::string root, mount_point, mount_opts, fstype, source, super_opts;
+struct MountEntry : husk::base::MountInfo {
   bool has_opt(const std::string& opt) const;  // in mount or super options
 };
 std::vector<MountEntry> parse_mountinfo(const std::string& text);
 const MountEntry* find_mount(const std::vector<MountEntry>& mounts, const std::string& point);
+// find_mount that fails the test when nothing is mounted at `point`.
+const MountEntry& mount_at(const std::vector<MountEntry>& mounts, const std::string& point);
 
-// Alive and not a zombie (this host's pid 1 reaps orphans lazily).
-bool alive(int pid);
-
-// A unix socket listening at `path`, for --console-socket; receive_fd accepts
-// one connection and returns the fd sent with SCM_RIGHTS (invalid on timeout).
-Fd listen_unix(const std::string& path);
-Fd receive_fd(int listener, int timeout_ms = 10000);
+// The process is dead (or a zombie) within the timeout.
+bool gone_soon(int pid, std::chrono::milliseconds timeout = 1s);
 
 // Capability name (CAP_CHOWN) -> bit mask.
 unsigned long long cap_mask(const std::vector<std::string>& names);
@@ -143,6 +112,8 @@ class Container {
   Result start() const { return rt({"start", id}); }
   Result run(const std::vector<std::string>& extra = {}, const SpawnOpts& opts = {});
   Result del(bool force = false) const;
+  // run `argv` (args + run), requiring exit 0.
+  Result run_ok(const std::vector<std::string>& argv);
 
   // Parsed `state ID`; fails the test if the runtime fails.
   json state() const;

@@ -11,12 +11,16 @@
 using namespace hit;
 namespace fs = std::filesystem;
 
-static void expect_clean_failure(const Container& c, const Result& r) {
+// The runtime failed with `error` in its stderr (runc's wording differs:
+// `runc_error`; empty where runc 1.1 accepts the config), and left nothing.
+static void expect_clean_failure(const Container& c, const Result& r, const std::string& error,
+                                 const std::string& runc_error) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.code != 0);
   CHECK_FALSE(r.timed_out);
   CHECK_FALSE(r.signaled);
-  CHECK_FALSE(trim(r.err).empty());
+  const std::string& want = runtime_is_runc() ? runc_error : error;
+  if (!want.empty()) CHECK(contains(r.err, want));
   auto st = c.rt({"state", c.id});
   CHECK(st.code != 0);
   auto left = leftovers(c);
@@ -29,28 +33,28 @@ static Result raw_create(const Container& c) { return c.rt({"create", "--bundle"
 TEST_CASE("malformed config.json", "[bad-input]") {
   Container c("bad-json");
   write_file(c.bundle + "/config.json", "{\"ociVersion\": \"1.0.2\", \"process\": {");
-  expect_clean_failure(c, raw_create(c));
+  expect_clean_failure(c, raw_create(c), "config.json: line 1, column 37: syntax error", "unexpected EOF");
 }
 
 TEST_CASE("config.json missing", "[bad-input]") {
   Container c("no-json");
-  auto r = raw_create(c);
-  expect_clean_failure(c, r);
-  CHECK(contains(r.err, "config.json"));
+  expect_clean_failure(c, raw_create(c), "open " + c.bundle + "/config.json: No such file or directory",
+                       "JSON specification file config.json not found");
 }
 
 TEST_CASE("process.args missing", "[bad-input]") {
   Container c("no-args");
   c.cfg["process"].erase("args");
   c.write_config();
-  expect_clean_failure(c, raw_create(c));
+  expect_clean_failure(c, raw_create(c), "config.json: process.args: must not be empty", "args must not be empty");
 }
 
 TEST_CASE("missing rootfs", "[bad-input]") {
   Container c("no-rootfs");
   remove_tree(c.rootfs);
   c.write_config();
-  expect_clean_failure(c, raw_create(c));
+  expect_clean_failure(c, raw_create(c), "rootfs " + c.rootfs + ": No such file or directory",
+                       "invalid rootfs: stat " + c.rootfs + ": no such file or directory");
 }
 
 TEST_CASE("unknown rlimit and namespace types", "[bad-input]") {
@@ -58,13 +62,17 @@ TEST_CASE("unknown rlimit and namespace types", "[bad-input]") {
     Container c("bad-rlimit");
     c.cfg["process"]["rlimits"] = json::array({{{"type", "RLIMIT_BOGUS"}, {"soft", 1}, {"hard", 1}}});
     c.write_config();
-    expect_clean_failure(c, raw_create(c));
+    expect_clean_failure(c, raw_create(c), "config.json: process.rlimits[0].type: unknown rlimit \"RLIMIT_BOGUS\"",
+                         "wrong rlimit value: RLIMIT_BOGUS");
   }
   SECTION("namespace") {
     Container c("bad-ns");
     c.cfg["linux"]["namespaces"].push_back({{"type", "bogus"}});
     c.write_config();
-    expect_clean_failure(c, raw_create(c));
+    auto index = std::to_string(c.cfg["linux"]["namespaces"].size() - 1);
+    expect_clean_failure(c, raw_create(c),
+                         "config.json: linux.namespaces[" + index + "].type: unknown namespace \"bogus\"",
+                         "bogus\\\" \\\"\\\"} does not exist");
   }
 }
 
@@ -195,9 +203,10 @@ TEST_CASE("bind mount source that does not exist", "[bad-input]") {
                              {"source", "/nonexistent/husk-it-source"},
                              {"options", {"rbind"}}});
   c.write_config();
-  auto r = raw_create(c);
-  expect_clean_failure(c, r);
-  CHECK(contains(r.err, "/nonexistent/husk-it-source"));
+  auto index = std::to_string(c.cfg["mounts"].size() - 1);
+  expect_clean_failure(c, raw_create(c),
+                       "mounts[" + index + "] (/data): open bind source /nonexistent/husk-it-source: No such file or directory",
+                       "error mounting \\\"/nonexistent/husk-it-source\\\" to rootfs at \\\"/data\\\"");
 }
 
 TEST_CASE("values a config must not carry", "[bad-input][security]") {
@@ -206,17 +215,14 @@ TEST_CASE("values a config must not carry", "[bad-input][security]") {
     Container c("bad-hostname");
     c.cfg["hostname"] = std::string("a\0b", 3);
     c.write_config();
-    auto r = raw_create(c);
-    expect_clean_failure(c, r);
-    CHECK(contains(r.err, "hostname"));
+    expect_clean_failure(c, raw_create(c), "config.json: hostname: must not contain a NUL byte", "");
   }
   SECTION("pids.limit -2") {
     Container c("bad-pids");
     c.cfg["linux"]["resources"]["pids"] = {{"limit", -2}};
     c.write_config();
-    auto r = raw_create(c);
-    expect_clean_failure(c, r);
-    CHECK(contains(r.err, "pids.limit"));
+    expect_clean_failure(c, raw_create(c),
+                         "config.json: linux.resources.pids.limit: must be -1 (no limit) or at least 0", "");
   }
   SECTION("uid and gid 4294967295 (setresuid's 'unchanged': the process stayed root)") {
     for (const char* field : {"uid", "gid"}) {

@@ -37,10 +37,7 @@ TEST_CASE("a privileged device list that includes /dev/ptmx", "[dropin]") {
                                            char_dev("/dev/tty", 5, 0, 0666), char_dev("/dev/fuse", 10, 229, 0666)});
   // ... and allows every device, as containerd does for --privileged.
   c.cfg["linux"]["resources"]["devices"] = json::array({{{"allow", true}, {"access", "rwm"}}});
-  c.args({"sh", "-c", "readlink /dev/ptmx; stat -c '%F %t:%T' /dev/fuse"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"sh", "-c", "readlink /dev/ptmx; stat -c '%F %t:%T' /dev/fuse"});
   CHECK(lines(r.out) == std::vector<std::string>{"pts/ptmx", "character special file a:e5"});
 }
 
@@ -48,20 +45,14 @@ TEST_CASE("linux.devices fileMode with the file type bits of st_mode", "[dropin]
   // podman writes the whole st_mode: 020666 is S_IFCHR | 0666.
   Container c("dev-stmode");
   c.cfg["linux"]["devices"] = json::array({char_dev("/dev/fuse", 10, 229, 020666)});
-  c.args({"stat", "-c", "%F %t:%T %a", "/dev/fuse"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"stat", "-c", "%F %t:%T %a", "/dev/fuse"});
   CHECK(trim(r.out) == "character special file a:e5 666");
 }
 
 TEST_CASE("the default device allow-list does not include the host console 5:1", "[dropin]") {
   Container c("dev-console");
   add_caps(c, {"CAP_MKNOD"});
-  c.args({"sh", "-c", "mknod /dev/hc c 5 1 && (exec 3<>/dev/hc && echo opened); echo done"});
-  auto r = c.run();
-  INFO(r.out << r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"sh", "-c", "mknod /dev/hc c 5 1 && (exec 3<>/dev/hc && echo opened); echo done"});
   CHECK(contains(r.out, "done"));
   CHECK_FALSE(contains(r.out, "opened"));
 }
@@ -91,8 +82,7 @@ TEST_CASE("kill --all after the init exited signals what is left in the cgroup",
   auto r = c.rt({"kill", "--all", c.id, "KILL"});
   INFO(r.err);
   CHECK(r.code == 0);
-  for (int i = 0; i < 100 && alive(left[0]); ++i) std::this_thread::sleep_for(10ms);
-  CHECK_FALSE(alive(left[0]));
+  CHECK(gone_soon(left[0]));
   CHECK(cgroup_pids(c.id).empty());
 }
 
@@ -175,10 +165,7 @@ TEST_CASE("a tmpfs mount with mode= keeps that mode over an existing mountpoint"
   ::chmod((c.rootfs + "/tmode").c_str(), 0710);
   c.cfg["mounts"].push_back({{"destination", "/tmode"}, {"type", "tmpfs"}, {"source", "tmpfs"},
                              {"options", {"mode=750"}}});
-  c.args({"stat", "-c", "%a", "/tmode"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"stat", "-c", "%a", "/tmode"});
   CHECK(trim(r.out) == "750");
 }
 
@@ -273,10 +260,7 @@ TEST_CASE("husk keeps its own files out of the state root", "[dropin]") {
   Container c("seccomp-cache");
   c.cfg["linux"]["seccomp"] = {{"defaultAction", "SCMP_ACT_ALLOW"},
                                {"syscalls", {{{"names", {"mkdirat", "mkdir"}}, {"action", "SCMP_ACT_ERRNO"}}}}};
-  c.args({"true"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"true"});
   std::vector<std::string> entries;
   for (auto& e : std::filesystem::directory_iterator(c.root)) entries.push_back(e.path().filename());
   INFO(entries.size());

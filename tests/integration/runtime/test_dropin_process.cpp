@@ -243,10 +243,7 @@ TEST_CASE("a capability outside the runtime's bounding set is a warning", "[drop
 
 TEST_CASE("the loopback interface of a new network namespace is up", "[dropin][dropin-process][net]") {
   Container c("lo");
-  c.args({"cat", "/sys/class/net/lo/flags"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.ok());
+  auto r = c.run_ok({"cat", "/sys/class/net/lo/flags"});
   CHECK((std::stoul(trim(r.out), nullptr, 16) & 1) == 1);  // IFF_UP
 }
 

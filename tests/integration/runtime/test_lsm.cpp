@@ -483,13 +483,13 @@ TEST_CASE("lsm: linux.mountLabel labels the container's tmpfs and devpts mounts"
     INFO(dest);
     const MountEntry* m = find_mount(mounts, dest);
     REQUIRE(m);
-    CHECK(contains(m->super_opts, "context=\"" + label + "\""));
+    CHECK(contains(m->super_options, "context=\"" + label + "\""));
     CHECK(selinux_xattr(proc + "/root" + dest) == label);
   }
   // Not proc (no SELinux labels of its own to set).
   const MountEntry* p = find_mount(mounts, "/proc");
   REQUIRE(p);
-  CHECK_FALSE(contains(p->super_opts, "context="));
+  CHECK_FALSE(contains(p->super_options, "context="));
 }
 
 TEST_CASE("lsm: an SELinux context the policy does not know fails create and exec, naming the field",

@@ -14,40 +14,26 @@ using namespace hit;
 namespace fs = std::filesystem;
 
 static std::vector<MountEntry> inner_mounts(Container& c) {
-  c.args({"cat", "/proc/self/mountinfo"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"cat", "/proc/self/mountinfo"});
   return parse_mountinfo(r.out);
 }
 
 TEST_CASE("default mounts: proc, dev tmpfs, devpts, ro sysfs", "[mounts]") {
   Container c("mnt-default");
   auto m = inner_mounts(c);
-  auto* proc = find_mount(m, "/proc");
-  REQUIRE(proc);
-  CHECK(proc->fstype == "proc");
-  auto* dev = find_mount(m, "/dev");
-  REQUIRE(dev);
-  CHECK(dev->fstype == "tmpfs");
-  CHECK(dev->has_opt("nosuid"));
-  auto* pts = find_mount(m, "/dev/pts");
-  REQUIRE(pts);
-  CHECK(pts->fstype == "devpts");
-  auto* sys = find_mount(m, "/sys");
-  REQUIRE(sys);
-  CHECK(sys->fstype == "sysfs");
-  CHECK(sys->has_opt("ro"));
-  auto* shm = find_mount(m, "/dev/shm");
-  REQUIRE(shm);
-  CHECK(shm->fstype == "tmpfs");
-  auto* mq = find_mount(m, "/dev/mqueue");
-  REQUIRE(mq);
-  CHECK(mq->fstype == "mqueue");
+  for (auto [point, type] : std::vector<std::pair<std::string, std::string>>{{"/proc", "proc"},
+                                                                            {"/dev", "tmpfs"},
+                                                                            {"/dev/pts", "devpts"},
+                                                                            {"/sys", "sysfs"},
+                                                                            {"/dev/shm", "tmpfs"},
+                                                                            {"/dev/mqueue", "mqueue"}}) {
+    INFO(point);
+    CHECK(mount_at(m, point).fstype == type);
+  }
+  CHECK(mount_at(m, "/dev").has_opt("nosuid"));
+  CHECK(mount_at(m, "/sys").has_opt("ro"));
   // The root is the bundle's rootfs, not the host's.
-  auto* root = find_mount(m, "/");
-  REQUIRE(root);
-  CHECK(contains(root->root, fs::path(c.bundle).filename().string()));
+  CHECK(contains(mount_at(m, "/").root, fs::path(c.bundle).filename().string()));
   // Nothing of the host's mount table beyond what was configured.
   for (auto& e : m) {
     INFO(e.mount_point);
@@ -63,8 +49,7 @@ TEST_CASE("tmpfs mount with size and nosuid,noexec", "[mounts]") {
                              {"source", "tmpfs"},
                              {"options", {"nosuid", "noexec", "nodev", "size=1m", "mode=700"}}});
   auto m = inner_mounts(c);
-  auto* t = find_mount(m, "/scratch");
-  REQUIRE(t);
+  auto* t = &mount_at(m, "/scratch");
   CHECK(t->fstype == "tmpfs");
   CHECK(t->has_opt("nosuid"));
   CHECK(t->has_opt("noexec"));
@@ -88,12 +73,10 @@ TEST_CASE("readonly root", "[mounts]") {
     Container c2("mnt-ro2");
     c2.cfg["root"]["readonly"] = true;
     auto m = inner_mounts(c2);
-    auto* root = find_mount(m, "/");
-    REQUIRE(root);
+    auto* root = &mount_at(m, "/");
     CHECK(root->has_opt("ro"));
     // Mounts on top stay writable.
-    auto* dev = find_mount(m, "/dev");
-    REQUIRE(dev);
+    auto* dev = &mount_at(m, "/dev");
     CHECK_FALSE(dev->has_opt("ro"));
   }
   SECTION("root.readonly false") {
@@ -126,11 +109,9 @@ TEST_CASE("bind mounts of a host directory, rw and ro", "[mounts]") {
   CHECK(read_file(host + "/out") == "from-inside\n");
   CHECK_FALSE(fs::exists(host + "/out2"));
   auto m = parse_mountinfo(r.out);
-  auto* ro = find_mount(m, "/rodata");
-  REQUIRE(ro);
+  auto* ro = &mount_at(m, "/rodata");
   CHECK(ro->has_opt("ro"));
-  auto* rw = find_mount(m, "/data");
-  REQUIRE(rw);
+  auto* rw = &mount_at(m, "/data");
   CHECK_FALSE(rw->has_opt("ro"));
   CHECK(leftovers(c).empty());
 }
@@ -222,8 +203,7 @@ TEST_CASE("cgroup mount on a v1/hybrid host: a tmpfs of the container's own hier
       // Read-only, or (stacked) a second tmpfs that is writable.
       CHECK(contains(r.out, "mkdir-ok") == cgroupns);
       auto m = parse_mountinfo(r.out.substr(r.out.find("---\n") + 4));
-      auto* top = find_mount(m, "/sys/fs/cgroup");
-      REQUIRE(top);
+      auto* top = &mount_at(m, "/sys/fs/cgroup");
       CHECK(top->fstype == "tmpfs");
       CHECK(top->has_opt("mode=755"));
       CHECK(top->has_opt("nosuid"));
@@ -231,14 +211,12 @@ TEST_CASE("cgroup mount on a v1/hybrid host: a tmpfs of the container's own hier
       CHECK(top->has_opt("ro") != cgroupns);
       for (auto& h : hierarchies) {
         INFO(h);
-        auto* e = find_mount(m, h);
-        REQUIRE(e);
+        auto* e = &mount_at(m, h);
         CHECK(e->fstype == (h == "/sys/fs/cgroup/unified" ? "cgroup2" : "cgroup"));
         CHECK(e->has_opt("nosuid"));
         CHECK(e->has_opt("ro") != cgroupns);
       }
-      auto* mem = find_mount(m, "/sys/fs/cgroup/memory");
-      REQUIRE(mem);
+      auto* mem = &mount_at(m, "/sys/fs/cgroup/memory");
       // A bind shows the cgroup's host path as its root; a namespace hides it.
       CHECK(mem->root == (cgroupns ? "/" : "/husk-test/" + c.id));
     }

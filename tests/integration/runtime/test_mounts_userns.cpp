@@ -50,10 +50,7 @@ TEST_CASE("bind sources below a root-only host directory, in a user namespace", 
   c.cfg["mounts"].push_back(bind("/data", secret.path + "/dir", {"rbind", "ro"}));
   c.cfg["mounts"].push_back(bind("/one", secret.path + "/file", {"bind"}));
   c.cfg["mounts"].push_back(bind("/via-link", secret.path + "/link", {"rbind"}));
-  c.args({"sh", "-c", "cat /data/in /one /via-link/in; stat -c %u /data/in"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"sh", "-c", "cat /data/in /one /via-link/in; stat -c %u /data/in"});
   // Not idmapped: host root is unmapped in the container.
   CHECK(r.out == "dir-ok\nfile-ok\ndir-ok\n65534\n");
   CHECK(leftovers(c).empty());
@@ -74,10 +71,7 @@ TEST_CASE("an idmapped bind mount with a pid namespace and no user namespace", "
   m["uidMappings"] = one_id(1000, 2000);
   m["gidMappings"] = one_id(1000, 3000);
   c.cfg["mounts"].push_back(m);
-  c.args({"stat", "-c", "%u:%g", "/idm/file"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"stat", "-c", "%u:%g", "/idm/file"});
   CHECK(trim(r.out) == "2000:3000");
   // The host's file keeps its owner.
   struct stat st{};
@@ -102,10 +96,7 @@ TEST_CASE("uidMappings/gidMappings without the idmap option idmap the mount, in 
   m["uidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
   m["gidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
   c.cfg["mounts"].push_back(m);
-  c.args({"stat", "-c", "%u:%g", "/idm/file"});
-  auto r = c.run();
-  INFO(r.err);
-  REQUIRE(r.code == 0);
+  auto r = c.run_ok({"stat", "-c", "%u:%g", "/idm/file"});
   CHECK(trim(r.out) == "1000:1000");
   CHECK(leftovers(c).empty());
 }

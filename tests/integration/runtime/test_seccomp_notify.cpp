@@ -161,6 +161,19 @@ void notify_config(Container& c, const std::string& listener, const std::string&
       {"syscalls", json::array({{{"names", {"mkdir", "mkdirat"}}, {"action", "SCMP_ACT_NOTIFY"}}})}};
 }
 
+// An agent answering EXDEV in a temp dir, and a container whose filter
+// notifies it of mkdir (noNewPrivileges: the filter is loaded at another point).
+struct NotifyCase {
+  NotifyCase(const std::string& tag, const std::string& metadata, bool nnp)
+      : dir("husk-it-agent"), agent(dir.path + "/agent.sock", EXDEV), c(tag) {
+    notify_config(c, agent.path, metadata);
+    c.cfg["process"]["noNewPrivileges"] = nnp;
+  }
+  TempDir dir;
+  Agent agent;
+  Container c;
+};
+
 // The container process state as config-linux.md lays it out.
 json checked_state(const Conn& conn, const Container& c, const std::string& metadata) {
   INFO(conn.payload);
@@ -187,11 +200,9 @@ const std::vector<std::string> kProbe{"sh", "-c", "touch /tmp/bar && echo touche
 TEST_CASE("seccomp notify: run hands the init's listener to the agent at listenerPath on the host", "[notify][dropin]") {
   const bool nnp = GENERATE(false, true);
   INFO("noNewPrivileges " << nnp);
-  TempDir dir("husk-it-agent");
-  Agent agent(dir.path + "/agent.sock", EXDEV);
-  Container c("notify-run");
-  notify_config(c, agent.path, "meta-run");
-  c.cfg["process"]["noNewPrivileges"] = nnp;
+  NotifyCase n("notify-run", "meta-run", nnp);
+  Agent& agent = n.agent;
+  Container& c = n.c;
   c.args(kProbe);
   auto r = c.run();
   INFO(r.err);
@@ -215,11 +226,9 @@ TEST_CASE("seccomp notify: run hands the init's listener to the agent at listene
 TEST_CASE("seccomp notify: exec hands the exec'd process's own listener to the agent", "[notify][dropin]") {
   const bool nnp = GENERATE(false, true);
   INFO("noNewPrivileges " << nnp);
-  TempDir dir("husk-it-agent");
-  Agent agent(dir.path + "/agent.sock", EXDEV);
-  Container c("notify-exec");
-  notify_config(c, agent.path, "meta-exec");
-  c.cfg["process"]["noNewPrivileges"] = nnp;
+  NotifyCase n("notify-exec", "meta-exec", nnp);
+  Agent& agent = n.agent;
+  Container& c = n.c;
   int init = c.start_process({"sleep", "60"});
 
   auto first = agent.conn(0);
@@ -291,12 +300,10 @@ TEST_CASE("seccomp notify: a filter notifying fcntl still hands the listener ove
   // would wait for an agent that cannot have the fd yet: create would hang.
   const bool nnp = GENERATE(false, true);
   INFO("noNewPrivileges " << nnp);
-  TempDir dir("husk-it-agent");
-  Agent agent(dir.path + "/agent.sock", EXDEV);
-  Container c("notify-fcntl");
-  notify_config(c, agent.path, "meta-fcntl");
+  NotifyCase n("notify-fcntl", "meta-fcntl", nnp);
+  Agent& agent = n.agent;
+  Container& c = n.c;
   c.cfg["linux"]["seccomp"]["syscalls"][0]["names"] = {"fcntl"};
-  c.cfg["process"]["noNewPrivileges"] = nnp;
   c.args({"true"});
   SpawnOpts quick;
   quick.timeout = 10s;

@@ -20,6 +20,11 @@ TEST_CASE("mountinfo: fields, optional fields and escaped paths") {
   CHECK(ms[0].fstype == "ext3");
   CHECK(ms[0].source == "/dev/root");
   CHECK(ms[0].super_options == "rw,errors=continue");
+  CHECK(ms[0].options == "rw,noatime");
+  CHECK(ms[0].optional == "master:1");
+  CHECK(ms[1].optional == "shared:7");
+  CHECK(ms[2].options == "rw");
+  CHECK(ms[2].optional.empty());
   CHECK(ms[1].fstype == "cgroup");
   CHECK(ms[1].super_options == "rw,memory");
   CHECK(ms[2].mount_point == "/no-optional");
