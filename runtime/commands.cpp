@@ -84,16 +84,28 @@ void leave_alone(const std::string& path) {
     log::warn("cgroup " + path + " is not marked as made by husk for this container: left alone");
 }
 
+bool recorded_made(const Record& rec) {
+  return std::find(rec.cgroup_created.begin(), rec.cgroup_created.end(), rec.cgroup_path) !=
+         rec.cgroup_created.end();
+}
+
 // Only a cgroup husk made for this container may be emptied and removed: a
 // cgroupsPath naming someone else's cgroup must never get its processes
 // killed. The record says husk made it, the mark that it really did (a
 // planted or stale record can say anything).
 bool owns_leaf(const Record& rec, const cgroups::Manager& cg) {
-  bool recorded = std::find(rec.cgroup_created.begin(), rec.cgroup_created.end(), rec.cgroup_path) !=
-                  rec.cgroup_created.end();
-  if (recorded && cg.owned()) return true;
-  if (recorded) leave_alone(rec.cgroup_path);
+  if (!recorded_made(rec)) return false;
+  if (cg.owned()) return true;
+  leave_alone(rec.cgroup_path);
   return false;
+}
+
+// The container's cgroup when owns_leaf(), else null.
+std::unique_ptr<cgroups::Manager> open_owned(const Record& rec) {
+  if (!recorded_made(rec)) return nullptr;
+  auto cg = open_cgroup(rec);
+  if (cg && !owns_leaf(rec, *cg)) cg.reset();
+  return cg;
 }
 
 // A container being made: undone unless commit() is called.
@@ -283,8 +295,7 @@ void destroy_container(Handle& h, Record& rec, bool force) {
     throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
   std::unique_ptr<cgroups::Manager> cg;
   try {
-    cg = open_cgroup(rec);
-    if (cg && !owns_leaf(rec, *cg)) cg.reset();
+    cg = open_owned(rec);
   } catch (const Error& e) {
     if (!force) throw;
     log::warn(std::string("delete: ") + e.what());
@@ -328,8 +339,7 @@ void recover_container(Handle& h) {
     // No record says whether create made the leaf or took over an existing
     // one: only the mark tells.
     rec.cgroup_created = {rec.cgroup_path};
-    cg = open_cgroup(rec);
-    if (cg && !owns_leaf(rec, *cg)) cg.reset();
+    cg = open_owned(rec);
   } catch (const Error& e) {
     log::warn(std::string("delete: no cgroup to clean up: ") + e.what());
   }
