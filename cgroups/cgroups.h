@@ -149,6 +149,14 @@ struct Config {
   // before handles) and the cgroups it made (for destroy()).
   std::string handle;
   std::vector<std::string> created;
+  // prepare() marks every directory it makes with the xattr owner_xattr =
+  // owner; owned() and destroy() trust only directories with that mark, so a
+  // record naming someone else's cgroup (a planted state.json, a config's
+  // cgroupsPath of an existing one) never gets it emptied or removed.
+  // trusted.* needs CAP_SYS_ADMIN: nobody else can forge it. The runtime's
+  // owner is the container id.
+  std::string owner;
+  std::string owner_xattr = "trusted.husk.owner";
   std::string none_reason;  // Driver::none: why the container has no cgroup
   // Where the drivers say what the caller should know (once: why there is no cgroup).
   std::function<void(const std::string&)> log;
@@ -185,6 +193,7 @@ class Manager {
   virtual void kill_all(int sig) = 0;
   // Remove the cgroup(s) with any sub-cgroups the container made; retries for
   // ~1 s while dying tasks leave (then throws EBUSY). Missing dirs are fine.
+  // Only created() directories carrying the owner's mark are removed.
   virtual void destroy() = 0;
   // Values the kernel would never write (not a number) throw an Error naming the file.
   virtual Stats stats() = 0;
@@ -194,6 +203,11 @@ class Manager {
   // destroy() removes the leaf plus these ancestors when empty. A later
   // process (husk delete) passes them back as Config::created.
   virtual std::vector<std::string> created() const = 0;
+  // The leaf carries Config::owner's mark wherever it exists, in at least one
+  // hierarchy (v1: every controller's, plus the unified one on hybrid hosts;
+  // a create killed midway or a destroy stopped by EBUSY leaves it in some
+  // only, and a missing directory holds nobody). none: false.
+  virtual bool owned() const = 0;
 };
 
 // The manager for config.driver; cgroupfs picks v2 or v1 by the hierarchies'

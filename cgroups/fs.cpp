@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -147,13 +148,36 @@ MadeDirs::~MadeDirs() {
   for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) rmdir_retry(*it, false);
 }
 
+void Mark::put(const std::string& dir) const {
+  if (lsetxattr(dir.c_str(), xattr.c_str(), owner.data(), owner.size(), 0) != 0)
+    throw sys_error("set the xattr " + xattr + " on " + dir);
+}
+
+bool Mark::on(const std::string& dir) const {
+  // One byte more than the owner: a longer value reads as ERANGE, not ours.
+  std::string value(owner.size() + 1, '\0');
+  ssize_t n = lgetxattr(dir.c_str(), xattr.c_str(), value.data(), value.size());
+  return n == static_cast<ssize_t>(owner.size()) && value.compare(0, owner.size(), owner) == 0;
+}
+
 bool MadeDirs::make(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0755) == 0) {
-    dirs_.push_back(dir);
-    return true;
+  if (mkdir(dir.c_str(), 0755) != 0) {
+    if (errno != EEXIST) throw sys_error("mkdir " + dir);
+    return false;
   }
-  if (errno != EEXIST) throw sys_error("mkdir " + dir);
-  return false;
+  dirs_.push_back(dir);
+  mark_.put(dir);
+  return true;
+}
+
+void remove_created(const std::string& root, const std::string& leaf, const std::vector<std::string>& created,
+                    const Mark& mark) {
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    const std::string dir = root + *it;
+    if (!mark.on(dir)) continue;
+    if (*it != leaf) rmdir_retry(dir, false);
+    else if (int err = remove_tree(dir)) throw sys_error("rmdir " + dir, err);
+  }
 }
 
 namespace {

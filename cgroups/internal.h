@@ -86,21 +86,37 @@ std::vector<std::string> prefixes(const std::string& path);
 // The host's huge page sizes as cgroup files name them ("2MB", "1GB").
 std::vector<std::string> hugepage_sizes();
 
+// Config::owner_xattr = Config::owner on a directory: husk made it for that owner.
+struct Mark {
+  std::string xattr, owner;
+  explicit Mark(const Config& c) : xattr(c.owner_xattr), owner(c.owner) {}
+  void put(const std::string& dir) const;  // throws an Error naming dir and xattr
+  bool on(const std::string& dir) const;   // false also when dir is missing
+};
+
 // The directories a prepare() makes, owned from the moment each exists:
 // removed again (deepest first) unless keep() is called.
 class MadeDirs {
  public:
-  MadeDirs() = default;
+  explicit MadeDirs(const Mark& mark) : mark_(mark) {}
   MadeDirs(const MadeDirs&) = delete;
   MadeDirs& operator=(const MadeDirs&) = delete;
   ~MadeDirs();
-  // true: made it; false: it was there. Other failures throw.
+  // true: made and marked it; false: it was there (and stays unmarked).
+  // Other failures throw.
   bool make(const std::string& dir);
   void keep() { dirs_.clear(); }
 
  private:
+  const Mark& mark_;
   std::vector<std::string> dirs_;
 };
+
+// destroy() in the hierarchy at `root`: the `created` paths carrying `mark`,
+// deepest first; `leaf` with the sub-cgroups its processes made (throws when
+// that fails), an ancestor only when empty (else it is someone else's too).
+void remove_created(const std::string& root, const std::string& leaf, const std::vector<std::string>& created,
+                    const Mark& mark);
 
 // Write each (file, value); an EINVAL write is retried once after all the
 // others, which orders pairs the kernel checks against each other (v1

@@ -40,6 +40,7 @@ class NoneManager : public Manager {
   Stats stats() override { return {}; }
   uint64_t oom_kills() override { return 0; }
   std::vector<std::string> created() const override { return {}; }
+  bool owned() const override { return false; }
 
  private:
   std::string path_, id_, reason_;

@@ -60,7 +60,8 @@ void blkio_stat(const std::string& file, std::vector<Stats::IoEntry>& out) {
 
 class LegacyManager : public Manager {
  public:
-  LegacyManager(const Config& c, const Hierarchies& h) : path_(c.path), mounts_(h.v1), created_(c.created) {
+  LegacyManager(const Config& c, const Hierarchies& h)
+      : path_(c.path), mounts_(h.v1), created_(c.created), mark_(c) {
     if (h.mode == Mode::hybrid) unified_ = V2Dir{h.unified, path_};
     for (const auto& [ctl, m] : mounts_) roots_.insert(m);
   }
@@ -69,7 +70,7 @@ class LegacyManager : public Manager {
 
   std::string prepare() override {
     created_.clear();
-    MadeDirs made;
+    MadeDirs made(mark_);
     std::vector<std::string> created;
     for (const auto& p : prefixes(path_)) {
       bool any_made = false, existed = false;
@@ -190,15 +191,7 @@ class LegacyManager : public Manager {
   }
 
   void destroy() override {
-    const auto roots = all_roots();
-    for (const auto& root : roots)
-      if (int err = remove_tree(root + path_)) throw sys_error("rmdir " + root + path_, err);
-    // Ancestors this manager (or the one that recorded created()) made, deepest
-    // first; a non-empty one belongs to someone else too and stays.
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
-      if (*it == path_) continue;
-      for (const auto& root : roots) rmdir_retry(root + *it, false);
-    }
+    for (const auto& root : all_roots()) remove_created(root, path_, created_, mark_);
   }
 
   Stats stats() override {
@@ -248,6 +241,16 @@ class LegacyManager : public Manager {
   }
 
   std::vector<std::string> created() const override { return created_; }
+
+  bool owned() const override {
+    bool any = false;
+    for (const auto& root : all_roots()) {
+      if (!file_exists(root + path_)) continue;
+      if (!mark_.on(root + path_)) return false;
+      any = true;
+    }
+    return any;
+  }
 
  private:
   std::optional<std::string> mount(const std::string& controller) const {
@@ -326,6 +329,7 @@ class LegacyManager : public Manager {
   std::set<std::string> roots_;  // distinct v1 hierarchy mount points
   std::optional<V2Dir> unified_;
   std::vector<std::string> created_;
+  Mark mark_;
 };
 
 }  // namespace

@@ -95,13 +95,13 @@ void io_stats(const std::string& file, Stats& s) {
 
 class UnifiedManager : public Manager {
  public:
-  UnifiedManager(const Config& c, const Hierarchies& h) : cg_{h.unified, c.path}, created_(c.created) {}
+  UnifiedManager(const Config& c, const Hierarchies& h) : cg_{h.unified, c.path}, created_(c.created), mark_(c) {}
 
   const std::string& path() const override { return cg_.path; }
 
   std::string prepare() override {
     created_.clear();
-    MadeDirs made;
+    MadeDirs made(mark_);
     // Ancestors get the controllers in subtree_control; the leaf enables
     // nothing, since it holds the tasks (no-internal-process rule).
     std::vector<std::string> created;
@@ -168,13 +168,7 @@ class UnifiedManager : public Manager {
     if (!was_frozen) cg_.thaw();
   }
 
-  void destroy() override {
-    if (int err = remove_tree(cg_.dir())) throw sys_error("rmdir " + cg_.dir(), err);
-    // Ancestors this manager (or the one that recorded created()) made, deepest
-    // first; a non-empty one belongs to someone else too and stays.
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it)
-      if (*it != cg_.path) rmdir_retry(cg_.root + *it, false);
-  }
+  void destroy() override { remove_created(cg_.root, cg_.path, created_, mark_); }
 
   Stats stats() override {
     Stats s;
@@ -205,10 +199,12 @@ class UnifiedManager : public Manager {
   uint64_t oom_kills() override { return read_kv(cg_.dir() + "/memory.events")["oom_kill"]; }
 
   std::vector<std::string> created() const override { return created_; }
+  bool owned() const override { return mark_.on(cg_.dir()); }
 
  private:
   V2Dir cg_;
   std::vector<std::string> created_;
+  Mark mark_;
 };
 
 }  // namespace

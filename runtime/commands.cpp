@@ -78,11 +78,34 @@ spec::Spec load_config(const std::string& bundle, std::string& text) {
   }
 }
 
-// Only a cgroup husk made for this container may be emptied and removed: a
-// cgroupsPath naming someone else's cgroup must never get its processes killed.
-bool owns_leaf(const Record& rec) {
+// Said where husk will not empty or remove a cgroup that is there.
+void leave_alone(const std::string& path) {
+  if (cgroups::exists(path))
+    log::warn("cgroup " + path + " is not marked as made by husk for this container: left alone");
+}
+
+bool recorded_made(const Record& rec) {
   return std::find(rec.cgroup_created.begin(), rec.cgroup_created.end(), rec.cgroup_path) !=
          rec.cgroup_created.end();
+}
+
+// Only a cgroup husk made for this container may be emptied and removed: a
+// cgroupsPath naming someone else's cgroup must never get its processes
+// killed. The record says husk made it, the mark that it really did (a
+// planted or stale record can say anything).
+bool owns_leaf(const Record& rec, const cgroups::Manager& cg) {
+  if (!recorded_made(rec)) return false;
+  if (cg.owned()) return true;
+  leave_alone(rec.cgroup_path);
+  return false;
+}
+
+// The container's cgroup when owns_leaf(), else null.
+std::unique_ptr<cgroups::Manager> open_owned(const Record& rec) {
+  if (!recorded_made(rec)) return nullptr;
+  auto cg = open_cgroup(rec);
+  if (cg && !owns_leaf(rec, *cg)) cg.reset();
+  return cg;
 }
 
 // A container being made: undone unless commit() is called.
@@ -99,7 +122,7 @@ struct Creation {
     if (committed) return;
     try {
       // The init itself is already killed and reaped by the launch (ChildSession).
-      if (cgroup && owns_leaf(rec)) {
+      if (cgroup && owns_leaf(rec, *cgroup)) {
         cgroup->kill_all(SIGKILL);
         cgroup->destroy();
       }
@@ -154,7 +177,7 @@ void make_cgroup(Creation& c, const std::string& config_text) {
   rec.cgroup_created = c.cgroup->created();
   c.handle.save(rec);
   // A leaf we just made is empty; only a pre-existing one needs the check.
-  if (!owns_leaf(rec) && !c.cgroup->pids().empty())
+  if (!owns_leaf(rec, *c.cgroup) && !c.cgroup->pids().empty())
     throw Error("linux.cgroupsPath: cgroup " + rec.cgroup_path + " already has processes in it");
   // Always applied: the device policy (deny all, then the spec's rules, then
   // the standard /dev nodes) holds even without resources. As with runc,
@@ -272,7 +295,7 @@ void destroy_container(Handle& h, Record& rec, bool force) {
     throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
   std::unique_ptr<cgroups::Manager> cg;
   try {
-    if (owns_leaf(rec)) cg = open_cgroup(rec);
+    cg = open_owned(rec);
   } catch (const Error& e) {
     if (!force) throw;
     log::warn(std::string("delete: ") + e.what());
@@ -311,8 +334,12 @@ void recover_container(Handle& h) {
   try {
     spec::Spec sp = h.config();
     Record rec;
+    rec.oci.id = h.id();
     rec.cgroup_path = cgroups::resolve_path(sp.linux_ ? sp.linux_->cgroups_path : std::nullopt, h.id());
-    cg = open_cgroup(rec);
+    // No record says whether create made the leaf or took over an existing
+    // one: only the mark tells.
+    rec.cgroup_created = {rec.cgroup_path};
+    cg = open_owned(rec);
   } catch (const Error& e) {
     log::warn(std::string("delete: no cgroup to clean up: ") + e.what());
   }

@@ -321,6 +321,7 @@ cgroups::Config cgroup_config(const Record& rec) {
   cgroups::Config c;
   c.path = rec.cgroup_path;
   c.container_id = rec.oci.id;
+  c.owner = rec.oci.id;
   c.handle = rec.cgroup_handle;
   c.created = rec.cgroup_created;
   c.log = log::warn;

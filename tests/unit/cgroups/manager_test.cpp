@@ -2,6 +2,7 @@
 // what prepare makes, what apply writes, what destroy removes, what pids and
 // stats read. The kernel's interface files are plain files the test writes.
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,9 +51,31 @@ struct FakeTree {
   bool has(const std::string& rel) const { return fs::exists(fs::symlink_status(root + rel)); }
 };
 
+// Marks with a user.* xattr: trusted.* would need CAP_SYS_ADMIN.
+constexpr const char* kMark = "user.husk.owner";
+
 std::unique_ptr<cg::Manager> manager(const std::string& path, const cg::Hierarchies& h,
-                                     std::vector<std::string> created = {}) {
-  return cg::make_manager({.path = path, .created = std::move(created), .hierarchies = h});
+                                     std::vector<std::string> created = {}, const std::string& owner = "c1") {
+  return cg::make_manager(
+      {.path = path, .created = std::move(created), .owner = owner, .owner_xattr = kMark, .hierarchies = h});
+}
+
+// The owner mark on a directory of the fake tree; "-" when there is none.
+std::string mark(const FakeTree& t, const std::string& rel) {
+  char buf[64];
+  ssize_t n = lgetxattr((t.root + rel).c_str(), kMark, buf, sizeof buf);
+  return n < 0 ? "-" : std::string(buf, n);
+}
+void set_mark(const FakeTree& t, const std::string& rel, const std::string& owner) {
+  REQUIRE(lsetxattr((t.root + rel).c_str(), kMark, owner.data(), owner.size(), 0) == 0);
+}
+
+cg::Hierarchies hybrid(const FakeTree& t) {
+  cg::Hierarchies h = t.legacy();
+  h.mode = cg::Mode::hybrid;
+  h.unified = t.root + "/unified";
+  for (const char* d : {"/memory", "/pids", "/cpu,cpuacct", "/unified"}) t.mkdirs(d);
+  return h;
 }
 
 husk::spec::Resources limits(int64_t memory, int64_t pids, uint64_t shares) {
@@ -207,10 +230,7 @@ TEST_CASE("v1: a prepare that fails in one hierarchy removes what it made in the
 
 TEST_CASE("hybrid: a controller v1 lacks is enabled and set in the unified hierarchy") {
   FakeTree t;
-  cg::Hierarchies h = t.legacy();
-  h.mode = cg::Mode::hybrid;
-  h.unified = t.root + "/unified";
-  for (const char* d : {"/memory", "/pids", "/cpu,cpuacct", "/unified"}) t.mkdirs(d);
+  cg::Hierarchies h = hybrid(t);
   t.put("/unified/cgroup.controllers", "hugetlb");
   t.put("/unified/cgroup.subtree_control", "");
   auto m = manager("/husk/y", h);
@@ -253,4 +273,103 @@ TEST_CASE("none: no cgroup, said once; limits and pause fail naming why") {
   CHECK_THROWS_WITH(m->apply(limits),
              Catch::Contains("linux.resources: cannot be applied, container c1 has no cgroup: no delegated cgroup"));
   CHECK_THROWS_WITH(m->freeze(), Catch::Contains("pause: container c1 has no cgroup"));
+}
+
+// ---- the owner mark: only what husk made for this container is its to empty and remove ----
+
+TEST_CASE("v2: prepare marks each directory it makes with the owner, not those that were there") {
+  FakeTree t;
+  t.mkdirs("/husk");
+  auto m = manager("/husk/a/b", t.unified());
+  m->prepare();
+  CHECK(mark(t, "/husk") == "-");
+  CHECK(mark(t, "/husk/a") == "c1");
+  CHECK(mark(t, "/husk/a/b") == "c1");
+  CHECK(m->owned());
+}
+
+TEST_CASE("hybrid: prepare marks every directory it makes in every hierarchy, the unified one too") {
+  FakeTree t;
+  auto m = manager("/husk/x", hybrid(t));
+  m->prepare();
+  for (const char* root : {"/memory", "/pids", "/cpu,cpuacct", "/unified"})
+    for (const char* p : {"/husk", "/husk/x"}) {
+      INFO(root << p);
+      CHECK(mark(t, root + std::string(p)) == "c1");
+    }
+  CHECK(m->owned());
+}
+
+TEST_CASE("prepare fails naming the directory and the xattr when the mark cannot be set, leaving nothing") {
+  FakeTree t;
+  t.mkdirs("/husk");
+  // No such xattr namespace: EOPNOTSUPP, whoever runs the test.
+  auto m = cg::make_manager({.path = "/husk/a/b", .owner = "c1", .owner_xattr = "bogus.owner",
+                             .hierarchies = t.unified()});
+  CHECK_THROWS_WITH(m->prepare(), Catch::Contains("set the xattr bogus.owner on " + t.root + "/husk/a"));
+  CHECK_FALSE(t.has("/husk/a"));
+  CHECK(m->created().empty());
+}
+
+TEST_CASE("v2: owned() only for a leaf this owner's prepare made") {
+  FakeTree t;
+  t.mkdirs("/husk/pre");  // someone else's
+  CHECK_FALSE(manager("/husk/pre", t.unified())->owned());
+  CHECK_FALSE(manager("/husk/gone", t.unified())->owned());
+  manager("/husk/c", t.unified())->prepare();
+  CHECK(manager("/husk/c", t.unified())->owned());
+  CHECK_FALSE(manager("/husk/c", t.unified(), {}, "c2")->owned());
+  CHECK_FALSE(manager("/husk/c", t.unified(), {}, "c")->owned());  // a prefix of the mark
+  set_mark(t, "/husk/c", "c1x");
+  CHECK_FALSE(manager("/husk/c", t.unified())->owned());
+}
+
+TEST_CASE("v1: owned() needs the mark wherever the leaf exists") {
+  FakeTree t;
+  for (const char* h : {"/memory", "/pids", "/cpu,cpuacct"}) t.mkdirs(h);
+  manager("/husk/x", t.legacy())->prepare();
+  CHECK(manager("/husk/x", t.legacy())->owned());
+  // Gone from one hierarchy (a destroy stopped midway): the rest is still ours.
+  REQUIRE(::rmdir((t.root + "/pids/husk/x").c_str()) == 0);
+  CHECK(manager("/husk/x", t.legacy())->owned());
+  // Unmarked in one hierarchy: not ours, as a host cgroup only partly there.
+  REQUIRE(lremovexattr((t.root + "/memory/husk/x").c_str(), kMark) == 0);
+  CHECK_FALSE(manager("/husk/x", t.legacy())->owned());
+  CHECK_FALSE(manager("/husk/none", t.legacy())->owned());
+}
+
+TEST_CASE("none: owns no cgroup") {
+  CHECK_FALSE(cg::make_manager({.driver = cg::Driver::none, .owner = "c1"})->owned());
+}
+
+TEST_CASE("v2: destroy leaves directories listed in created that lack this owner's mark") {
+  FakeTree t;
+  t.mkdirs("/victim/leaf");  // a planted record names someone else's cgroups
+  manager("/victim/leaf", t.unified(), {"/victim", "/victim/leaf"})->destroy();
+  CHECK(t.has("/victim/leaf"));
+  // Our leaf below someone else's empty cgroup, which the record claims too.
+  t.mkdirs("/theirs");
+  auto m = manager("/theirs/c", t.unified());
+  m->prepare();
+  CHECK(m->created() == std::vector<std::string>{"/theirs/c"});
+  manager("/theirs/c", t.unified(), {"/theirs", "/theirs/c"})->destroy();
+  CHECK_FALSE(t.has("/theirs/c"));
+  CHECK(t.has("/theirs"));
+  // Another container's.
+  manager("/husk/d", t.unified(), {}, "c2")->prepare();
+  manager("/husk/d", t.unified(), {"/husk", "/husk/d"})->destroy();
+  CHECK(t.has("/husk/d"));
+}
+
+TEST_CASE("v1: destroy leaves directories listed in created that lack this owner's mark, in each hierarchy") {
+  FakeTree t;
+  for (const char* h : {"/memory", "/pids", "/cpu,cpuacct"}) t.mkdirs(h);
+  auto m = manager("/husk/x", t.legacy());
+  m->prepare();
+  REQUIRE(lremovexattr((t.root + "/pids/husk/x").c_str(), kMark) == 0);
+  REQUIRE(lremovexattr((t.root + "/pids/husk").c_str(), kMark) == 0);
+  manager("/husk/x", t.legacy(), m->created())->destroy();
+  CHECK(t.has("/pids/husk/x"));
+  CHECK_FALSE(t.has("/memory/husk"));
+  CHECK_FALSE(t.has("/cpu,cpuacct/husk"));
 }
