@@ -176,8 +176,8 @@ void make_cgroup(Creation& c, const std::string& config_text) {
   rec.cgroup_handle = c.cgroup->prepare();
   rec.cgroup_created = c.cgroup->created();
   c.handle.save(rec);
-  // A leaf we just made is empty; only a pre-existing one needs the check.
-  if (!owns_leaf(rec, *c.cgroup) && !c.cgroup->pids().empty())
+  // A leaf we just made (and marked) is empty; only a pre-existing one needs the check.
+  if (!recorded_made(rec) && !c.cgroup->pids().empty())
     throw Error("linux.cgroupsPath: cgroup " + rec.cgroup_path + " already has processes in it");
   // Always applied: the device policy (deny all, then the spec's rules, then
   // the standard /dev nodes) holds even without resources. As with runc,
