@@ -153,11 +153,13 @@ void Mark::put(const std::string& dir) const {
     throw sys_error("set the xattr " + xattr + " on " + dir);
 }
 
-bool Mark::on(const std::string& dir) const {
+Mark::Found Mark::find(const std::string& dir) const {
   // One byte more than the owner: a longer value reads as ERANGE, not ours.
   std::string value(owner.size() + 1, '\0');
   ssize_t n = lgetxattr(dir.c_str(), xattr.c_str(), value.data(), value.size());
-  return n == static_cast<ssize_t>(owner.size()) && value.compare(0, owner.size(), owner) == 0;
+  if (n < 0 && (errno == ENOENT || errno == ENOTDIR)) return Found::missing;
+  bool ours = n == static_cast<ssize_t>(owner.size()) && value.compare(0, owner.size(), owner) == 0;
+  return ours ? Found::ours : Found::other;
 }
 
 bool MadeDirs::make(const std::string& dir) {

@@ -91,7 +91,9 @@ struct Mark {
   std::string xattr, owner;
   explicit Mark(const Config& c) : xattr(c.owner_xattr), owner(c.owner) {}
   void put(const std::string& dir) const;  // throws an Error naming dir and xattr
-  bool on(const std::string& dir) const;   // false also when dir is missing
+  enum class Found { missing, ours, other };
+  Found find(const std::string& dir) const;  // one lgetxattr; missing: no such dir
+  bool on(const std::string& dir) const { return find(dir) == Found::ours; }
 };
 
 // The directories a prepare() makes, owned from the moment each exists:

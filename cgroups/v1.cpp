@@ -245,9 +245,9 @@ class LegacyManager : public Manager {
   bool owned() const override {
     bool any = false;
     for (const auto& root : all_roots()) {
-      if (!file_exists(root + path_)) continue;
-      if (!mark_.on(root + path_)) return false;
-      any = true;
+      Mark::Found f = mark_.find(root + path_);
+      if (f == Mark::Found::other) return false;
+      any |= f == Mark::Found::ours;
     }
     return any;
   }
