@@ -30,12 +30,7 @@ CONF
   containerd --config "$d/config.toml" >"$d/containerd.log" 2>&1 &
   CONTAINERD_PID=$!
   CTR=(ctr --address "$d/containerd.sock" -n "$CTR_NS")
-  local i
-  for i in $(seq 50); do
-    "${CTR[@]}" version >/dev/null 2>&1 && return 0
-    kill -0 "$CONTAINERD_PID" 2>/dev/null || break
-    sleep 0.2
-  done
+  wait_serving "$CONTAINERD_PID" 50 "${CTR[@]}" version && return 0
   fail "containerd starts" "containerd --config $d/config.toml" "a serving daemon" "$(tail -5 "$d/containerd.log")"
   return 1
 }

@@ -29,12 +29,7 @@ docker_start() {
   DOCKERD_PID=$!
   export DOCKER_CONFIG=$d/client
   DOCKER=(/usr/bin/docker -H "unix://$d/docker.sock")
-  local i
-  for i in $(seq 100); do
-    "${DOCKER[@]}" version >/dev/null 2>&1 && return 0
-    kill -0 "$DOCKERD_PID" 2>/dev/null || break
-    sleep 0.2
-  done
+  wait_serving "$DOCKERD_PID" 100 "${DOCKER[@]}" version && return 0
   docker_skip "dockerd does not start: $(grep -m1 -iE 'level=(fatal|error)|failed' "$d/dockerd.log" | head -c 300)"
   return 1
 }

@@ -107,3 +107,16 @@ check_no_stray_husk() {  # WHAT PATTERN
   fail "$1" "ps -eo pid,args" "no husk process left" "$(ps -o pid=,args= -p "$(echo $pids | tr ' ' ,)")"
   kill -9 $pids 2>/dev/null
 }
+
+# wait_serving PID TRIES CMD...: until CMD succeeds (0.2 s apart, TRIES times)
+# while the daemon PID lives; fails when it died or never answered.
+wait_serving() {
+  local pid=$1 tries=$2 i
+  shift 2
+  for i in $(seq "$tries"); do
+    "$@" >/dev/null 2>&1 && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}

@@ -239,19 +239,72 @@ TEST_CASE("load: a plan carrying a flag libseccomp cannot set is refused", "[sec
   CHECK(status_text(st) == "exit 0");
 }
 
+namespace {
+
+int listen_unix(const std::string& path) {
+  int lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(lsock >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strcpy(addr.sun_path, path.c_str());
+  REQUIRE(bind(lsock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(lsock, 1) == 0);
+  return lsock;
+}
+
+bool wait_readable(int fd) {
+  pollfd pfd{fd, POLLIN, 0};
+  return poll(&pfd, 1, 10000) == 1;
+}
+
+// The container process: load the filter, hand the listener to the agent,
+// then ask getppid(), which only the agent can answer (with 4242).
+[[noreturn]] void notifying_child(const seccomp::Plan& p, const spec::Seccomp& c) {
+  int rc = 0;
+  try {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(10);
+    int fd = seccomp::load(p);
+    if (fd < 0) _exit(11);
+    if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC)) _exit(12);
+    const std::string state = R"({"ociVersion":"1.2.0","id":"c1","status":"creating","pid":)" +
+                              std::to_string(getpid()) + R"(,"bundle":"/b"})";
+    seccomp::send_to_listener(c.listener_path, fd,
+                              seccomp::process_state_json("1.2.0", getpid(), c.listener_metadata, state));
+    close(fd);
+    long got = syscall(SYS_getppid);
+    rc = got == 4242 ? 0 : 13;
+  } catch (const std::exception& e) {
+    fprintf(stderr, "child: %s\n", e.what());
+    rc = 14;
+  }
+  _exit(rc);
+}
+
+// The agent's side of one notification: child's getppid() returns 4242.
+void answer_getppid(int notify_fd, pid_t child) {
+  seccomp_notif* req = nullptr;
+  seccomp_notif_resp* resp = nullptr;
+  REQUIRE(seccomp_notify_alloc(&req, &resp) == 0);
+  REQUIRE(seccomp_notify_receive(notify_fd, req) == 0);
+  CHECK(req->pid == static_cast<uint32_t>(child));
+  CHECK(req->data.nr == SYS_getppid);
+  resp->id = req->id;
+  resp->val = 4242;
+  resp->error = 0;
+  resp->flags = 0;
+  CHECK(seccomp_notify_respond(notify_fd, resp) == 0);
+  seccomp_notify_free(req, resp);
+}
+
+}  // namespace
+
 // The whole notify path: the child loads a filter with NOTIFY on getppid and
 // hands the listener fd to an agent socket with send_to_listener(); this
 // process plays the agent and answers the child's getppid() with 4242.
 TEST_CASE("load: SCMP_ACT_NOTIFY hands a working listener fd to the agent", "[seccomp][load][notify]") {
   TempDir dir("husk-seccomp-");
   const std::string sock_path = dir.path + "/agent.sock";
-  int lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(lsock >= 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strcpy(addr.sun_path, sock_path.c_str());
-  REQUIRE(bind(lsock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(listen(lsock, 1) == 0);
+  int lsock = listen_unix(sock_path);
 
   auto c = config("SCMP_ACT_ALLOW", {call({"getppid"}, "SCMP_ACT_NOTIFY")});
   c.listener_path = sock_path;
@@ -262,31 +315,10 @@ TEST_CASE("load: SCMP_ACT_NOTIFY hands a working listener fd to the agent", "[se
   pid_t child = fork();
   REQUIRE(child >= 0);
   if (child == 0) {
-    int rc = 0;
-    try {
-      close(lsock);
-      if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) _exit(10);
-      int fd = seccomp::load(p);
-      if (fd < 0) _exit(11);
-      if (!(fcntl(fd, F_GETFD) & FD_CLOEXEC)) _exit(12);
-      const std::string state = R"({"ociVersion":"1.2.0","id":"c1","status":"creating","pid":)" +
-                                std::to_string(getpid()) + R"(,"bundle":"/b"})";
-      seccomp::send_to_listener(c.listener_path, fd,
-                                seccomp::process_state_json("1.2.0", getpid(), c.listener_metadata, state));
-      close(fd);
-      long got = syscall(SYS_getppid);
-      rc = got == 4242 ? 0 : 13;
-    } catch (const std::exception& e) {
-      fprintf(stderr, "child: %s\n", e.what());
-      rc = 14;
-    }
-    _exit(rc);
+    close(lsock);
+    notifying_child(p, c);
   }
 
-  auto wait_readable = [](int fd) {
-    pollfd pfd{fd, POLLIN, 0};
-    return poll(&pfd, 1, 10000) == 1;
-  };
   bool ok = wait_readable(lsock);
   CHECK(ok);
   int conn = ok ? accept4(lsock, nullptr, nullptr, SOCK_CLOEXEC) : -1;
@@ -303,18 +335,7 @@ TEST_CASE("load: SCMP_ACT_NOTIFY hands a working listener fd to the agent", "[se
   CHECK(notify_fd >= 0);
 
   if (notify_fd >= 0 && wait_readable(notify_fd)) {
-    seccomp_notif* req = nullptr;
-    seccomp_notif_resp* resp = nullptr;
-    REQUIRE(seccomp_notify_alloc(&req, &resp) == 0);
-    REQUIRE(seccomp_notify_receive(notify_fd, req) == 0);
-    CHECK(req->pid == static_cast<uint32_t>(child));
-    CHECK(req->data.nr == SYS_getppid);
-    resp->id = req->id;
-    resp->val = 4242;
-    resp->error = 0;
-    resp->flags = 0;
-    CHECK(seccomp_notify_respond(notify_fd, resp) == 0);
-    seccomp_notify_free(req, resp);
+    answer_getppid(notify_fd, child);
   } else {
     kill(child, SIGKILL);
     FAIL_CHECK("no notification arrived");

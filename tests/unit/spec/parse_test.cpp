@@ -184,7 +184,7 @@ TEST_CASE("parse maps every top-level and process field", "[parse]") {
   CHECK_NOTHROW(validate(s, true));
 }
 
-TEST_CASE("parse maps every linux field", "[parse]") {
+TEST_CASE("parse maps linux namespaces, id mappings, devices and cgroupsPath", "[parse]") {
   Spec s = parse(kFull);
   REQUIRE(s.linux_);
   const Linux& l = *s.linux_;
@@ -213,7 +213,12 @@ TEST_CASE("parse maps every linux field", "[parse]") {
   CHECK(l.net_devices.at("eth1").name == "ctr1");
   CHECK(l.net_devices.at("eth2").name.empty());
   CHECK(l.cgroups_path == "/myRuntime/myContainer");
+}
 
+TEST_CASE("parse maps every linux.resources field", "[parse]") {
+  Spec s = parse(kFull);
+  REQUIRE(s.linux_);
+  const Linux& l = *s.linux_;
   REQUIRE(l.resources);
   const Resources& r = *l.resources;
   REQUIRE(r.devices.size() == 2);
@@ -268,7 +273,12 @@ TEST_CASE("parse maps every linux field", "[parse]") {
   CHECK(r.rdma.at("mlx5_1").hca_objects == 10000u);
   CHECK(r.unified.at("memory.high") == "max");
   CHECK(r.unified.at("io.weight") == "default 100");
+}
 
+TEST_CASE("parse maps linux.intelRdt, sysctl, seccomp, personality and memoryPolicy", "[parse]") {
+  Spec s = parse(kFull);
+  REQUIRE(s.linux_);
+  const Linux& l = *s.linux_;
   REQUIRE(l.intel_rdt);
   CHECK(l.intel_rdt->clos_id == "guaranteed");
   CHECK(l.intel_rdt->l3_cache_schema == "L3:0=7f0");
