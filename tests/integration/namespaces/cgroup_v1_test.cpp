@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "skip.h"
+#include "base/mountinfo.h"
 #include "support.h"
 
 using namespace husk;
@@ -28,13 +29,8 @@ std::string own_cgroup_path(const std::string& controller) {
 // The root field of the topmost mount at `point` in /proc/self/mountinfo.
 std::string mount_root(const std::string& point) {
   std::string found = "<none>";
-  std::istringstream in(slurp("/proc/self/mountinfo"));
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream ls(line);
-    std::string id, parent, dev, root, mp;
-    ls >> id >> parent >> dev >> root >> mp;
-    if (mp == point) found = root;
-  }
+  for (const auto& m : base::read_mountinfo())
+    if (m.mount_point == point) found = m.root;
   return found;
 }
 

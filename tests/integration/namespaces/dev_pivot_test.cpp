@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "base/mountinfo.h"
 #include "support.h"
 
 using namespace husk;
@@ -110,9 +111,9 @@ TEST_CASE("--no-pivot moves the rootfs onto / and chroots; a shared mount namesp
   auto o2 = in_child(0, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
     opts.own_mount_ns = false;
-    auto before = mountinfo("/proc/self/mountinfo").size();
+    auto before = base::read_mountinfo().size();
     ns::prepare_rootfs(bare, opts);
-    r.expect(mountinfo("/proc/self/mountinfo").size() == before, "nothing mounted in a shared namespace");
+    r.expect(base::read_mountinfo().size() == before, "nothing mounted in a shared namespace");
     ns::enter_rootfs(opts);
     ns::finalize_rootfs(bare, opts);
     r.expect(fs::exists("/bin/busybox") && !fs::exists(g_tmp), "chrooted into the rootfs");

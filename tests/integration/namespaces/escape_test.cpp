@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "base/mountinfo.h"
 #include "support.h"
 
 using namespace husk;
@@ -36,7 +37,7 @@ TEST_CASE("symlinks and .. in destinations never leave the rootfs; rshared does 
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
     ns::prepare_rootfs(s, opts);
-    auto mi = mountinfo("/proc/self/mountinfo");
+    auto mi = base::read_mountinfo();
     auto mounted = [&](const std::string& p) {
       for (const auto& m : mi)
         if (m.mount_point == p) return true;
@@ -55,7 +56,7 @@ TEST_CASE("symlinks and .. in destinations never leave the rootfs; rshared does 
     ns::enter_rootfs(opts);
     ns::finalize_rootfs(s, opts);
     bool shared = false;
-    for (const auto& m : mountinfo("/proc/self/mountinfo"))
+    for (const auto& m : base::read_mountinfo())
       if (m.mount_point == "/") shared = m.optional.find("shared:") != std::string::npos;
     r.expect(shared, "rootfsPropagation rshared makes / shared");
     expect_no_leak(r, host, rootfs);

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "base/mountinfo.h"
 #include "support.h"
 
 using namespace husk;
@@ -81,7 +82,7 @@ void check_root(Report& r) {
   r.expect(fs::exists("/bin/busybox"), "busybox visible at /bin/busybox");
   r.expect(!fs::exists(std::string(g_tmp)), "the host temp dir is not visible after pivot");
   // The old root is gone from the mount table.
-  for (const auto& m : mountinfo("/proc/self/mountinfo"))
+  for (const auto& m : base::read_mountinfo())
     r.expect(m.mount_point.rfind(g_tmp, 0) != 0, "old root mount left: " + m.mount_point);
 
   // root.readonly
@@ -235,5 +236,5 @@ TEST_CASE("a full container rootfs: mounts, /dev, sysctl, masked and readonly pa
   });
   expect_ok(o);
   // And after the child is gone, our table is untouched as well.
-  for (const auto& m : mountinfo("/proc/self/mountinfo")) CHECK(m.mount_point.rfind(rootfs, 0) != 0);
+  for (const auto& m : base::read_mountinfo()) CHECK(m.mount_point.rfind(rootfs, 0) != 0);
 }

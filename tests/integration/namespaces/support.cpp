@@ -1,5 +1,8 @@
 #include "support.h"
 
+#include "base/file.h"
+#include "base/mountinfo.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -19,28 +22,7 @@ namespace nstest {
 
 std::string g_tmp;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<MountEntry> mountinfo(const std::string& file) {
-  std::vector<MountEntry> out;
-  std::istringstream in(slurp(file));
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string id, parent, dev, root, mp, opts, f, optional;
-    ls >> id >> parent >> dev >> root >> mp >> opts;
-    while (ls >> f && f != "-") optional += f + " ";
-    std::string type;
-    ls >> type;
-    out.push_back({mp, type, opts, optional});
-  }
-  return out;
-}
+std::string slurp(const std::string& path) { return base::try_read_file(path).value_or(""); }
 
 Outcome in_child(int unshare_flags, const std::function<void(Report&)>& body,
                  const std::function<void(pid_t)>& parent) {
@@ -145,7 +127,7 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 void expect_no_leak(Report& r, pid_t host_pid, const std::string& under) {
-  for (const auto& m : mountinfo("/proc/" + std::to_string(host_pid) + "/mountinfo"))
+  for (const auto& m : base::read_mountinfo("/proc/" + std::to_string(host_pid) + "/mountinfo"))
     r.expect(m.mount_point.rfind(under, 0) != 0, "mount leaked to the host: " + m.mount_point);
 }
 

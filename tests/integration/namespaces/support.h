@@ -25,12 +25,8 @@ namespace fs = std::filesystem;
 
 extern std::string g_tmp;  // shared mount (in our namespace) holding all test rootfs dirs
 
+// The file's text; "" when it does not exist (other failures throw).
 std::string slurp(const std::string& path);
-
-struct MountEntry {
-  std::string mount_point, fstype, options, optional;
-};
-std::vector<MountEntry> mountinfo(const std::string& file);
 
 // Collects failed expectations inside the child.
 struct Report {
