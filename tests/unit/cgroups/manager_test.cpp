@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cgroups/cgroups.h"
+#include "unit/temp_dir.h"
 
 using husk::Error;
 namespace cg = husk::cgroups;
@@ -20,13 +21,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct FakeTree {
-  std::string root;
-  FakeTree() {
-    char tmpl[] = "/tmp/husk-cgroups-test.XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    root = tmpl;
-  }
-  ~FakeTree() { fs::remove_all(root); }
+  husk_test::TempDir dir{"husk-cgroups-test."};
+  std::string root = dir.path;
 
   cg::Hierarchies unified() const { return {cg::Mode::unified, root, {}}; }
   // memory, pids, and cpu+cpuacct sharing one hierarchy, as Debian mounts them.

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "namespaces/namespaces.h"
+#include "unit/temp_dir.h"
 
 using namespace husk;
 using namespace husk::ns;
@@ -18,14 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/husk-ns-unit-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
+// The tests build paths with fs::path's operator/.
+struct TempDir : husk_test::TempDir {
+  fs::path path{husk_test::TempDir::path};
+  TempDir() : husk_test::TempDir("husk-ns-unit-") {}
 };
 
 std::string read_fd(int fd) {

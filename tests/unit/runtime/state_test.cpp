@@ -9,18 +9,14 @@
 #include "runtime/state.h"
 #include "runtime/util.h"
 #include "base/error.h"
+#include "unit/temp_dir.h"
 
 using namespace husk::rt;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempRoot {
-  std::string path;
-  TempRoot() {
-    char t[] = "/tmp/husk-state-XXXXXX";
-    path = mkdtemp(t);
-  }
-  ~TempRoot() { fs::remove_all(path); }
+struct TempRoot : husk_test::TempDir {
+  TempRoot() : husk_test::TempDir("husk-state-") {}
 };
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "spec/spec.h"
+#include "unit/temp_dir.h"
 
 namespace seccomp_test {
 
@@ -35,17 +36,7 @@ inline husk::spec::Seccomp config(std::string default_action, std::vector<husk::
 }
 
 // A fresh directory /tmp/<prefix>XXXXXX, removed with its contents.
-struct TempDir {
-  std::string path;
-  explicit TempDir(const std::string& prefix) {
-    std::string tmpl = "/tmp/" + prefix + "XXXXXX";
-    if (!mkdtemp(tmpl.data())) FAIL("mkdtemp: " << strerror(errno));
-    path = tmpl;
-  }
-  ~TempDir() {
-    if (std::system(("rm -rf '" + path + "'").c_str()) != 0) WARN("could not remove " << path);
-  }
-};
+using husk_test::TempDir;
 
 // What a seccomp agent read from one connection.
 struct Received {

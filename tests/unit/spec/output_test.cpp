@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spec/spec.h"
+#include "unit/temp_dir.h"
 
 using namespace husk::spec;
 using Catch::Contains;
@@ -15,17 +16,8 @@ using json = nlohmann::json;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/husk-spec-test.XXXXXX";
-    REQUIRE(mkdtemp(tmpl));
-    path = tmpl;
-  }
-  ~TempDir() {
-    unlink((path + "/config.json").c_str());
-    rmdir(path.c_str());
-  }
+struct TempDir : husk_test::TempDir {
+  TempDir() : husk_test::TempDir("husk-spec-test.") {}
   void write(const std::string& text) const { std::ofstream(path + "/config.json") << text; }
 };
 
