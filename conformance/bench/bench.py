@@ -353,13 +353,17 @@ def test_strace(rts, bundles, work):
     return res
 
 
-def test_scale(work, rts, bundles, count, runs):
+def test_scale(work, rts, bundles, count, runs, cycle_runs):
+    """Containers created one after the other and left created. `state` of the
+    first one is timed alone and with all present; create, start and delete of
+    one more container are timed before the others exist and with all of them."""
     res = {}
     for n, rt in rts.items():
         ids = [f"scale-{i}" for i in range(count)]
         paths = [bundles.make(n, f"scale-{i}", no_network=True) for i in range(count)]
+        empty = test_lifecycle(work, {n: rt}, bundles, cycle_runs)
         log(f"scale: {n}: creating {count} containers")
-        lat, failed = [], 0
+        lat, failed, alone = [], 0, {}
         t0 = time.monotonic()
         try:
             for cid, b in zip(ids, paths):
@@ -372,12 +376,15 @@ def test_scale(work, rts, bundles, count, runs):
                         log(f"scale: {n}: create {cid} failed: {err}")
                     if failed >= 10:
                         break
+                elif cid == ids[0]:
+                    alone = hyperfine(work, f"scale-{n}-alone", [(f"{n} state", f"{rt.cmd} state {cid}", None)],
+                                      runs, warmup=1)
             create_s = time.monotonic() - t0
             mem = meminfo_mb()
-            mid = ids[len(lat) // 2]
             hf = hyperfine(work, f"scale-{n}", [
                 (f"{n} list", f"{rt.cmd} list", None),
-                (f"{n} state", f"{rt.cmd} state {mid}", None)], runs, warmup=1)
+                (f"{n} state", f"{rt.cmd} state {ids[0]}", None)], runs, warmup=1)
+            full = test_lifecycle(work, {n: rt}, bundles, cycle_runs)
         finally:
             log(f"scale: {n}: deleting")
             t1 = time.monotonic()
@@ -393,7 +400,130 @@ def test_scale(work, rts, bundles, count, runs):
                   "create_ms_middle": statistics.median(lat[len(lat) // 2 - w // 2:len(lat) // 2 + w // 2 + 1]),
                   "create_ms_last": statistics.median(lat[-w:]), "window": w,
                   "create_ms_series": lat,
-                  "list": hf.get(f"{n} list"), "state": hf.get(f"{n} state")}
+                  "list": hf.get(f"{n} list"), "state": hf.get(f"{n} state"),
+                  "state_alone": alone.get(f"{n} state"),
+                  "empty": {step: e.get(n) for step, e in empty.items()},
+                  "full": {step: e.get(n) for step, e in full.items()}}
+    return res
+
+
+def leftover_cgroups(prefix):
+    """Directories <prefix>* under the bench's cgroup parent, in every mounted
+    hierarchy (the symlinked aliases such as cpu -> cpu,cpuacct are skipped)."""
+    left = []
+    for ctrl in sorted(os.listdir("/sys/fs/cgroup")):
+        top = os.path.join("/sys/fs/cgroup", ctrl)
+        parent = os.path.join(top, CGROUP_PARENT)
+        if os.path.ismount(top) and os.path.isdir(parent):
+            left += [os.path.join(parent, d) for d in os.listdir(parent) if d.startswith(prefix)]
+    return left
+
+
+def test_cycle(work, rts, bundles, count):
+    """count containers at once, each created, started, waited for and
+    deleted (no --force); then what is left: state entries and cgroups."""
+    res = {}
+    for n, rt in rts.items():
+        for i in range(count):
+            bundles.make(n, f"cycle-{i}", no_network=True)
+        faillog = os.path.join(work, f"cycle-{n}.fails")
+        open(faillog, "w").close()
+        before = set(os.listdir(rt.root))
+        log(f"cycle: {n}: {count} concurrent create+start+delete")
+        t0 = time.monotonic()
+        subprocess.run([HELPERS, "cycle", rt.cmd, os.path.join(work, "bundles", n, "cycle-"), str(count), faillog],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.monotonic() - t0
+        with open(faillog) as f:
+            failed = sum(int(x) for x in f.read().split())
+        err = ""
+        if os.path.exists(faillog + ".stderr"):
+            with open(faillog + ".stderr") as f:
+                err = next(iter(f.read().strip().splitlines()), "")
+        left_state = sorted(set(os.listdir(rt.root)) - before)
+        left_cgroups = leftover_cgroups(f"{n}-cycle-")
+        res[n] = {"count": count, "wall_s": wall, "failed": failed, "first_error": err,
+                  "left_state": left_state, "left_cgroups": left_cgroups}
+        for cid in left_state:
+            rt("delete", "--force", cid, check=False)
+    return res
+
+
+def helper(rt, op, *args):
+    # No pipes: `created` and `running` leave a process behind with this stdio.
+    subprocess.run([HELPERS, op, rt.cmd, *args], stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_status(rt, cid, status, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r = rt("state", cid, check=False)
+        if r.returncode == 0 and json.loads(r.stdout).get("status") == status:
+            return
+        time.sleep(0.005)
+
+
+def count_syscalls(rt, prep, args, work):
+    """Total calls of `strace -f -c` over the command and everything it forks."""
+    helper(rt, *prep)
+    out = os.path.join(work, "strace-count.txt")
+    p = subprocess.Popen(["strace", "-f", "-c", "-o", out] + rt.argv + args, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if args[0] == "create":
+        # strace follows the container's init too, which waits for `start`:
+        # start it from outside once the runtime reports it created.
+        wait_status(rt, args[-1], "created")
+        rt("start", args[-1], check=False)
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return None
+    with open(out) as f:
+        total, _ = parse_strace_c(f.read())
+    return total["calls"] if total else None
+
+
+def count_faults(rt, prep, args, work, samples=3):
+    """Median minor and major page faults (`/usr/bin/time -v`) of the command
+    and the children it waited for."""
+    out = os.path.join(work, "time-count.txt")
+    minor, major = [], []
+    for _ in range(samples):
+        helper(rt, *prep)
+        subprocess.run(["/usr/bin/time", "-v", "-o", out] + rt.argv + args, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(out) as f:
+            for line in f:
+                if "Minor (reclaiming a frame) page faults" in line:
+                    minor.append(int(line.rsplit(":", 1)[1]))
+                elif "Major (requiring I/O) page faults" in line:
+                    major.append(int(line.rsplit(":", 1)[1]))
+    return {"minor_faults": statistics.median(minor) if minor else None,
+            "major_faults": statistics.median(major) if major else None}
+
+
+COUNTED = ("run", "create", "start", "delete", "exec")
+
+
+def test_counts(rts, bundles, work):
+    """Syscalls and page faults of each command, each prepared as in the timed tests."""
+    res = {}
+    cid = "bench-count"
+    for n, rt in rts.items():
+        b = bundles.make(n, 0)
+        sleeper = bundles.make(n, "exec", args=["/bin/sleep", "3600"])
+        steps = {"run": (("fresh", cid), ["run", "--bundle", b, cid]),
+                 "create": (("fresh", cid), ["create", "--bundle", b, cid]),
+                 "start": (("created", b, cid), ["start", cid]),
+                 "delete": (("stopped", b, cid), ["delete", cid]),
+                 "exec": (("running", sleeper, cid), ["exec", cid, "/bin/true"])}
+        log(f"counts: {n}: strace -f -c and /usr/bin/time -v of {', '.join(steps)}")
+        res[n] = {step: {"syscalls": count_syscalls(rt, prep, args, work), **count_faults(rt, prep, args, work)}
+                  for step, (prep, args) in steps.items()}
+        rt("delete", "--force", cid, check=False)
     return res
 
 
@@ -475,13 +605,15 @@ def main():
     ap.add_argument("--parent-mntns", default=os.environ.get("HUSK_BENCH_PARENT_MNTNS", ""))
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--scale", type=int, default=1000)
-    ap.add_argument("--quick", action="store_true", help="few runs, 50 containers: to try the harness")
+    ap.add_argument("--quick", action="store_true", help="few runs, 50 containers (scale and concurrent "
+                    "lifecycle tests): to try the harness")
     ap.add_argument("--baseline", help="an earlier husk binary, timed beside this one in run, create, "
                     "start, delete and exec: a change's cost, measured in the same run")
     a = ap.parse_args()
     if a.quick:
         a.runs, a.scale = 5, 50
     small = max(3, a.runs // 3)
+    cycle_runs = max(10, a.runs * 2 // 3)
 
     # Killed from outside: still delete the containers (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))
@@ -510,15 +642,17 @@ def main():
             R["runtimes"] = list(rts)
             R["binary"] = binary_info(rts, work)
             R["run"] = test_run(work, rts, bundles, a.runs, readonly_husk(a.husk, work))
-            R.update(test_lifecycle(work, rts, bundles, max(10, a.runs * 2 // 3)))
+            R.update(test_lifecycle(work, rts, bundles, cycle_runs))
             R["exec"] = test_exec(work, rts, bundles, a.runs)
             rts.pop(BASELINE, None)
             R["rss"] = test_rss(rts, bundles, 10)
             R["strace"] = test_strace(rts, bundles, work)
+            R["counts"] = test_counts(rts, bundles, work)
             R["seq100"] = test_sequential(work, rts, bundles, 100, 3)
             R["conc20"] = test_concurrent(work, rts, bundles, 20, small)
             R["conc100"] = test_concurrent(work, rts, bundles, 100, 3)
-            R["scale"] = test_scale(work, rts, bundles, a.scale, small)
+            R["cycle"] = test_cycle(work, rts, bundles, a.scale)
+            R["scale"] = test_scale(work, rts, bundles, a.scale, small, cycle_runs)
         finally:
             cleanup(everyone)
         R["loadavg_end"] = loadavg()

@@ -4,12 +4,30 @@
 #   helpers.sh seq  RT BUNDLE N           N sequential `run`s of one bundle
 #   helpers.sh conc RT BUNDLES N FAILLOG  N `run`s at once, bundle BUNDLES/<i>;
 #                                         appends the failure count to FAILLOG
+#   helpers.sh cycle RT PREFIX N FAILLOG  N create+start+delete at once, bundle
+#                                         PREFIX<i>; appends the failure count
 #   helpers.sh fresh RT ID                delete ID if it exists
 #   helpers.sh created RT BUNDLE ID       leave ID in the created state
 #   helpers.sh stopped RT BUNDLE ID       leave ID stopped (created, started, exited)
+#   helpers.sh running RT BUNDLE ID       leave ID running (its bundle runs sleep)
 set -u
 op=$1 rt=$2
 shift 2
+
+# /bin/true exits at once; wait until the runtime sees ID stopped (bounded: 5 s).
+wait_stopped() {
+  for ((w = 0; w < 5000; w++)); do
+    $rt state "$1" 2>/dev/null | grep -q '"stopped"' && return 0
+    sleep 0.001
+  done
+  return 1
+}
+
+# One container's whole life, no --force anywhere: a step that fails is a failure.
+cycle_one() {
+  $rt create --bundle "$1" "$2" >/dev/null </dev/null && $rt start "$2" >/dev/null &&
+    wait_stopped "$2" && $rt delete "$2" >/dev/null
+}
 
 case $op in
 seq)
@@ -36,6 +54,20 @@ conc)
   echo "$fails" >>"$faillog"
   [ "$fails" = 0 ]
   ;;
+cycle)
+  prefix=$1 n=$2 faillog=$3
+  pids=()
+  for ((i = 0; i < n; i++)); do
+    cycle_one "$prefix$i" "cycle-$i" 2>>"$faillog.stderr" &
+    pids+=($!)
+  done
+  fails=0
+  for ((i = 0; i < n; i++)); do
+    wait "${pids[$i]}" || fails=$((fails + 1))
+  done
+  echo "$fails" >>"$faillog"
+  [ "$fails" = 0 ]
+  ;;
 fresh)
   $rt delete --force "$1" >/dev/null 2>&1
   exit 0
@@ -48,13 +80,12 @@ created)
 stopped)
   bundle=$1 id=$2
   $rt delete --force "$id" >/dev/null 2>&1
-  $rt create --bundle "$bundle" "$id" >/dev/null && $rt start "$id" >/dev/null || exit 1
-  # /bin/true exits at once; wait until the runtime sees it stopped (bounded: 5 s).
-  for ((i = 0; i < 5000; i++)); do
-    $rt state "$id" 2>/dev/null | grep -q '"stopped"' && exit 0
-    sleep 0.001
-  done
-  exit 1
+  $rt create --bundle "$bundle" "$id" >/dev/null && $rt start "$id" >/dev/null && wait_stopped "$id"
+  ;;
+running)
+  bundle=$1 id=$2
+  $rt delete --force "$id" >/dev/null 2>&1
+  $rt run -d --bundle "$bundle" "$id" >/dev/null 2>&1 </dev/null
   ;;
 *)
   echo "helpers.sh: unknown operation $op" >&2

@@ -21,6 +21,10 @@ def ms(v):
     return f"{v:.1f}" if v < 100 else f"{v:.0f}"
 
 
+def num(v):
+    return "–" if v is None else f"{v:.0f}"
+
+
 def ratio(a, b):
     if a is None or b is None or b == 0:
         return None
@@ -55,34 +59,78 @@ def timing_rows(R):
     return out
 
 
-def targets(R):
-    run = {n: median(R, "run", n) for n in NAMES}
+def verdict(ok):
+    return "–" if ok is None else ("met" if ok else "NOT met")
+
+
+def at_most(r, limit):
+    return None if r is None else r <= limit
+
+
+def rss_kb(R):
     rss = {n: (R.get("rss") or {}).get(n, {}).get("median_kb") for n in NAMES}
-    rss = {n: None if v is None else round(v) for n, v in rss.items()}
-    ex = {n: median(R, "exec", n) for n in NAMES}
-    c100 = (R.get("conc100") or {}).get("husk") or {}
+    return {n: None if v is None else round(v) for n, v in rss.items()}
+
+
+def flat(s, step):
+    """husk's `step` median with all scale containers present / with none."""
+    full = ((s.get("full") or {}).get(step) or {}).get("median_ms")
+    empty = ((s.get("empty") or {}).get(step) or {}).get("median_ms")
+    return full, empty
+
+
+def targets(R):
+    """Issue 10's targets: (target, measured, met / NOT met / – not measured)."""
     t = []
 
-    def target(text, value, ok):
-        t.append((text, value, "met" if ok else ("not measured" if ok is None else "NOT met")))
+    def versus_crun(test, limit, label):
+        h, c = median(R, test, "husk"), median(R, test, "crun")
+        r = ratio(h, c)
+        t.append((f"{label} ≤ {limit} × crun", f"{fr(r)} × ({ms(h)} vs {ms(c)} ms)", verdict(at_most(r, limit))))
 
-    r1 = ratio(run["husk"], run["crun"])
-    target("husk `run` ≤ 0.75 × crun", f"{fr(r1)} ×", None if r1 is None else r1 <= 0.75)
-    r2 = ratio(run["husk"], run["runc"])
-    target("husk `run` ≤ 0.35 × runc", f"{fr(r2)} ×", None if r2 is None else r2 <= 0.35)
-    r3 = ratio(rss["husk"], rss["crun"])
-    target("husk peak RSS ≤ crun's", f"{fr(r3)} × ({rss['husk']} KiB vs {rss['crun']} KiB)",
-           None if r3 is None else r3 <= 1.0)
-    r4 = ratio(ex["husk"], ex["crun"])
-    ef = ((R.get("exec") or {}).get("husk") or {}).get("failed_runs")
-    target("husk `exec` ≤ crun's", f"{fr(r4)} ×" + (f"; but {ef} of {R['exec']['husk']['total_runs']} "
-                                                     "husk execs failed" if ef else ""),
-           None if r4 is None else (r4 <= 1.0 and not ef))
-    if c100:
-        f, n = c100.get("failed_runs"), c100.get("total_runs")
-        target("100 concurrent husk runs, no failure", f"{f} failed of {n}", f == 0)
+    versus_crun("run", 0.5, "`run` /bin/true")
+    versus_crun("exec", 0.4, "`exec` /bin/true")
+    versus_crun("create", 0.5, "`create`")
+    versus_crun("delete", 0.4, "`delete`")
+
+    c100 = (R.get("conc100") or {}).get("husk") or {}
+    r = ratio(median(R, "conc100", "husk"), median(R, "conc100", "crun"))
+    f = c100.get("failed_runs")
+    ok = None if r is None or f is None else (r <= 0.6 and f == 0)
+    t.append(("100 concurrent `run`s ≤ 0.6 × crun's wall time, 0 failures",
+              "–" if r is None else f"{fr(r)} ×, {f} failed of {c100.get('total_runs')}", verdict(ok)))
+
+    cy = (R.get("cycle") or {}).get("husk")
+    label = f"{cy['count'] if cy else 'N'} concurrent create+start+delete, 0 failures, nothing left behind"
+    if cy:
+        ls, lc = len(cy["left_state"]), len(cy["left_cgroups"])
+        t.append((label, f"{cy['failed']} failed; {ls} state entries and {lc} cgroup dirs left; "
+                  f"{cy['wall_s']:.1f} s", verdict(cy["failed"] == 0 and ls == 0 and lc == 0)))
     else:
-        target("100 concurrent husk runs, no failure", "–", None)
+        t.append((label, "–", verdict(None)))
+
+    rss = rss_kb(R)
+    r = ratio(rss["husk"], rss["crun"])
+    t.append(("peak RSS of one `run` ≤ 0.75 × crun's",
+              f"{fr(r)} × ({rss['husk']} vs {rss['crun']} KiB)" if r is not None else "–",
+              verdict(at_most(r, 0.75))))
+
+    s = (R.get("scale") or {}).get("husk") or {}
+    count = s.get("count", "N")
+    for step in ("create", "start", "delete"):
+        full, empty = flat(s, step)
+        r = ratio(full, empty)
+        t.append((f"`{step}` with {count} containers existing within 10 % of with none",
+                  f"{fr(r)} × ({ms(full)} vs {ms(empty)} ms)" if r is not None else "–",
+                  verdict(at_most(r, 1.10))))
+    lst = (s.get("list") or {}).get("median_ms")
+    t.append((f"`list` of {count} containers ≤ 50 ms", f"{ms(lst)} ms" if lst is not None else "–",
+              verdict(at_most(lst, 50))))
+    full, alone = (s.get("state") or {}).get("median_ms"), (s.get("state_alone") or {}).get("median_ms")
+    r = ratio(full, alone)
+    t.append((f"`state` independent of the count: with {count} within 10 % of with none",
+              f"{fr(r)} × ({ms(full)} vs {ms(alone)} ms)" if r is not None else "–",
+              verdict(at_most(r, 1.10))))
     return t
 
 
@@ -104,9 +152,10 @@ def write_csv(R, path):
             f.write(f"peak_rss_kb,{name},{e['median_kb']}\n")
         for name, e in (R.get("binary") or {}).items():
             f.write(f"binary_bytes,{name},{e['bytes']}\nbinary_stripped_bytes,{name},{e['stripped_bytes']}\n")
-        for name, e in (R.get("strace") or {}).items():
-            tot = e["system"]["total"] or {}
-            f.write(f"syscalls_run,{name},{tot.get('calls')}\n")
+        for name, e in (R.get("counts") or {}).items():
+            for cmd, c in e.items():
+                for key in ("syscalls", "minor_faults", "major_faults"):
+                    f.write(f"{key}_{cmd},{name},{c[key]}\n")
 
 
 def chart(R, out, work):
@@ -159,6 +208,51 @@ def write(R, out, work):
         f.write(markdown(R))
 
 
+def counts_table(R, w):
+    co = R.get("counts") or {}
+    if not co:
+        return
+    w("## Syscalls and page faults per command\n")
+    w("One `strace -f -c` per command (total calls of the runtime and every process it forks), and "
+      "the median of three `/usr/bin/time -v` (page faults of the runtime and the children it waited "
+      "for), each prepared as in the timed test. `create`'s syscalls include its init up to and "
+      "through the exec of `/bin/true`: strace follows the init, and the `start` that releases it "
+      "comes from outside.\n")
+    w("| command | runtime | median ms | syscalls | minor faults | major faults |")
+    w("|---|---|---:|---:|---:|---:|")
+    for cmd in ("run", "create", "start", "delete", "exec"):
+        for n in NAMES:
+            c = (co.get(n) or {}).get(cmd)
+            if c:
+                w(f"| `{cmd}` | {n} | {ms(median(R, cmd, n))} | {num(c['syscalls'])} | "
+                  f"{num(c['minor_faults'])} | {num(c['major_faults'])} |")
+    w("")
+
+
+def cycle_table(R, w):
+    cy = R.get("cycle") or {}
+    if not cy:
+        return
+    count = next(iter(cy.values()))["count"]
+    w(f"### {count} concurrent create+start+delete\n")
+    w("Each container created, started, waited for until stopped and deleted without `--force`, all "
+      "at once; then the runtime's state directory and the bench's cgroup parent in every hierarchy are "
+      "searched for what the containers left.\n")
+    w("| | husk | crun | runc |")
+    w("|---|---:|---:|---:|")
+    rows = (("wall time, s", lambda e: f"{e['wall_s']:.1f}"),
+            ("failed", lambda e: f"{e['failed']} of {e['count']}"),
+            ("state entries left", lambda e: str(len(e["left_state"]))),
+            ("cgroup dirs left", lambda e: str(len(e["left_cgroups"]))))
+    for label, f in rows:
+        w(f"| {label} | " + " | ".join(f(cy[n]) if n in cy else "–" for n in NAMES) + " |")
+    w("")
+    for n in NAMES:
+        e = cy.get(n)
+        if e and e["first_error"]:
+            w(f"First error from {n}: `{e['first_error']}`\n")
+
+
 def markdown(R):
     m, v = R["machine"], R["versions"]
     L = []
@@ -187,6 +281,14 @@ def markdown(R):
       "and an absolute `cgroupsPath` `/husk-bench/<runtime>-<n>` (the only field that differs). "
       "Each runtime has its own `--root`. All timings are medians of hyperfine runs in one harness, "
       "the three runtimes one after the other in the same hyperfine invocation.\n")
+
+    w("## Targets (issue 10)\n")
+    w("Medians; \"–\": not measured in this run. Missed targets are reported, not hidden.\n")
+    w("| target | measured | |")
+    w("|---|---|---|")
+    for text, value, v in targets(R):
+        w(f"| {text} | {value} | {v} |")
+    w("")
 
     w("## Latency (median, ms)\n")
     w("| test | husk | crun | runc | husk/crun | husk/runc |")
@@ -262,8 +364,7 @@ def markdown(R):
     w("## Resources for one `run`\n")
     w("| | husk | crun | runc | husk/crun | husk/runc |")
     w("|---|---:|---:|---:|---:|---:|")
-    rss = {n: (R.get("rss") or {}).get(n, {}).get("median_kb") for n in NAMES}
-    rss = {n: None if v is None else round(v) for n, v in rss.items()}
+    rss = rss_kb(R)
     w(f"| peak RSS, KiB (`/usr/bin/time -v`, median of 10) | {rss['husk']} | {rss['crun']} | {rss['runc']} | "
       f"{fr(ratio(rss['husk'], rss['crun']))} | {fr(ratio(rss['husk'], rss['runc']))} |")
     b = R.get("binary") or {}
@@ -273,10 +374,6 @@ def markdown(R):
       f"{fr(ratio(sz['husk'], sz['crun']))} | {fr(ratio(sz['husk'], sz['runc']))} |")
     w(f"| binary size, KiB (stripped) | {ms(st['husk'])} | {ms(st['crun'])} | {ms(st['runc'])} | "
       f"{fr(ratio(st['husk'], st['crun']))} | {fr(ratio(st['husk'], st['runc']))} |")
-    sc = {n: ((R.get("strace") or {}).get(n, {}).get("system", {}).get("total") or {}).get("calls")
-          for n in NAMES}
-    w(f"| syscalls (`strace -fc`, all processes) | {sc['husk']} | {sc['crun']} | {sc['runc']} | "
-      f"{fr(ratio(sc['husk'], sc['crun']))} | {fr(ratio(sc['husk'], sc['runc']))} |")
     w("")
     w("Peak RSS is the largest resident set among the runtime process and the processes it forked "
       "and waited for (what `/usr/bin/time` reports). Shared libraries:")
@@ -285,6 +382,8 @@ def markdown(R):
             libs = ", ".join(os.path.basename(x) for x in b[n]["shared_libs"]) or "none (static)"
             w(f"- {n}: {'dynamic' if b[n]['dynamic'] else 'static'}; {libs}")
     w("")
+
+    counts_table(R, w)
 
     ex = R.get("exec") or {}
     if any(e.get("failed_runs") for e in ex.values()):
@@ -311,6 +410,7 @@ def markdown(R):
         if e:
             w(f"\nFirst error from {n}: `{e}`")
     w("")
+    cycle_table(R, w)
 
     sc = R.get("scale") or {}
     if sc:
@@ -318,8 +418,10 @@ def markdown(R):
         w(f"## Scale: {count} containers in the state directory\n")
         w(f"Containers created one after the other, left in the `created` state (a blocked init each), "
           f"with the same config minus the network namespace. `list` lists all of them; `state` "
-          f"asks for one in the middle. Create latency is the median over a window of "
-          f"{next(iter(sc.values()))['window']} consecutive creates.\n")
+          f"asks for the first one, timed when it is alone and again with all present. `create`, "
+          f"`start` and `delete` of one more container (the bundle of the latency tests) are timed as "
+          f"in the latency tests, before the others exist and with all of them. The windowed create "
+          f"latency is the median over {next(iter(sc.values()))['window']} consecutive creates.\n")
         w("| | husk | crun | runc | husk/crun | husk/runc |")
         w("|---|---:|---:|---:|---:|---:|")
 
@@ -328,10 +430,14 @@ def markdown(R):
             w(f"| {label} | {ms(vals['husk'])} | {ms(vals['crun'])} | {ms(vals['runc'])} | "
               f"{fr(ratio(vals['husk'], vals['crun']))} | {fr(ratio(vals['husk'], vals['runc']))} |")
         row("`list`, ms", lambda s: s["list"]["median_ms"] if s.get("list") else None)
-        row("`state`, ms", lambda s: s["state"]["median_ms"] if s.get("state") else None)
-        row("`create` with 0 existing, ms", lambda s: s["create_ms_first"])
-        row(f"`create` with ~{count // 2} existing, ms", lambda s: s["create_ms_middle"])
-        row(f"`create` with ~{count} existing, ms", lambda s: s["create_ms_last"])
+        row("`state`, alone, ms", lambda s: (s.get("state_alone") or {}).get("median_ms"))
+        row(f"`state`, with {count}, ms", lambda s: s["state"]["median_ms"] if s.get("state") else None)
+        for step in ("create", "start", "delete"):
+            row(f"`{step}`, none existing, ms", lambda s, step=step: flat(s, step)[1])
+            row(f"`{step}`, {count} existing, ms", lambda s, step=step: flat(s, step)[0])
+        row("windowed `create`, first ones, ms", lambda s: s["create_ms_first"])
+        row(f"windowed `create` with ~{count // 2} existing, ms", lambda s: s["create_ms_middle"])
+        row(f"windowed `create` with ~{count} existing, ms", lambda s: s["create_ms_last"])
         row(f"all {count} creates, s", lambda s: s["create_total_s"])
         w("")
         for n in NAMES:
@@ -341,12 +447,6 @@ def markdown(R):
         w("MemAvailable with all containers created: " +
           ", ".join(f"{n} {v} MiB" for n, v in mem.items()) + ".\n")
 
-    w("## Targets (issue 4)\n")
-    w("| target | measured | |")
-    w("|---|---|---|")
-    for text, value, verdict in targets(R):
-        w(f"| {text} | {value} | {verdict} |")
-    w("")
 
     st = (R.get("strace") or {}).get("husk")
     if st:
