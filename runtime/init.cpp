@@ -179,10 +179,10 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   // A session of its own, terminal or not: kill(0, sig) from the container
   // must not reach the caller's process group (the shim, conmon, husk run).
   if (::setsid() < 0) throw sys_error("setsid");
-  // A new user namespace: become its root, so that files we create are owned
-  // by a mapped id (the kernel refuses unmapped owners with EOVERFLOW).
-  if (has_new_ns(lx, "user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
-    throw sys_error("become root of the new user namespace");
+  // A user namespace, new or joined: become its root, so that files we create
+  // are owned by a mapped id (the kernel refuses unmapped owners with EOVERFLOW).
+  if (lx.has_namespace("user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
+    throw sys_error("become root of the container's user namespace");
 
   // While /proc is still the host's (before a mount namespace is joined or
   // the rootfs entered): only the attr files of this thread, no directory.

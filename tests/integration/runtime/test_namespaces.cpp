@@ -102,3 +102,37 @@ TEST_CASE("user namespace with uid/gid mappings", "[ns][userns]") {
   // From outside, the process runs as host uid 100000.
   CHECK(words(status_field(std::stoi(pid), "Uid"))[0] == "100000");
 }
+
+TEST_CASE("joining another container's user namespace by path", "[ns][userns]") {
+  auto userns_container = [](const std::string& name) {
+    auto c = std::make_unique<Container>(name, true);
+    c->cfg["linux"]["uidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
+    c->cfg["linux"]["gidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
+    auto& mounts = c->cfg["mounts"];
+    for (auto it = mounts.begin(); it != mounts.end();)
+      it = (*it)["type"] == "cgroup" ? mounts.erase(it) : it + 1;
+    REQUIRE(run({"chown", "-R", "-h", "100000:100000", c->rootfs}).ok());
+    ::chmod(c->bundle.c_str(), 0755);
+    c->args({"sleep", "60"});
+    return c;
+  };
+  auto a = userns_container("userns-a");
+  a->cfg["linux"]["namespaces"].push_back({{"type", "user"}});
+  auto ra = a->create();
+  INFO(ra.err);
+  REQUIRE(ra.ok());
+  auto apid = std::to_string(a->pid());
+  // As runc: the init becomes root of the joined namespace too, so that the
+  // files it makes in the rootfs (/dev/pts, ...) have a mapped owner.
+  auto b = userns_container("userns-b");
+  b->cfg["linux"]["namespaces"].push_back({{"type", "user"}, {"path", "/proc/" + apid + "/ns/user"}});
+  auto rb = b->create();
+  INFO(rb.err);
+  REQUIRE(rb.ok());
+  auto bpid = std::to_string(b->pid());
+  CHECK(ns_link(bpid, "user") == ns_link(apid, "user"));
+  std::stringstream uid(status_field(b->pid(), "Uid"));
+  std::string real;
+  uid >> real;
+  CHECK(real == "100000");
+}
