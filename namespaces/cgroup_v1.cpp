@@ -26,16 +26,10 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-// The init's own cgroup in hierarchy `h`, from /proc/self/cgroup
+// The init's own cgroup in hierarchy `h`, from the text of /proc/self/cgroup
 // ("4:memory:/a/b", "9:name=systemd:/a/b", "0::/a/b" for cgroup2).
-std::string own_cgroup(const HostHierarchy& h, const std::string& what) {
-  std::string text;
-  try {
-    text = base::read_file("/proc/self/cgroup");
-  } catch (const Error& e) {
-    rethrow_with(what, e);
-  }
-  std::istringstream in(text);
+std::string own_cgroup(const HostHierarchy& h, const std::string& proc_cgroup, const std::string& what) {
+  std::istringstream in(proc_cgroup);
   for (std::string line; std::getline(in, line);) {
     size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
     if (b == std::string::npos) continue;
@@ -50,8 +44,9 @@ std::string own_cgroup(const HostHierarchy& h, const std::string& what) {
 
 // Without a cgroup namespace: a bind of the container's own cgroup directory
 // in `h` (the init is already in its cgroups).
-Fd own_cgroup_tree(const HostHierarchy& h, unsigned long flags, const std::string& what) {
-  std::string path = own_cgroup(h, what), rel_path;
+Fd own_cgroup_tree(const HostHierarchy& h, const std::string& proc_cgroup, unsigned long flags,
+                    const std::string& what) {
+  std::string path = own_cgroup(h, proc_cgroup, what), rel_path;
   if (h.root == "/")
     rel_path = path;
   else if (path == h.root)
@@ -112,13 +107,22 @@ void mount_cgroup_v1(int target, const std::vector<HostHierarchy>& hierarchies, 
   attach(tmpfs.get(), target, what);
   // The cgroup filesystems never need setuid, devices or executables.
   uint64_t sub_attrs = set | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  // Read once for all hierarchies: the binds name the init's own cgroups.
+  std::string proc_cgroup;
+  if (!step.cgroup_fresh) {
+    try {
+      proc_cgroup = base::read_file("/proc/self/cgroup");
+    } catch (const Error& e) {
+      rethrow_with(what, e);
+    }
+  }
   for (const auto& h : hierarchies) {
     std::string sub = what + ": " + h.name;
     // The tmpfs is new and not reachable by the container yet: plain *at calls are safe.
     if (mkdirat(tmpfs.get(), h.name.c_str(), 0755) < 0 && errno != EEXIST) throw sys_error(sub + ": mkdir");
     Fd dir(openat(tmpfs.get(), h.name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dir) throw sys_error(sub + ": open");
-    Fd tree = !step.cgroup_fresh ? own_cgroup_tree(h, mo.flags, sub)
+    Fd tree = !step.cgroup_fresh ? own_cgroup_tree(h, proc_cgroup, mo.flags, sub)
               : h.v2             ? new_fs_mount("cgroup2", {}, sub_attrs, sub)
                                  : new_fs_mount("cgroup", h.options, sub_attrs, sub);
     attach(tree.get(), dir.get(), sub);
