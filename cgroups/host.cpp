@@ -103,7 +103,9 @@ Mode detect_mode() { return host_hierarchies().mode; }
 std::unique_ptr<Manager> make_manager(const Config& c) {
   if (c.driver == Driver::none) return make_none(c);
   const std::string& path = c.path;
-  if (path.empty() || path[0] != '/' || path == "/" || path.find("/..") != std::string::npos)
+  const bool dotdot = path.find("/../") != std::string::npos ||
+                      (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0);
+  if (path.empty() || path[0] != '/' || path == "/" || dotdot)
     throw Error("cgroup path \"" + path + "\" must be absolute, not the root and without \"..\" (use resolve_path)");
   // cgroupfs hands out the path itself: any other handle was not its own.
   if (!c.handle.empty() && c.handle != path)

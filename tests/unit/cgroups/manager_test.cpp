@@ -249,6 +249,17 @@ TEST_CASE("cgroupfs: the handle is the path; another handle is refused") {
              Catch::Contains("cgroup handle \"husk-h.scope\" is not the cgroupfs driver's for /husk/h"));
 }
 
+// A component named "..b" is a cgroup like any other (resolve_path keeps it);
+// only a ".." component may climb out.
+TEST_CASE("cgroupfs: a path with a \"..\" component is refused, a name starting with \"..\" is not") {
+  FakeTree t;
+  CHECK_NOTHROW(cg::make_manager({.path = "/husk/..b", .hierarchies = t.unified()}));
+  CHECK(cg::resolve_path("/husk/..b", "c1") == "/husk/..b");
+  for (const char* bad : {"/husk/../etc", "/husk/..", "husk/c1", "/"})
+    CHECK_THROWS_WITH(cg::make_manager({.path = bad, .hierarchies = t.unified()}),
+                      Catch::Contains("must be absolute, not the root and without"));
+}
+
 TEST_CASE("none: no cgroup, said once; limits and pause fail naming why") {
   std::vector<std::string> said;
   auto m = cg::make_manager({.driver = cg::Driver::none,
