@@ -208,7 +208,8 @@ Record parse_record(const std::string& text) {
     if (!made.is_null()) {
       if (!made.is_array()) throw Error("cgroupCreated: must be an array");
       for (const auto& c : made) {
-        if (!c.is_string() || !within(r.cgroup_path, c.get<std::string>()) || c.get<std::string>() == "/")
+        if (!c.is_string() || c.get<std::string>().size() < 2 || c.get<std::string>()[0] != '/' ||
+            !within(r.cgroup_path, c.get<std::string>()))
           throw Error("cgroupCreated: entries must be cgroupPath or its ancestors below the root");
         r.cgroup_created.push_back(c.get<std::string>());
       }

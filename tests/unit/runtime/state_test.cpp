@@ -111,3 +111,14 @@ TEST_CASE("state.json keeps the cgroup driver's handle, and one from before hand
   wrong_type.insert(wrong_type.size() - 1, R"(,"cgroupHandle":7)");
   REQUIRE_THROWS_WITH(parse_record(wrong_type), Catch::Contains("cgroupHandle"));
 }
+
+TEST_CASE("a state.json whose cgroupCreated names anything but cgroupPath or its ancestors is refused") {
+  const std::string head =
+      R"({"ociVersion":"1.2.0","id":"c1","status":"stopped","pid":1,"bundle":"/b","rootfs":"/b/rootfs",)"
+      R"("created":"2026-01-01T00:00:00Z","initStartTime":5,"cgroupPath":"/husk/c1","cgroupCreated":)";
+  CHECK_NOTHROW(parse_record(head + R"(["/husk","/husk/c1"]})"));
+  // "" would be the hierarchy's root once joined to a mount point.
+  for (const char* bad : {R"([""])", R"(["/"])", R"(["/other"])", R"(["/husk/c1x"])", R"(["husk"])", R"([7])"})
+    REQUIRE_THROWS_WITH(parse_record(head + bad + "}"), Catch::Contains("cgroupCreated"));
+}
+
