@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -99,6 +100,35 @@ TEST_CASE("the cgroup husk makes for a container is marked with its id in every 
   }
   CHECK(c.del(true).ok());
   CHECK(leftovers(c).empty());
+}
+
+// What the mark is for, seen from outside: without a pid namespace a process
+// the container left behind outlives its init, and only emptying the cgroup
+// husk made reaches it. delete --force kills it and removes every directory.
+TEST_CASE("delete --force empties and removes the cgroup husk made, reaching a process that outlived the init",
+          "[security][husk-only][cgroups][owner]") {
+  Container c("ownkill");
+  auto& ns = c.cfg["linux"]["namespaces"];
+  ns.erase(std::remove_if(ns.begin(), ns.end(), [](const json& n) { return n.at("type") == "pid"; }), ns.end());
+  const int init = c.start_process({"sh", "-c", "sleep 1000 & sleep 999; exit 0"});
+  const std::string procs = cgroup_file(c.id, "pids", "cgroup.procs");
+  int stray = 0;
+  REQUIRE(eventually([&] {
+    for (const auto& l : lines(read_file(procs)))
+      if (std::stoi(l) != init) stray = std::stoi(l);
+    return stray != 0;
+  }));
+  REQUIRE(::kill(init, SIGKILL) == 0);  // the init goes; its background sleep stays
+  REQUIRE(eventually([&] { return !alive(init); }));
+  REQUIRE(alive(stray));
+  auto r = c.del(true);
+  INFO(r.err);
+  CHECK(r.ok());
+  CHECK(eventually([&] { return !alive(stray); }));
+  for (const auto& d : hierarchy_dirs("/husk-test/" + c.id)) {
+    INFO(d);
+    CHECK_FALSE(fs::exists(d));
+  }
 }
 
 // Fails before the fix (both ways): recover_container took the cgroup from
