@@ -175,16 +175,18 @@ def hyperfine(work, test, entries, runs, warmup=0, ignore_failure=False, rounds=
 # --- the tests ------------------------------------------------------------------
 
 def smoke(rts, bundles):
-    """Keep only the runtimes that can run the bundle at all."""
-    ok = {}
+    """Keep only the runtimes that can run the bundle at all; the others are
+    returned with their error."""
+    ok, failed = {}, {}
     for name, rt in rts.items():
         r = rt("run", "--bundle", bundles.make(name, 0), "smoke", check=False)
         if r.returncode == 0:
             ok[name] = rt
         else:
-            log(f"{name}: `run` fails, left out: {r.stderr.strip()}")
+            failed[name] = r.stderr.strip() or f"exit status {r.returncode}"
+            log(f"{name}: `run` fails, left out: {failed[name]}")
             rt("delete", "--force", "smoke", check=False)
-    return ok
+    return ok, failed
 
 
 def floor_entries(rootfs):
@@ -210,12 +212,14 @@ def readonly_husk(husk, work):
     return path
 
 
-def test_run(work, rts, bundles, runs, husk_ro=None):
+def test_run(work, rts, bundles, runs, husk_ro=None, floor=True):
     entries = [(n, f"{rt.cmd} run --bundle {bundles.make(n, 0)} bench-run", None) for n, rt in rts.items()]
     if husk_ro and "husk" in rts:
         ro = Runtime("husk-ro", husk_ro, work)
         entries.append((PROTECT_LABEL, f"{ro.cmd} run --bundle {bundles.make('husk', 1)} bench-run", None))
-    return hyperfine(work, "run", entries + floor_entries(bundles.rootfs), runs, warmup=3, rounds=3)
+    if floor:
+        entries += floor_entries(bundles.rootfs)
+    return hyperfine(work, "run", entries, runs, warmup=3, rounds=3)
 
 
 def test_lifecycle(work, rts, bundles, runs):
@@ -609,6 +613,7 @@ def main():
                     "lifecycle tests): to try the harness")
     ap.add_argument("--baseline", help="an earlier husk binary, timed beside this one in run, create, "
                     "start, delete and exec: a change's cost, measured in the same run")
+    ap.add_argument("--no-vm", action="store_true", help="skip the comparison inside the cgroup v2 VM")
     a = ap.parse_args()
     if a.quick:
         a.runs, a.scale = 5, 50
@@ -638,7 +643,7 @@ def main():
         try:
             bundles = Bundles(work)
             R["config"] = bundles.base
-            rts = smoke(rts, bundles)
+            rts, R["smoke_errors"] = smoke(rts, bundles)
             R["runtimes"] = list(rts)
             R["binary"] = binary_info(rts, work)
             R["run"] = test_run(work, rts, bundles, a.runs, readonly_husk(a.husk, work))
@@ -655,6 +660,12 @@ def main():
             R["scale"] = test_scale(work, rts, bundles, a.scale, small, cycle_runs)
         finally:
             cleanup(everyone)
+        if a.no_vm:
+            R["vm"] = {"skipped": "not run (--no-vm)"}
+        else:
+            import vm
+            R["vm"] = vm.measure({n: b for n, b in (("husk", a.husk), ("crun", a.crun), ("runc", a.runc)) if b},
+                                 min(a.runs, vm.RUNS))
         R["loadavg_end"] = loadavg()
         R["duration_s"] = round(time.monotonic() - started)
         os.makedirs(a.out, exist_ok=True)

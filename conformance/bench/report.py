@@ -79,19 +79,46 @@ def flat(s, step):
     return full, empty
 
 
+def vm_versus_crun(R, test, limit):
+    """The VM's figure for a husk/crun target, for the Targets table."""
+    V = R.get("vm") or {}
+    if not V or "skipped" in V:
+        return "–"
+    bad = [n for n in ("husk", "crun") if n in V.get("failed", {})]
+    if bad:
+        return f"{' and '.join(bad)} failed"
+    h, c = median(V, test, "husk"), median(V, test, "crun")
+    r = ratio(h, c)
+    return "–" if r is None else f"{fr(r)} × ({ms(h)} vs {ms(c)} ms), {verdict(at_most(r, limit))}"
+
+
+def vm_target(R):
+    V = R.get("vm") or {}
+    label = "the same comparison in the cgroup v2 VM, as ratios beside the host's"
+    if not V or "skipped" in V:
+        return (label, f"SKIP: {V['skipped']}" if V else "not in these results", "not measured")
+    tests = [t for t, _ in VM_ROWS if V.get(t)]
+    return (label, f"{', '.join(tests) or 'nothing'} for {', '.join(V['runtimes']) or 'no runtime'}"
+            f"{'; failed: ' + ', '.join(V['failed']) if V.get('failed') else ''}"
+            f"{'; stopped early' if V.get('error') else ''} (see [cgroup v2 VM](#cgroup-v2-vm))", "reported")
+
+
 def targets(R):
-    """Issue 10's targets: (target, measured, met / NOT met / – not measured)."""
+    """Issue 10's targets: (target, measured, met / NOT met / – not measured,
+    the cgroup v2 VM's figure where the target is a ratio to crun)."""
     t = []
 
     def versus_crun(test, limit, label):
         h, c = median(R, test, "husk"), median(R, test, "crun")
         r = ratio(h, c)
-        t.append((f"{label} ≤ {limit} × crun", f"{fr(r)} × ({ms(h)} vs {ms(c)} ms)", verdict(at_most(r, limit))))
+        t.append((f"{label} ≤ {limit} × crun", f"{fr(r)} × ({ms(h)} vs {ms(c)} ms)", verdict(at_most(r, limit)),
+                  vm_versus_crun(R, test, limit)))
 
     versus_crun("run", 0.5, "`run` /bin/true")
     versus_crun("exec", 0.4, "`exec` /bin/true")
     versus_crun("create", 0.5, "`create`")
     versus_crun("delete", 0.4, "`delete`")
+    t.append(vm_target(R))
 
     c100 = (R.get("conc100") or {}).get("husk") or {}
     r = ratio(median(R, "conc100", "husk"), median(R, "conc100", "crun"))
@@ -137,10 +164,12 @@ def targets(R):
 def write_csv(R, path):
     with open(path, "w") as f:
         f.write("test,runtime,median_ms,mean_ms,stddev_ms,min_ms,max_ms,runs\n")
-        for test in ("run", "create", "start", "delete", "exec", "seq100", "conc20", "conc100"):
-            for name, e in (R.get(test) or {}).items():
-                f.write(f"{test},{name},{e['median_ms']:.3f},{e['mean_ms']:.3f},{e.get('stddev_ms', 0):.3f},"
-                        f"{e['min_ms']:.3f},{e['max_ms']:.3f},{e['runs']}\n")
+        V = R.get("vm") or {}
+        for prefix, src in (("", R), ("vm-", V)):
+            for test in ("run", "create", "start", "delete", "exec", "seq100", "conc20", "conc100"):
+                for name, e in (src.get(test) or {}).items():
+                    f.write(f"{prefix}{test},{name},{e['median_ms']:.3f},{e['mean_ms']:.3f},"
+                            f"{e.get('stddev_ms', 0):.3f},{e['min_ms']:.3f},{e['max_ms']:.3f},{e['runs']}\n")
         for name, s in (R.get("scale") or {}).items():
             for op in ("list", "state"):
                 e = s.get(op)
@@ -152,10 +181,11 @@ def write_csv(R, path):
             f.write(f"peak_rss_kb,{name},{e['median_kb']}\n")
         for name, e in (R.get("binary") or {}).items():
             f.write(f"binary_bytes,{name},{e['bytes']}\nbinary_stripped_bytes,{name},{e['stripped_bytes']}\n")
-        for name, e in (R.get("counts") or {}).items():
-            for cmd, c in e.items():
-                for key in ("syscalls", "minor_faults", "major_faults"):
-                    f.write(f"{key}_{cmd},{name},{c[key]}\n")
+        for prefix, src in (("", R), ("vm_", V)):
+            for name, e in (src.get("counts") or {}).items():
+                for cmd, c in e.items():
+                    for key in ("syscalls", "minor_faults", "major_faults"):
+                        f.write(f"{prefix}{key}_{cmd},{name},{c[key]}\n")
 
 
 def chart(R, out, work):
@@ -208,16 +238,19 @@ def write(R, out, work):
         f.write(markdown(R))
 
 
-def counts_table(R, w):
+COUNTS_INTRO = ("One `strace -f -c` per command (total calls of the runtime and every process it forks), and "
+                "the median of three `/usr/bin/time -v` (page faults of the runtime and the children it waited "
+                "for), each prepared as in the timed test. `create`'s syscalls include its init up to and "
+                "through the exec of `/bin/true`: strace follows the init, and the `start` that releases it "
+                "comes from outside.")
+
+
+def counts_table(R, w, title="## Syscalls and page faults per command", intro=COUNTS_INTRO):
     co = R.get("counts") or {}
     if not co:
         return
-    w("## Syscalls and page faults per command\n")
-    w("One `strace -f -c` per command (total calls of the runtime and every process it forks), and "
-      "the median of three `/usr/bin/time -v` (page faults of the runtime and the children it waited "
-      "for), each prepared as in the timed test. `create`'s syscalls include its init up to and "
-      "through the exec of `/bin/true`: strace follows the init, and the `start` that releases it "
-      "comes from outside.\n")
+    w(f"{title}\n")
+    w(f"{intro}\n")
     w("| command | runtime | median ms | syscalls | minor faults | major faults |")
     w("|---|---|---:|---:|---:|---:|")
     for cmd in ("run", "create", "start", "delete", "exec"):
@@ -253,6 +286,54 @@ def cycle_table(R, w):
             w(f"First error from {n}: `{e['first_error']}`\n")
 
 
+VM_ROWS = (("run", "`run` /bin/true"), ("create", "`create`"), ("start", "`start`"),
+           ("delete", "`delete` (stopped container)"), ("exec", "`exec` /bin/true"),
+           ("conc20", "20 concurrent `run`s (wall time of the batch)"))
+
+
+def vm_section(R, w):
+    V = R.get("vm")
+    w("## cgroup v2 VM\n")
+    if not V or "skipped" in V:
+        w(f"SKIP: {V['skipped'] if V else 'these results predate the VM part of the bench'}.\n")
+        return
+    m, failed = V["machine"], V.get("failed") or {}
+    if V.get("error"):
+        w(f"**The guest's bench stopped early** (what follows is what it measured before): `{V['error']}`\n")
+    runs = {t: next((e["runs"] for e in (V.get(t) or {}).values()), "?") for t in ("run", "conc20")}
+    w(f"The same runtimes, bundle, cgroupsPaths and hyperfine invocations as above, inside the "
+      f"throw-away VM of `scripts/cgroup2-vm`: Linux {m['kernel']}, {m['nproc']} vCPUs ({m['cpu']}), "
+      f"{m['mem_gib']} GiB, a pure cgroup v2 hierarchy with every controller enabled at the root, so husk "
+      f"takes its `CLONE_INTO_CGROUP` path. The binaries run from the guest's tmpfs. "
+      f"{'The guest is emulated (QEMU TCG)' if 'TCG' in m['cpu'] else 'The guest runs under KVM'}: "
+      f"its absolute times say nothing about the host's, its ratios do. {runs['run']} runs "
+      f"per command ({runs['conc20']} of the 20 concurrent `run`s); the VM took {V.get('vm_wall_s', '?')} s. "
+      f"The host columns are this run's host figures.\n")
+    if not V.get("runtimes"):
+        w("No runtime ran the bundle in the guest:\n")
+        for n, err in failed.items():
+            w(f"- {n}: `{err}`")
+        w("")
+        return
+    w("| test | husk | crun | runc | husk/crun (VM) | husk/crun (host) | husk/runc (VM) | husk/runc (host) |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for test, label in VM_ROWS:
+        if not V.get(test):
+            continue
+        cells = ["failed" if n in failed else ms(median(V, test, n)) for n in NAMES]
+        ratios = [fr(ratio(median(src, test, "husk"), median(src, test, other)))
+                  for other in ("crun", "runc") for src in (V, R)]
+        w(f"| {label} | {' | '.join(cells)} | {' | '.join(ratios)} |")
+    w("")
+    for n, err in failed.items():
+        w(f"- {n} failed in the guest (its `run` of the bundle): `{err}`")
+    if failed:
+        w("")
+    counts_table(V, w, "### Syscalls and page faults per command on cgroup v2",
+                 "Counted in the guest as on the host (see [below](#syscalls-and-page-faults-per-command)); "
+                 "deterministic, so emulation does not blur them.")
+
+
 def markdown(R):
     m, v = R["machine"], R["versions"]
     L = []
@@ -274,6 +355,8 @@ def markdown(R):
     missing = [n for n in v if n not in R.get("runtimes", [])]
     if missing:
         w(f"- Left out because their `run` failed the smoke test: {', '.join(missing)}.")
+        for n, err in (R.get("smoke_errors") or {}).items():
+            w(f"  - {n}: `{err}`")
     w("")
     w("Same bundle for all three: busybox rootfs (shared, read-only), `runc spec`'s config.json with "
       "`terminal: false` and `args: [\"/bin/true\"]`: pid, network, ipc, uts and mount namespaces, "
@@ -283,11 +366,12 @@ def markdown(R):
       "the three runtimes one after the other in the same hyperfine invocation.\n")
 
     w("## Targets (issue 10)\n")
-    w("Medians; \"–\": not measured in this run. Missed targets are reported, not hidden.\n")
-    w("| target | measured | |")
-    w("|---|---|---|")
-    for text, value, v in targets(R):
-        w(f"| {text} | {value} | {v} |")
+    w("Medians; \"–\": not measured in this run. Missed targets are reported, not hidden. The last "
+      "column is the same ratio measured inside the cgroup v2 VM in this run (only ratios count there).\n")
+    w("| target | measured (host) | | cgroup v2 VM |")
+    w("|---|---|---|---|")
+    for text, value, v, *in_vm in targets(R):
+        w(f"| {text} | {value} | {v} | {in_vm[0] if in_vm else ''} |")
     w("")
 
     w("## Latency (median, ms)\n")
@@ -331,6 +415,8 @@ def markdown(R):
                 w(f"| `{t}` | {ms(h['median_ms'])} | {ms(b['median_ms'])} | "
                   f"{fr(ratio(h['median_ms'], b['median_ms']))} | {ms(h['cpu_ms'])} | {ms(b['cpu_ms'])} |")
         w("")
+
+    vm_section(R, w)
 
     floors = {k: e for k, e in (R.get("run") or {}).items() if k.startswith("floor")}
     if floors:
