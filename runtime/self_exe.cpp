@@ -31,6 +31,27 @@ bool cannot_be_written(int fd) {
   return seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL);
 }
 
+// One detached read-only overlay with `top` over `below`. "lowerdir+" (Linux
+// 6.8) takes each path verbatim; older kernels hand unknown keys to the
+// legacy option string, where only CMD_CREATE refuses them: then the caller
+// tries "lowerdir", which needs ':' and ',' escaped (refused here instead).
+Fd mount_overlay(const std::string& top, const std::string& below, bool plus) {
+  Fd fs(static_cast<int>(::syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC)));
+  if (!fs) return Fd();
+  auto set = [&](const char* key, const std::string& value) {
+    return ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) == 0;
+  };
+  if (plus ? !(set("lowerdir+", top) && set("lowerdir+", below))
+           : top.find_first_of(":,\\") != std::string::npos || below.find_first_of(":,\\") != std::string::npos ||
+                 !set("lowerdir", top + ":" + below))
+    return Fd();
+  // Inode numbers are not needed, and xino's warnings would fill the kernel log.
+  set("xino", "off");
+  if (::syscall(SYS_fsconfig, fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return Fd();
+  return Fd(static_cast<int>(
+      ::syscall(SYS_fsmount, fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)));
+}
+
 // The binary as seen through a detached read-only overlay of its directory:
 // the mount is attached nowhere and disappears with the last process using it.
 // Without an upper layer overlayfs wants two lower ones; the second is
@@ -42,21 +63,8 @@ int open_through_overlay(const std::string& exe, const std::string& below) {
   if (slash == std::string::npos) return -1;
   std::string dir = slash == 0 ? "/" : exe.substr(0, slash), name = exe.substr(slash + 1);
   if (::mkdir(below.c_str(), 0700) != 0 && errno != EEXIST) return -1;
-  Fd fs(static_cast<int>(::syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC)));
-  if (!fs) return -1;
-  // "lowerdir+" (Linux 6.8) takes one path verbatim; "lowerdir" needs ':' and ',' escaped.
-  auto set = [&](const char* key, const std::string& value) {
-    return ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) == 0;
-  };
-  if (!(set("lowerdir+", dir) && set("lowerdir+", below)) &&
-      (dir.find_first_of(":,\\") != std::string::npos || below.find_first_of(":,\\") != std::string::npos ||
-       !set("lowerdir", dir + ":" + below)))
-    return -1;
-  // Inode numbers are not needed, and xino's warnings would fill the kernel log.
-  set("xino", "off");
-  if (::syscall(SYS_fsconfig, fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return -1;
-  Fd mnt(static_cast<int>(
-      ::syscall(SYS_fsmount, fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)));
+  Fd mnt = mount_overlay(dir, below, true);
+  if (!mnt) mnt = mount_overlay(dir, below, false);
   if (!mnt) return -1;
   return ::openat(mnt.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }
