@@ -212,8 +212,8 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
 // `pipeline`, `placed`: set when this process moves itself into the cgroup.
 [[noreturn]] void child_main(ChildContext& c, const Pipeline* pipeline = nullptr, const Placement& placed = {}) {
   child_run(c.sock, [&] {
-    if (pipeline) pipeline->attach_self(placed);
     child_prologue();
+    if (pipeline) pipeline->attach_self(placed);
     close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
     container_init(c);
   });
@@ -295,8 +295,10 @@ pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
   // Once the real init's pid is known: id maps, cgroup, oom score, then go.
   auto release = [&] {
     s.release(p, maps_written, placed);
-    send_idmapped_mounts(s.sock(), s.pid(), spec);
-    send_bind_sources(s.sock(), s.pid(), spec);
+    s.sending([&] {
+      send_idmapped_mounts(s.sock(), s.pid(), spec);
+      send_bind_sources(s.sock(), s.pid(), spec);
+    });
   };
   if (s.pid() > 0) release();
   for (;;) {
@@ -306,7 +308,7 @@ pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
       case Msg::kMapIds:
         p.map_ids(s.stage1());
         maps_written = true;
-        send_msg(s.sock(), Msg::kMapsDone);
+        s.sending([&] { send_msg(s.sock(), Msg::kMapsDone); });
         break;
       case Msg::kPid:
         release();
@@ -315,7 +317,7 @@ pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
         const std::string hook_state = spec::state_to_json(p.state, false);
         run_hooks(spec.hooks.prestart, "prestart", hook_state);
         run_hooks(spec.hooks.create_runtime, "createRuntime", hook_state);
-        send_msg(s.sock(), Msg::kHooksDone);
+        s.sending([&] { send_msg(s.sock(), Msg::kHooksDone); });
         break;
       }
       case Msg::kSeccomp:

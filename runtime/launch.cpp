@@ -80,10 +80,17 @@ Error ChildSession::exit_error() {
   return Error("container init exited unexpectedly with status " + std::to_string(WEXITSTATUS(status)));
 }
 
+void ChildSession::throw_child_error() {
+  Message m;
+  while (next(m)) {  // throws the child's own error when it sent one
+  }
+  throw exit_error();
+}
+
 void ChildSession::release(Pipeline& p, bool mapped, const Placement& placed) {
   if (!mapped) p.map_ids(pid_);
   p.place(pid_, placed);
-  send_msg(sock_.get(), Msg::kGo);
+  sending([&] { send_msg(sock_.get(), Msg::kGo); });
 }
 
 void ChildSession::forward_listener(const Pipeline& p, Message& m) {

@@ -97,6 +97,18 @@ class ChildSession {
   bool next(Message& m);
   // At end-of-file before success: how the child that was talking died (it is reaped).
   Error exit_error();
+  // Runs `send` (messages, fds to the child). A child that failed meanwhile
+  // (its socket closed: EPIPE, ECONNRESET) left its error queued: that error
+  // is thrown, not the failed send's.
+  template <class Send>
+  void sending(Send&& send) {
+    try {
+      send();
+    } catch (const Error& e) {
+      if (e.err() != EPIPE && e.err() != ECONNRESET) throw;
+      throw_child_error();
+    }
+  }
   // Release the process after placing it: map_ids (unless `mapped`), place, go.
   void release(Pipeline& p, bool mapped, const Placement& placed);
   // Msg::kSeccomp: hand the listener to the agent with the pipeline's state.
@@ -105,6 +117,9 @@ class ChildSession {
   pid_t done();
 
  private:
+  // The error the child queued before its socket closed, else how it died.
+  [[noreturn]] void throw_child_error();
+
   base::Fd sock_;
   pid_t pid_ = -1;
   pid_t stage1_ = -1;

@@ -63,8 +63,12 @@ int open_through_overlay(const std::string& exe, const std::string& below) {
   if (slash == std::string::npos) return -1;
   std::string dir = slash == 0 ? "/" : exe.substr(0, slash), name = exe.substr(slash + 1);
   if (::mkdir(below.c_str(), 0700) != 0 && errno != EEXIST) return -1;
-  Fd mnt = mount_overlay(dir, below, true);
-  if (!mnt) mnt = mount_overlay(dir, below, false);
+  // Through an fd: a symlink planted there is not followed.
+  Fd below_fd(::open(below.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!below_fd) return -1;
+  const std::string below_path = "/proc/self/fd/" + std::to_string(below_fd.get());
+  Fd mnt = mount_overlay(dir, below_path, true);
+  if (!mnt) mnt = mount_overlay(dir, below_path, false);
   if (!mnt) return -1;
   return ::openat(mnt.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }
@@ -96,7 +100,8 @@ void ensure_protected_binary(char** argv, const std::string& scratch_dir) {
   char path[4096];
   ssize_t len = ::readlink("/proc/self/exe", path, sizeof path - 1);
   Fd copy;
-  bool have_scratch = ::mkdir(scratch_dir.c_str(), 0700) == 0 || errno == EEXIST;
+  // Without root no overlay can be mounted: straight to the copy.
+  bool have_scratch = ::geteuid() == 0 && (::mkdir(scratch_dir.c_str(), 0700) == 0 || errno == EEXIST);
   if (len > 0 && path[0] == '/' && have_scratch)
     copy.reset(open_through_overlay(std::string(path, static_cast<size_t>(len)), scratch_dir + "/.exe-lower"));
   // The overlay finds the binary again by path: it must still be the file we

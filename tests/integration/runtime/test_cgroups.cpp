@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -14,6 +15,7 @@
 #include <sys/sysmacros.h>
 
 #include "harness.h"
+#include "skip.h"
 
 using namespace hit;
 namespace fs = std::filesystem;
@@ -469,4 +471,30 @@ TEST_CASE("the init, its children and an exec'd process are in the container's c
   }
   REQUIRE(c.del(true).ok());
   CHECK(leftovers(c).empty());
+}
+
+// The init moves itself before the parent says go; when that fails, its
+// error must not be lost to the parent's send of go (EPIPE) or its receive
+// (ECONNRESET) racing the init's exit. A SCHED_FIFO caller's init cannot
+// join a v1 cpu cgroup without a realtime budget: the move fails with EINVAL.
+// Found by review: 20 of 40 creates said "sync: send: Broken pipe" (19) or
+// "sync: receive: Connection reset by peer" (1) instead.
+TEST_CASE("a failed move of the init into its cgroup is reported as such, not as a broken socket", "[cgroups]") {
+  if (v2() || !fs::exists("/sys/fs/cgroup/cpu/cpu.rt_runtime_us") || !fs::exists("/usr/bin/chrt"))
+    HUSK_SKIP("needs a v1 cpu hierarchy with realtime group scheduling, and chrt");
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 40; ++i) {
+    Container c("rt-move");
+    c.cfg["process"]["terminal"] = false;
+    c.write_config();
+    auto r = run({"/usr/bin/chrt", "-f", "1", runtime(), "--root", c.root, "create", "--bundle", c.bundle, c.id});
+    REQUIRE_FALSE(r.ok());
+    std::string err = trim(r.err);
+    ++seen[err.substr(0, err.find("/sys/fs/cgroup/"))];
+    CHECK(leftovers(c).empty());
+  }
+  for (const auto& [msg, n] : seen) {
+    INFO(n << " x " << msg);
+    CHECK(contains(msg, "write \""));
+  }
 }
