@@ -178,11 +178,20 @@ class Manager {
   // v2: devices become an eBPF program replacing the previous husk one.
   // memory.checkBeforeUpdate: refuse a limit below the current usage.
   virtual void apply(const spec::Resources& r) = 0;
-  // An O_CLOEXEC directory fd for clone3 CLONE_INTO_CGROUP, or -1 when not possible
-  // (v1 and hybrid). The caller owns and closes it.
+  // An O_CLOEXEC directory fd for clone3 CLONE_INTO_CGROUP: the cgroup (v2)
+  // or its unified part (hybrid); -1 when there is none (v1). The caller owns
+  // and closes it.
   virtual int clone_into_fd() = 0;
-  // With the pid: move that process into the cgroup(s).
-  virtual void attach(pid_t pid) = 0;
+  // With the pid: move that process into the cgroup(s). `cloned_into`: it was
+  // made by clone3 into clone_into_fd(), which needs no further move.
+  virtual void attach(pid_t pid, bool cloned_into) = 0;
+  // What attach(getpid(), cloned_into) does, by the process itself, which
+  // must be single-threaded and have prepare()'s privileges (no user
+  // namespace of its own yet). A pid written to cgroup.procs waits for an RCU
+  // grace period (the host-wide cgroup_threadgroup_rwsem; 7-15 ms measured
+  // on v1 when no other move ran just before), a thread writing 0 to a v1
+  // `tasks` file does not.
+  virtual void attach_self(bool cloned_into) = 0;
   virtual void freeze() = 0;
   virtual void thaw() = 0;
   virtual bool frozen() = 0;

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/fd.h"
 #include "base/file.h"
 #include "cgroups/cgroups.h"
 #include "cgroups/internal.h"
@@ -113,6 +114,8 @@ int rmdir_retry(const std::string& dir, bool retry) {
 }
 
 int remove_tree(const std::string& dir) {
+  // Most leaves have no sub-cgroups: one rmdir, no listing.
+  if (rmdir(dir.c_str()) == 0 || errno == ENOENT) return 0;
   for (const auto& sub : subdirs(dir))
     if (int err = remove_tree(sub)) return err;
   return rmdir_retry(dir, true);
@@ -201,8 +204,18 @@ bool optional_when_missing(const std::string& path, const std::string& value) {
 
 void apply_writes(const std::vector<std::pair<std::string, std::string>>& writes) {
   std::vector<std::pair<std::string, std::string>> later;
+  // Runs of writes to one file (the device rules) share one open: cgroup
+  // files take each write(2) as a command of its own.
+  base::Fd fd;
+  int open_err = 0;
+  const std::string* fd_path = nullptr;
   for (const auto& [path, value] : writes) {
-    int err = write_raw(path, value);
+    if (!fd_path || *fd_path != path) {
+      fd.reset(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+      open_err = fd ? 0 : errno;
+      fd_path = &path;
+    }
+    int err = open_err ? open_err : ::write(fd.get(), value.data(), value.size()) < 0 ? errno : 0;
     if (err == ENOENT && optional_when_missing(path, value)) continue;
     if (err == EINVAL) {
       later.emplace_back(path, value);

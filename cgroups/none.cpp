@@ -29,7 +29,8 @@ class NoneManager : public Manager {
   }
 
   int clone_into_fd() override { return -1; }
-  void attach(pid_t) override {}
+  void attach(pid_t, bool) override {}
+  void attach_self(bool) override {}
   void freeze() override { throw Error("pause: container " + id_ + " has no cgroup: " + reason_); }
   void thaw() override { throw Error("resume: container " + id_ + " has no cgroup: " + reason_); }
   bool frozen() override { return false; }

@@ -126,11 +126,23 @@ class LegacyManager : public Manager {
     if (!fallback.empty()) apply_unified(r, fallback);
   }
 
-  int clone_into_fd() override { return -1; }
+  int clone_into_fd() override {
+    if (!unified_) return -1;
+    int fd = ::open(unified_->dir().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno != ENOENT) throw sys_error("open " + unified_->dir());
+    return fd;
+  }
 
-  void attach(pid_t pid) override {
+  void attach(pid_t pid, bool cloned_into) override {
     for (const auto& d : roots_) write_file(d + path_ + "/cgroup.procs", std::to_string(pid));
-    if (unified_ && file_exists(unified_->dir())) unified_->add(pid);
+    if (unified_ && !cloned_into && file_exists(unified_->dir())) unified_->add(pid);
+  }
+
+  // "0" in `tasks` moves the writing thread, the whole process when it has
+  // one; the kernel then skips the host-wide lock a cgroup.procs write takes.
+  void attach_self(bool cloned_into) override {
+    for (const auto& d : roots_) write_file(d + path_ + "/tasks", "0");
+    if (unified_ && !cloned_into && file_exists(unified_->dir())) unified_->add(0);
   }
 
   void freeze() override {
@@ -177,6 +189,9 @@ class LegacyManager : public Manager {
   }
 
   void kill_all(int sig) override {
+    // Empty, it stays empty (no process left to fork): no freeze needed, the
+    // usual case at delete, where freezing and thawing cost more than the rest.
+    if (pids().empty()) return;
     auto f = mount("freezer");
     bool can_freeze = f ? file_exists(*f + path_) : unified_ && file_exists(unified_->dir());
     bool was_frozen = can_freeze && frozen();

@@ -139,7 +139,11 @@ class UnifiedManager : public Manager {
     return fd;
   }
 
-  void attach(pid_t pid) override { cg_.add(pid); }
+  void attach(pid_t pid, bool cloned_into) override {
+    if (!cloned_into) cg_.add(pid);
+  }
+  // No cheaper way on v2: cgroup.threads moves threads within a domain only.
+  void attach_self(bool cloned_into) override { attach(0, cloned_into); }
   void freeze() override { cg_.freeze(); }
   void thaw() override { cg_.thaw(); }
   bool frozen() override { return cg_.frozen(); }

@@ -379,7 +379,7 @@ std::optional<po::variables_map> parse_globals(int cmd_at, char** argv, const po
 
 bool protect_binary(const std::string& cmd, char** argv) {
   try {
-    ensure_protected_binary(argv);
+    ensure_protected_binary(argv, default_root());
     return true;
   } catch (const Error& e) {
     std::cerr << cmd << ": " << e.what() << std::endl;

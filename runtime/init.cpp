@@ -209,9 +209,11 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   wait_for_start_and_exec(c, ready);
 }
 
-[[noreturn]] void child_main(ChildContext& c) {
+// `pipeline`, `placed`: set when this process moves itself into the cgroup.
+[[noreturn]] void child_main(ChildContext& c, const Pipeline* pipeline = nullptr, const Placement& placed = {}) {
   child_run(c.sock, [&] {
     child_prologue();
+    if (pipeline) pipeline->attach_self(placed);
     close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
     container_init(c);
   });
@@ -256,46 +258,47 @@ void send_bind_sources(int sock, pid_t pid, const spec::Spec& spec) {
 
 struct Cloned {
   pid_t pid;
-  bool stage1;     // a stage-1 helper, which reports the real init's pid
-  bool in_cgroup;  // cloned into the cgroup
+  bool stage1;  // a stage-1 helper, which reports the real init's pid
+  Placement placed;
 };
 
 // Fast path: one clone3 makes every new namespace, into the cgroup when the
 // kernel can. Joining a user or pid namespace needs an intermediate process
-// (see stage1_main).
+// (see stage1_main). The fast path's init moves itself into the cgroup
+// unless it is born in a user namespace of its own, where it lacks the
+// rights; the slow path's real init is moved by us (a stage-1 helper inside
+// would count against pids.max beside it).
 Cloned clone_init(ChildContext& c, const Pipeline& p) {
   bool joins_user_or_pid = false;
   for (const auto& j : c.plan.joins) joins_user_or_pid |= j.type == "user" || j.type == "pid";
   bool new_user = c.plan.clone_flags & CLONE_NEWUSER;
   bool slow = joins_user_or_pid || (new_user && !c.plan.joins.empty());
 
-  Fd cg_fd = p.cgroup_fd();
+  Placement placed;
   pid_t pid;
   if (slow) {
     pid = clone3_raw(0, -1);
     if (pid == 0) stage1_main(c);
   } else {
     uint64_t flags = static_cast<uint64_t>(c.plan.clone_flags & ~(CLONE_NEWCGROUP | CLONE_NEWTIME));
-    pid = clone3_raw(flags, cg_fd.get());
-    if (pid < 0 && errno == EINVAL && cg_fd) {
-      cg_fd.reset();  // kernel without CLONE_INTO_CGROUP
-      pid = clone3_raw(flags, -1);
-    }
-    if (pid == 0) child_main(c);
+    pid = p.clone_first(flags, !new_user, placed);
+    if (pid == 0) child_main(c, &p, placed);
   }
   if (pid < 0) throw sys_error("clone container init");
-  return {pid, slow, !slow && cg_fd};
+  return {pid, slow, placed};
 }
 
 // The init's setup seen from the parent, until it waits for `start`.
-pid_t drive_init(ChildSession& s, Pipeline& p, bool in_cgroup) {
+pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
   const spec::Spec& spec = *p.spec;
   bool maps_written = false;
   // Once the real init's pid is known: id maps, cgroup, oom score, then go.
   auto release = [&] {
-    s.release(p, maps_written, in_cgroup);
-    send_idmapped_mounts(s.sock(), s.pid(), spec);
-    send_bind_sources(s.sock(), s.pid(), spec);
+    s.release(p, maps_written, placed);
+    s.sending([&] {
+      send_idmapped_mounts(s.sock(), s.pid(), spec);
+      send_bind_sources(s.sock(), s.pid(), spec);
+    });
   };
   if (s.pid() > 0) release();
   for (;;) {
@@ -305,7 +308,7 @@ pid_t drive_init(ChildSession& s, Pipeline& p, bool in_cgroup) {
       case Msg::kMapIds:
         p.map_ids(s.stage1());
         maps_written = true;
-        send_msg(s.sock(), Msg::kMapsDone);
+        s.sending([&] { send_msg(s.sock(), Msg::kMapsDone); });
         break;
       case Msg::kPid:
         release();
@@ -314,7 +317,7 @@ pid_t drive_init(ChildSession& s, Pipeline& p, bool in_cgroup) {
         const std::string hook_state = spec::state_to_json(p.state, false);
         run_hooks(spec.hooks.prestart, "prestart", hook_state);
         run_hooks(spec.hooks.create_runtime, "createRuntime", hook_state);
-        send_msg(s.sock(), Msg::kHooksDone);
+        s.sending([&] { send_msg(s.sock(), Msg::kHooksDone); });
         break;
       }
       case Msg::kSeccomp:
@@ -349,7 +352,7 @@ pid_t InitLauncher::launch(Pipeline& p) {
   Cloned cl = clone_init(c, p);
   ChildSession s(std::move(parent_sock), cl.pid, cl.stage1);
   child_sock.reset();
-  return drive_init(s, p, cl.in_cgroup);
+  return drive_init(s, p, cl.placed);
 }
 
 void release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released) {

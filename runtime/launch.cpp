@@ -18,14 +18,29 @@ void ProcIdMapWriter::write(pid_t pid, const spec::Linux& lx) const {
 
 base::Fd Pipeline::cgroup_fd() const { return base::Fd(cgroup ? cgroup->clone_into_fd() : -1); }
 
+pid_t Pipeline::clone_first(uint64_t flags, bool self_attach, Placement& placed) const {
+  base::Fd fd = cgroup_fd();
+  pid_t pid = clone3_raw(flags, fd.get());
+  if (pid < 0 && errno == EINVAL && fd) {
+    fd.reset();  // a kernel without CLONE_INTO_CGROUP
+    pid = clone3_raw(flags, -1);
+  }
+  placed = {.cloned_into = fd.get() >= 0, .by_itself = self_attach && cgroup};
+  return pid;
+}
+
+void Pipeline::attach_self(const Placement& placed) const {
+  if (placed.by_itself) cgroup->attach_self(placed.cloned_into);
+}
+
 void Pipeline::map_ids(pid_t pid) const {
   const spec::Linux& lx = *spec->linux_;
   const spec::Namespace* user = lx.find_namespace("user");
   if (id_maps && user && user->path.empty()) id_maps->write(pid, lx);
 }
 
-void Pipeline::place(pid_t pid, bool in_cgroup) {
-  if (cgroup && !in_cgroup) cgroup->attach(pid);
+void Pipeline::place(pid_t pid, const Placement& placed) {
+  if (cgroup && !placed.by_itself) cgroup->attach(pid, placed.cloned_into);
   write_oom_score_adj(pid, *proc);
   state = on_pid(pid);
 }
@@ -65,10 +80,17 @@ Error ChildSession::exit_error() {
   return Error("container init exited unexpectedly with status " + std::to_string(WEXITSTATUS(status)));
 }
 
-void ChildSession::release(Pipeline& p, bool mapped, bool in_cgroup) {
+void ChildSession::throw_child_error() {
+  Message m;
+  while (next(m)) {  // throws the child's own error when it sent one
+  }
+  throw exit_error();
+}
+
+void ChildSession::release(Pipeline& p, bool mapped, const Placement& placed) {
   if (!mapped) p.map_ids(pid_);
-  p.place(pid_, in_cgroup);
-  send_msg(sock_.get(), Msg::kGo);
+  p.place(pid_, placed);
+  sending([&] { send_msg(sock_.get(), Msg::kGo); });
 }
 
 void ChildSession::forward_listener(const Pipeline& p, Message& m) {

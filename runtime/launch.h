@@ -32,6 +32,12 @@ class ProcIdMapWriter final : public IdMapWriter {
 
 struct Pipeline;
 
+// How the launch's first process got into the pipeline's cgroup.
+struct Placement {
+  bool cloned_into = false;  // by clone3 into Pipeline::cgroup_fd()
+  bool by_itself = false;    // it moves itself the rest of the way (Manager::attach_self)
+};
+
 // Makes the container process and takes it through the pipeline's steps
 // until it is ready. Returns its pid; on failure nothing of it is left running.
 class Launcher {
@@ -54,12 +60,20 @@ struct Pipeline {
   pid_t run() { return launcher->launch(*this); }
 
   // ---- the steps, for launchers ----
-  // A CLONE_INTO_CGROUP fd of the cgroup, or none (no cgroup, v1, hybrid).
+  // A CLONE_INTO_CGROUP fd of the cgroup, or none (no cgroup, v1).
   base::Fd cgroup_fd() const;
+  // clone3 of the launch's first process with `flags`, into the cgroup when
+  // the kernel can (CLONE_INTO_CGROUP, Linux 5.7). `self_attach`: that
+  // process can move itself (husk's privileges, no user namespace of its
+  // own) and will, first thing, by attach_self(). Returns as clone3 does, in
+  // both processes; `placed` says how the process gets into the cgroup.
+  pid_t clone_first(uint64_t flags, bool self_attach, Placement& placed) const;
+  // In that process: into the cgroup, when `placed` says it moves itself.
+  void attach_self(const Placement& placed) const;
   // The maps of the user namespace the spec makes (none: nothing to do).
   void map_ids(pid_t pid) const;
-  // Into the cgroup unless it was cloned there, oom score, on_pid.
-  void place(pid_t pid, bool in_cgroup);
+  // Into the cgroup unless it is there already, oom score, on_pid.
+  void place(pid_t pid, const Placement& placed);
 };
 
 // The parent's end of a cloned child: its socket, and the process (or the
@@ -83,14 +97,29 @@ class ChildSession {
   bool next(Message& m);
   // At end-of-file before success: how the child that was talking died (it is reaped).
   Error exit_error();
+  // Runs `send` (messages, fds to the child). A child that failed meanwhile
+  // (its socket closed: EPIPE, ECONNRESET) left its error queued: that error
+  // is thrown, not the failed send's.
+  template <class Send>
+  void sending(Send&& send) {
+    try {
+      send();
+    } catch (const Error& e) {
+      if (e.err() != EPIPE && e.err() != ECONNRESET) throw;
+      throw_child_error();
+    }
+  }
   // Release the process after placing it: map_ids (unless `mapped`), place, go.
-  void release(Pipeline& p, bool mapped, bool in_cgroup);
+  void release(Pipeline& p, bool mapped, const Placement& placed);
   // Msg::kSeccomp: hand the listener to the agent with the pipeline's state.
   void forward_listener(const Pipeline& p, Message& m);
   // Success: the process stays.
   pid_t done();
 
  private:
+  // The error the child queued before its socket closed, else how it died.
+  [[noreturn]] void throw_child_error();
+
   base::Fd sock_;
   pid_t pid_ = -1;
   pid_t stage1_ = -1;

@@ -31,31 +31,44 @@ bool cannot_be_written(int fd) {
   return seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL);
 }
 
-// The binary as seen through a detached read-only overlay of its directory:
-// the mount is attached nowhere and disappears with the last process using it.
-int open_through_overlay(const std::string& exe) {
-  auto slash = exe.rfind('/');
-  if (slash == std::string::npos) return -1;
-  std::string dir = slash == 0 ? "/" : exe.substr(0, slash), name = exe.substr(slash + 1);
-  // Without an upper layer overlayfs wants two lower ones: an empty
-  // detached tmpfs goes below the binary's directory.
-  Fd tmpfs(static_cast<int>(::syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC)));
-  if (!tmpfs || ::syscall(SYS_fsconfig, tmpfs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return -1;
-  Fd empty(static_cast<int>(::syscall(SYS_fsmount, tmpfs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY)));
-  if (!empty) return -1;
-  std::string empty_path = "/proc/self/fd/" + std::to_string(empty.get());
+// One detached read-only overlay with `top` over `below`. "lowerdir+" (Linux
+// 6.8) takes each path verbatim; older kernels hand unknown keys to the
+// legacy option string, where only CMD_CREATE refuses them: then the caller
+// tries "lowerdir", which needs ':' and ',' escaped (refused here instead).
+Fd mount_overlay(const std::string& top, const std::string& below, bool plus) {
   Fd fs(static_cast<int>(::syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC)));
-  if (!fs) return -1;
-  // "lowerdir+" (Linux 6.8) takes one path verbatim; "lowerdir" needs ':' and ',' escaped.
+  if (!fs) return Fd();
   auto set = [&](const char* key, const std::string& value) {
     return ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) == 0;
   };
-  if (!(set("lowerdir+", dir) && set("lowerdir+", empty_path)) &&
-      (dir.find_first_of(":,\\") != std::string::npos || !set("lowerdir", dir + ":" + empty_path)))
-    return -1;
-  if (::syscall(SYS_fsconfig, fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return -1;
-  Fd mnt(static_cast<int>(
+  if (plus ? !(set("lowerdir+", top) && set("lowerdir+", below))
+           : top.find_first_of(":,\\") != std::string::npos || below.find_first_of(":,\\") != std::string::npos ||
+                 !set("lowerdir", top + ":" + below))
+    return Fd();
+  // Inode numbers are not needed, and xino's warnings would fill the kernel log.
+  set("xino", "off");
+  if (::syscall(SYS_fsconfig, fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) return Fd();
+  return Fd(static_cast<int>(
       ::syscall(SYS_fsmount, fs.get(), FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)));
+}
+
+// The binary as seen through a detached read-only overlay of its directory:
+// the mount is attached nowhere and disappears with the last process using it.
+// Without an upper layer overlayfs wants two lower ones; the second is
+// `below` (husk's own, root's only; what it holds does not matter: the
+// binary's directory is above it). A detached tmpfs would need no directory,
+// but overlayfs takes those only since Linux 6.8 (6.1 refuses them).
+int open_through_overlay(const std::string& exe, const std::string& below) {
+  auto slash = exe.rfind('/');
+  if (slash == std::string::npos) return -1;
+  std::string dir = slash == 0 ? "/" : exe.substr(0, slash), name = exe.substr(slash + 1);
+  if (::mkdir(below.c_str(), 0700) != 0 && errno != EEXIST) return -1;
+  // Through an fd: a symlink planted there is not followed.
+  Fd below_fd(::open(below.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!below_fd) return -1;
+  const std::string below_path = "/proc/self/fd/" + std::to_string(below_fd.get());
+  Fd mnt = mount_overlay(dir, below_path, true);
+  if (!mnt) mnt = mount_overlay(dir, below_path, false);
   if (!mnt) return -1;
   return ::openat(mnt.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }
@@ -76,7 +89,7 @@ int sealed_memfd_copy(int src) {
 
 }  // namespace
 
-void ensure_protected_binary(char** argv) {
+void ensure_protected_binary(char** argv, const std::string& scratch_dir) {
   bool reexeced = std::getenv(kReexecMarker) != nullptr;
   ::unsetenv(kReexecMarker);  // hooks inherit our environment
   Fd self(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
@@ -87,7 +100,10 @@ void ensure_protected_binary(char** argv) {
   char path[4096];
   ssize_t len = ::readlink("/proc/self/exe", path, sizeof path - 1);
   Fd copy;
-  if (len > 0 && path[0] == '/') copy.reset(open_through_overlay(std::string(path, static_cast<size_t>(len))));
+  // Without root no overlay can be mounted: straight to the copy.
+  bool have_scratch = ::geteuid() == 0 && (::mkdir(scratch_dir.c_str(), 0700) == 0 || errno == EEXIST);
+  if (len > 0 && path[0] == '/' && have_scratch)
+    copy.reset(open_through_overlay(std::string(path, static_cast<size_t>(len)), scratch_dir + "/.exe-lower"));
   // The overlay finds the binary again by path: it must still be the file we
   // run (not one replaced meanwhile), else the copy is made from ours.
   struct stat mine, seen;

@@ -6,6 +6,8 @@
 // start container processes therefore run from a copy that cannot be written.
 #pragma once
 
+#include <string>
+
 namespace husk::rt {
 
 // Return when /proc/self/exe cannot be opened for writing (it lives on a
@@ -13,7 +15,8 @@ namespace husk::rt {
 // sealed memfd); otherwise re-exec the same argv from a private read-only
 // overlayfs view of the binary's directory (no copy, shared page cache), or,
 // where overlayfs cannot be mounted, from a sealed memfd copy. Throws when
-// neither works. Call before anything else is opened or started.
-void ensure_protected_binary(char** argv);
+// neither works. `scratch_dir` (made 0700 if missing) holds the overlay's
+// empty lower layer. Call before anything else is opened or started.
+void ensure_protected_binary(char** argv, const std::string& scratch_dir);
 
 }  // namespace husk::rt

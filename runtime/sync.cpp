@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 
 #include "base/fdpass.h"
 #include "seccomp/seccomp.h"
@@ -24,9 +25,12 @@ void send_msg(int fd, Msg type, const std::string& payload) {
 bool recv_msg(int fd, Message& m) {
   m.fd.reset();
   // Peek at the size first: messages are mostly one byte, sometimes a state JSON.
+  // A peer that exited with our last message unread makes the next receive
+  // fail once with ECONNRESET; what it sent before (its error) is still queued.
   ssize_t n;
+  bool reset = false;
   do n = ::recv(fd, nullptr, 0, MSG_PEEK | MSG_TRUNC);
-  while (n < 0 && errno == EINTR);
+  while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !std::exchange(reset, true))));
   if (n < 0) throw sys_error("sync: receive");
   if (n == 0) return false;
   std::string buf(static_cast<size_t>(n), '\0');

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "base/error.h"
+#include "base/file.h"
 
 namespace husk::rt {
 
@@ -80,12 +81,16 @@ void mkdir_all(const std::string& path, mode_t mode) {
 static bool read_stat(pid_t pid, char& state, uint64_t& start_time) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/stat", pid);
-  std::string s;
+  // Gone (ENOENT) is the usual answer at delete: not thrown, an exception
+  // costs a start-up's worth of unwinder pages.
+  std::optional<std::string> text;
   try {
-    s = read_file(path);
+    text = base::try_read_file(path);
   } catch (const Error&) {
-    return false;
+    return false;  // e.g. ESRCH: it went away while we read
   }
+  if (!text) return false;
+  const std::string& s = *text;
   auto rp = s.rfind(')');
   if (rp == std::string::npos || rp + 2 >= s.size()) return false;
   state = s[rp + 2];

@@ -152,7 +152,7 @@ TEST_CASE("CVE-2019-5736: shared pid namespace, created init and exec", "[cve-20
 // memfd) view: DENIED.
 TEST_CASE("CVE-2019-5736: the runtime binary run inside the container cannot be written", "[cve-2019-5736][security]") {
   RuntimeCopy rc;
-  // The host's libraries, so that the dynamically linked runtime starts in the busybox rootfs.
+  // The host's libraries, so that a dynamically linked runtime (HUSK_STATIC=OFF) starts in the busybox rootfs.
   auto with_host_libs = [](Container& c) {
     for (std::string dir : {"/lib", "/lib64", "/usr/lib"}) {
       if (!fs::exists(dir)) continue;

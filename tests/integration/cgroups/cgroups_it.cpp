@@ -98,7 +98,7 @@ struct Child {
     }
     close(p[0]);
     go = p[1];
-    m.attach(pid);
+    m.attach(pid, false);
     REQUIRE(write(go, "g", 1) == 1);
     close(go);
   }

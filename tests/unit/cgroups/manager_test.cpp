@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/fd.h"
 #include "cgroups/cgroups.h"
 #include "unit/temp_dir.h"
 
@@ -242,6 +243,52 @@ TEST_CASE("hybrid: a controller v1 lacks is enabled and set in the unified hiera
   CHECK_FALSE(cg::exists("/husk/z", h));
 }
 
+// The process moving itself writes 0 to each v1 hierarchy's tasks (the
+// thread, without the host-wide wait of cgroup.procs); into the unified
+// hierarchy it was cloned, or writes cgroup.procs there when it was not.
+TEST_CASE("hybrid: attach_self writes 0 to every v1 tasks file; the unified leaf is for clone3 or cgroup.procs") {
+  FakeTree t;
+  auto m = manager("/husk/s", hybrid(t));
+  m->prepare();
+  husk::base::Fd into(m->clone_into_fd());
+  struct stat got, want;
+  REQUIRE(into);
+  REQUIRE(::fstat(into.get(), &got) == 0);
+  REQUIRE(::stat((t.root + "/unified/husk/s").c_str(), &want) == 0);
+  CHECK(got.st_ino == want.st_ino);
+  for (const char* h : {"/memory", "/pids", "/cpu,cpuacct", "/unified"})
+    for (const char* f : {"/husk/s/tasks", "/husk/s/cgroup.procs"}) t.put(h + std::string(f), "");
+  m->attach_self(true);
+  for (const char* f : {"/memory/husk/s/tasks", "/pids/husk/s/tasks", "/cpu,cpuacct/husk/s/tasks"}) CHECK(t.get(f) == "0");
+  CHECK(t.get("/memory/husk/s/cgroup.procs").empty());
+  CHECK(t.get("/unified/husk/s/cgroup.procs").empty());
+  m->attach_self(false);
+  CHECK(t.get("/unified/husk/s/cgroup.procs") == "0");
+  // By pid (a process in a user namespace of its own): cgroup.procs everywhere.
+  t.put("/unified/husk/s/cgroup.procs", "");
+  m->attach(42, true);
+  for (const char* h : {"/memory", "/pids", "/cpu,cpuacct"}) CHECK(t.get(h + std::string("/husk/s/cgroup.procs")) == "42");
+  CHECK(t.get("/unified/husk/s/cgroup.procs").empty());
+  CHECK(t.get("/unified/husk/s/tasks").empty());
+}
+
+TEST_CASE("v1: no clone3 target; v2: the leaf is, and attach_self after it has nothing left to do") {
+  FakeTree t;
+  for (const char* h : {"/memory", "/pids", "/cpu,cpuacct"}) t.mkdirs(h);
+  auto v1 = manager("/husk/v1", t.legacy());
+  v1->prepare();
+  CHECK(v1->clone_into_fd() == -1);
+  auto v2 = manager("/husk/v2", t.unified());
+  v2->prepare();
+  husk::base::Fd into(v2->clone_into_fd());
+  CHECK(into);
+  t.put("/husk/v2/cgroup.procs", "");
+  v2->attach_self(true);
+  CHECK(t.get("/husk/v2/cgroup.procs").empty());
+  v2->attach_self(false);
+  CHECK(t.get("/husk/v2/cgroup.procs") == "0");
+}
+
 TEST_CASE("cgroupfs: the handle is the path; another handle is refused") {
   FakeTree t;
   CHECK_NOTHROW(cg::make_manager({.path = "/husk/h", .handle = "/husk/h", .hierarchies = t.unified()}));
@@ -270,7 +317,8 @@ TEST_CASE("none: no cgroup, said once; limits and pause fail naming why") {
   husk::spec::Resources devices_only;
   devices_only.devices = cg::effective_device_rules({}, {});
   CHECK_NOTHROW(m->apply(devices_only));
-  m->attach(1);
+  m->attach(1, false);
+  m->attach_self(false);
   CHECK(m->pids().empty());
   CHECK_NOTHROW(m->kill_all(9));
   CHECK_NOTHROW(m->destroy());
