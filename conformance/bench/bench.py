@@ -115,11 +115,13 @@ class Bundles:
         cfg["root"]["path"] = self.rootfs  # shared, read-only in the default spec
         self.base = cfg
 
-    def make(self, runtime, slot, args=None, no_network=False):
+    def make(self, runtime, slot, args=None, no_network=False, seccomp=None):
         cfg = json.loads(json.dumps(self.base))
         cfg["linux"]["cgroupsPath"] = f"/{CGROUP_PARENT}/{runtime}-{slot}"
         if args:
             cfg["process"]["args"] = args
+        if seccomp:
+            cfg["linux"]["seccomp"] = seccomp
         if no_network:
             cfg["linux"]["namespaces"] = [n for n in cfg["linux"]["namespaces"] if n["type"] != "network"]
         path = os.path.join(self.work, "bundles", runtime, str(slot))
@@ -261,6 +263,64 @@ def test_exec(work, rts, bundles, runs):
     finally:
         for rt in rts.values():
             rt("delete", "--force", "bench-exec", check=False)
+
+
+def test_idle(work, rts, bundles, runs):
+    """create and exec, each 0.3 s after the previous one: the first move of a
+    process into a cgroup after a pause, as a create or an exec probe from an
+    engine mostly is. Moving a process by pid (cgroup.procs) then waits for an
+    RCU grace period; a loop of back-to-back commands never sees it."""
+    entries = [(n, f"{rt.cmd} create --bundle {bundles.make(n, 0)} bench-idle",
+                f"{HELPERS} idle '{rt.cmd}' bench-idle") for n, rt in rts.items()]
+    res = {"create-idle": hyperfine(work, "create-idle", entries, runs, warmup=1, rounds=3)}
+    for rt in rts.values():
+        rt("delete", "--force", "bench-idle", check=False)
+    for n, rt in rts.items():
+        b = bundles.make(n, "exec", args=["/bin/sleep", "3600"])
+        subprocess.run(rt.argv + ["run", "-d", "--bundle", b, "bench-exec"], check=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        entries = [(n, f"{rt.cmd} exec bench-exec /bin/true", f"{HELPERS} idle '{rt.cmd}'") for n, rt in rts.items()]
+        res["exec-idle"] = hyperfine(work, "exec-idle", entries, runs, warmup=1, rounds=3)
+    finally:
+        for rt in rts.values():
+            rt("delete", "--force", "bench-exec", check=False)
+    return res
+
+
+PODMAN_SECCOMP = "/usr/share/containers/seccomp.json"
+
+
+def oci_seccomp(path, caps):
+    """The rules of a Docker/podman seccomp profile that apply to an x86-64
+    container with `caps`, as runtime-spec linux.seccomp."""
+    with open(path) as f:
+        prof = json.load(f)
+    rules = []
+    for e in prof["syscalls"]:
+        inc, exc = e.get("includes") or {}, e.get("excludes") or {}
+        if inc.get("arches") and "amd64" not in inc["arches"] or "amd64" in exc.get("arches", []):
+            continue
+        if not set(inc.get("caps", [])) <= caps or set(exc.get("caps", [])) & caps:
+            continue
+        rule = {"names": e["names"], "action": e["action"]}
+        for k in ("args", "errnoRet"):
+            if e.get(k):
+                rule[k] = e[k]
+        rules.append(rule)
+    return {"defaultAction": prof["defaultAction"], "defaultErrnoRet": prof.get("defaultErrnoRet", 1),
+            "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"], "syscalls": rules}
+
+
+def test_seccomp(work, rts, bundles, runs):
+    """`run` with the seccomp profile podman gives every container: what the
+    engines pass, unlike `runc spec`'s config, which has none."""
+    if not os.path.exists(PODMAN_SECCOMP):
+        return {"skipped": f"{PODMAN_SECCOMP} is missing (Debian: golang-github-containers-common)"}
+    prof = oci_seccomp(PODMAN_SECCOMP, set(bundles.base["process"]["capabilities"]["bounding"]))
+    entries = [(n, f"{rt.cmd} run --bundle {bundles.make(n, 'seccomp', seccomp=prof)} bench-seccomp", None)
+               for n, rt in rts.items()]
+    return hyperfine(work, "run-seccomp", entries, runs, warmup=2, rounds=3)
 
 
 def test_sequential(work, rts, bundles, n, runs):
@@ -649,6 +709,8 @@ def main():
             R["run"] = test_run(work, rts, bundles, a.runs, readonly_husk(a.husk, work))
             R.update(test_lifecycle(work, rts, bundles, cycle_runs))
             R["exec"] = test_exec(work, rts, bundles, a.runs)
+            R.update(test_idle(work, rts, bundles, small))
+            R["run-seccomp"] = test_seccomp(work, rts, bundles, a.runs)
             rts.pop(BASELINE, None)
             R["rss"] = test_rss(rts, bundles, 10)
             R["strace"] = test_strace(rts, bundles, work)

@@ -10,6 +10,8 @@
 #   helpers.sh created RT BUNDLE ID       leave ID in the created state
 #   helpers.sh stopped RT BUNDLE ID       leave ID stopped (created, started, exited)
 #   helpers.sh running RT BUNDLE ID       leave ID running (its bundle runs sleep)
+#   helpers.sh idle RT [ID]               delete ID if it exists, then wait 0.3 s: no
+#                                         process was moved into a cgroup just before
 set -u
 op=$1 rt=$2
 shift 2
@@ -71,6 +73,10 @@ cycle)
 fresh)
   $rt delete --force "$1" >/dev/null 2>&1
   exit 0
+  ;;
+idle)
+  [ $# -gt 0 ] && $rt delete --force "$1" >/dev/null 2>&1
+  sleep 0.3
   ;;
 created)
   bundle=$1 id=$2

@@ -48,6 +48,9 @@ def timing_rows(R):
         ("start", "`start`"),
         ("delete", "`delete` (stopped container)"),
         ("exec", "`exec` /bin/true into a running container"),
+        ("create-idle", "`create`, 0.3 s after the previous one"),
+        ("exec-idle", "`exec`, 0.3 s after the previous one"),
+        ("run-seccomp", "`run` with podman's default seccomp profile"),
         ("seq100", "100 sequential `run`s"),
         ("conc20", "20 concurrent `run`s (wall time of the batch)"),
         ("conc100", "100 concurrent `run`s (wall time of the batch)"),
@@ -166,8 +169,11 @@ def write_csv(R, path):
         f.write("test,runtime,median_ms,mean_ms,stddev_ms,min_ms,max_ms,runs\n")
         V = R.get("vm") or {}
         for prefix, src in (("", R), ("vm-", V)):
-            for test in ("run", "create", "start", "delete", "exec", "seq100", "conc20", "conc100"):
+            for test in ("run", "create", "start", "delete", "exec", "create-idle", "exec-idle", "run-seccomp",
+                         "seq100", "conc20", "conc100"):
                 for name, e in (src.get(test) or {}).items():
+                    if not isinstance(e, dict):
+                        continue  # {"skipped": reason}
                     f.write(f"{prefix}{test},{name},{e['median_ms']:.3f},{e['mean_ms']:.3f},"
                             f"{e.get('stddev_ms', 0):.3f},{e['min_ms']:.3f},{e['max_ms']:.3f},{e['runs']}\n")
         for name, s in (R.get("scale") or {}).items():
@@ -190,7 +196,8 @@ def write_csv(R, path):
 
 def chart(R, out, work):
     bars = os.path.join(work, "bars.dat")
-    tests = [t for t in ("run", "create", "start", "delete", "exec") if R.get(t)]
+    tests = [t for t in ("run", "create", "start", "delete", "exec", "create-idle", "exec-idle", "run-seccomp")
+             if R.get(t) and "skipped" not in R[t]]
     names = [n for n in NAMES if n in R.get("runtimes", [])]
     with open(bars, "w") as f:
         f.write("test " + " ".join(names) + "\n")
@@ -380,10 +387,20 @@ def markdown(R):
     for test, label, vals in timing_rows(R):
         if not R.get(test):
             continue
+        if "skipped" in R[test]:
+            w(f"| {label} | SKIP: {R[test]['skipped']} | | | | |")
+            continue
         w(f"| {label} | {ms(vals['husk'])} | {ms(vals['crun'])} | {ms(vals['runc'])} | "
           f"{fr(ratio(vals['husk'], vals['crun']))} | {fr(ratio(vals['husk'], vals['runc']))} |")
-    runs = {t: next(iter(R[t].values()))["runs"] for t in ("run", "create", "exec", "seq100", "conc20")
-            if R.get(t)}
+    w("
+The two rows 0.3 s after the previous command show what a create or an exec costs when "
+      "it comes alone, as from an engine: the first move of a process into a cgroup after a pause "
+      "waits for an RCU grace period when it goes by pid through `cgroup.procs`, which back-to-back "
+      "runs never see. The seccomp row gives every runtime the profile podman passes (from "
+      f"`/usr/share/containers/seccomp.json`, the rules for x86-64 and the bundle's capabilities).")
+    runs = {t: next(iter(R[t].values()))["runs"]
+            for t in ("run", "create", "exec", "create-idle", "run-seccomp", "seq100", "conc20")
+            if R.get(t) and "skipped" not in R[t]}
     w(f"\nRuns per command: {', '.join(f'{t} {n}' for t, n in runs.items())}. Every test is split over 3 hyperfine "
       "invocations with the order of the runtimes rotated, so a burst of load elsewhere on the "
       "machine does not fall on one runtime only.\n")
