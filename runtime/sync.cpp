@@ -24,18 +24,23 @@ void send_msg(int fd, Msg type, const std::string& payload) {
 
 bool recv_msg(int fd, Message& m) {
   m.fd.reset();
-  // Peek at the size first: messages are mostly one byte, sometimes a state JSON.
-  // A peer that exited with our last message unread makes the next receive
-  // fail once with ECONNRESET; what it sent before (its error) is still queued.
-  ssize_t n;
+  // A peer that exited with our last message unread makes one receive fail
+  // with ECONNRESET, the peek or the read after it, even though what it sent
+  // before (its error) is still queued.
   bool reset = false;
+  auto again = [&](ssize_t n) {
+    return n < 0 && (errno == EINTR || (errno == ECONNRESET && !std::exchange(reset, true)));
+  };
+  // Peek at the size first: messages are mostly one byte, sometimes a state JSON.
+  ssize_t n;
   do n = ::recv(fd, nullptr, 0, MSG_PEEK | MSG_TRUNC);
-  while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !std::exchange(reset, true))));
+  while (again(n));
   if (n < 0) throw sys_error("sync: receive");
   if (n == 0) return false;
   std::string buf(static_cast<size_t>(n), '\0');
   int got;
-  n = base::recv_with_fd(fd, buf.data(), buf.size(), &got);
+  do n = base::recv_with_fd(fd, buf.data(), buf.size(), &got);
+  while (again(n));
   if (n < 0) throw sys_error("sync: receive");
   m.fd.reset(got);
   if (n == 0) return false;

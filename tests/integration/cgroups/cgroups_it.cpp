@@ -402,18 +402,20 @@ TEST_CASE("destroy removes the cgroup and the ancestors it created, and only tho
   }
 }
 
-TEST_CASE("clone_into_fd is a directory fd on v2 and -1 elsewhere") {
+TEST_CASE("clone_into_fd is the cgroup's directory on v2, its unified one on hybrid hosts, -1 on v1") {
   if (!is_root()) HUSK_SKIP("needs root");
   TestCgroup t;
   int fd = t.m->clone_into_fd();
-  if (!kV2) {
+  if (kMode == cg::Mode::legacy) {
     CHECK(fd == -1);
     return;
   }
   REQUIRE(fd >= 0);
-  struct stat st;
+  struct stat st, want;
   REQUIRE(fstat(fd, &st) == 0);
   CHECK(S_ISDIR(st.st_mode));
+  REQUIRE(stat((kV2 ? "/sys/fs/cgroup" + t.path : "/sys/fs/cgroup/unified" + t.path).c_str(), &want) == 0);
+  CHECK(st.st_ino == want.st_ino);
   CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC));
   close(fd);
 }
