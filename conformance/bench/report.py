@@ -392,8 +392,7 @@ def markdown(R):
             continue
         w(f"| {label} | {ms(vals['husk'])} | {ms(vals['crun'])} | {ms(vals['runc'])} | "
           f"{fr(ratio(vals['husk'], vals['crun']))} | {fr(ratio(vals['husk'], vals['runc']))} |")
-    w("
-The two rows 0.3 s after the previous command show what a create or an exec costs when "
+    w("\nThe two rows 0.3 s after the previous command show what a create or an exec costs when "
       "it comes alone, as from an engine: the first move of a process into a cgroup after a pause "
       "waits for an RCU grace period when it goes by pid through `cgroup.procs`, which back-to-back "
       "runs never see. The seccomp row gives every runtime the profile podman passes (from "
