@@ -133,17 +133,11 @@ class LegacyManager : public Manager {
     return fd;
   }
 
-  void attach(pid_t pid, bool cloned_into) override {
-    for (const auto& d : roots_) write_file(d + path_ + "/cgroup.procs", std::to_string(pid));
-    if (unified_ && !cloned_into && file_exists(unified_->dir())) unified_->add(pid);
-  }
+  void attach(pid_t pid, bool cloned_into) override { move(pid, "cgroup.procs", cloned_into); }
 
   // "0" in `tasks` moves the writing thread, the whole process when it has
   // one; the kernel then skips the host-wide lock a cgroup.procs write takes.
-  void attach_self(bool cloned_into) override {
-    for (const auto& d : roots_) write_file(d + path_ + "/tasks", "0");
-    if (unified_ && !cloned_into && file_exists(unified_->dir())) unified_->add(0);
-  }
+  void attach_self(bool cloned_into) override { move(0, "tasks", cloned_into); }
 
   void freeze() override {
     auto f = mount("freezer");
@@ -272,6 +266,13 @@ class LegacyManager : public Manager {
     auto it = mounts_.find(controller);
     if (it == mounts_.end()) return std::nullopt;
     return it->second;
+  }
+
+  // `pid` (0: the caller) into every v1 hierarchy through `file`, and into
+  // the unified one unless it was born there.
+  void move(pid_t pid, const char* file, bool cloned_into) {
+    for (const auto& d : roots_) write_file(d + path_ + "/" + file, std::to_string(pid));
+    if (unified_ && !cloned_into && file_exists(unified_->dir())) unified_->add(pid);
   }
 
   // Every hierarchy the cgroup has a directory in.
