@@ -31,19 +31,19 @@ bool cannot_be_written(int fd) {
   return seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL);
 }
 
-// One detached read-only overlay with `top` over `below`. "lowerdir+" (Linux
-// 6.8) takes each path verbatim; older kernels hand unknown keys to the
-// legacy option string, where only CMD_CREATE refuses them: then the caller
-// tries "lowerdir", which needs ':' and ',' escaped (refused here instead).
-Fd mount_overlay(const std::string& top, const std::string& below, bool plus) {
+// One detached read-only overlay with `top` over `below`. "lowerdir" works
+// on every kernel but takes ':' and ',' as separators; a path holding one
+// goes through "lowerdir+" (Linux 6.8), which takes each path verbatim
+// (older kernels pass the key on to the legacy option string, and only
+// CMD_CREATE refuses it).
+Fd mount_overlay(const std::string& top, const std::string& below) {
   Fd fs(static_cast<int>(::syscall(SYS_fsopen, "overlay", FSOPEN_CLOEXEC)));
   if (!fs) return Fd();
   auto set = [&](const char* key, const std::string& value) {
     return ::syscall(SYS_fsconfig, fs.get(), FSCONFIG_SET_STRING, key, value.c_str(), 0) == 0;
   };
-  if (plus ? !(set("lowerdir+", top) && set("lowerdir+", below))
-           : top.find_first_of(":,\\") != std::string::npos || below.find_first_of(":,\\") != std::string::npos ||
-                 !set("lowerdir", top + ":" + below))
+  bool plain = (top + below).find_first_of(":,\\") == std::string::npos;
+  if (plain ? !set("lowerdir", top + ":" + below) : !(set("lowerdir+", top) && set("lowerdir+", below)))
     return Fd();
   // Inode numbers are not needed, and xino's warnings would fill the kernel log.
   set("xino", "off");
@@ -67,8 +67,7 @@ int open_through_overlay(const std::string& exe, const std::string& below) {
   Fd below_fd(::open(below.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!below_fd) return -1;
   const std::string below_path = "/proc/self/fd/" + std::to_string(below_fd.get());
-  Fd mnt = mount_overlay(dir, below_path, true);
-  if (!mnt) mnt = mount_overlay(dir, below_path, false);
+  Fd mnt = mount_overlay(dir, below_path);
   if (!mnt) return -1;
   return ::openat(mnt.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }

@@ -36,3 +36,28 @@ TEST_CASE("the waiting init runs husk from an overlay view of its binary, not fr
   REQUIRE(c.del(true).ok());
   CHECK(leftovers(c).empty());
 }
+
+// The overlay's lower directory lives in husk's default state root; one
+// planted there as a symlink (to a FUSE mount that never answers, say) is
+// not followed: husk falls back to the sealed copy. Seen failing with the
+// directory opened without O_NOFOLLOW: the exe was the overlay's "/husk".
+TEST_CASE("a symlink planted as the overlay's lower directory is not followed", "[protect][husk-only]") {
+  if (runtime_is_runc()) HUSK_SKIP("husk's own re-exec");
+  if (::geteuid() != 0) HUSK_SKIP("overlayfs needs root");
+  const std::string lower = "/run/husk/.exe-lower";
+  TempDir target("husk-planted-lower.");
+  std::error_code ec;
+  std::filesystem::remove(lower, ec);  // husk's own empty directory, made again by the next create
+  std::filesystem::create_directory_symlink(target.path, lower);
+  Container c("protect-planted");
+  c.args({"true"});
+  auto created = c.create();
+  std::string exe = created.ok() ? std::filesystem::read_symlink("/proc/" + std::to_string(c.pid()) + "/exe").string() : "";
+  std::filesystem::remove(lower);
+  INFO(created.err);
+  REQUIRE(created.ok());
+  INFO(exe);
+  CHECK(exe.rfind("/memfd:husk", 0) == 0);
+  REQUIRE(c.del(true).ok());
+  CHECK(leftovers(c).empty());
+}
