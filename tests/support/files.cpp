@@ -150,6 +150,36 @@ Fd receive_fd(int listener, int timeout_ms) {
   return Fd(fd);
 }
 
+Received receive_until_eof(int conn) {
+  Received r;
+  for (;;) {
+    char buf[65536];
+    iovec iov{buf, sizeof buf};
+    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = cbuf;
+    m.msg_controllen = sizeof cbuf;
+    ssize_t n = ::recvmsg(conn, &m, MSG_CMSG_CLOEXEC);
+    if (n <= 0) break;
+    bool had = false;
+    for (cmsghdr* cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+      if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+      size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (size_t i = 0; i < count; ++i) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
+        r.fds.push_back(fd);
+      }
+      had = true;
+    }
+    r.messages_with_fds += had;
+    r.payload.append(buf, static_cast<size_t>(n));
+  }
+  return r;
+}
+
 void make_bundle(const std::string& dir, const std::string& runtime) {
   auto r = run({HUSK_TEST_MAKE_BUNDLE, dir, runtime}, SpawnOpts{.timeout = 60s});
   if (!r.ok()) throw husk::Error("scripts/make-bundle " + dir + " failed (" + std::to_string(r.code) + "): " + r.err);

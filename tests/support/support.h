@@ -105,6 +105,16 @@ Fd receive_fd(int listener, int timeout_ms = 10000);
 // poll(POLLIN) for up to timeout_ms.
 bool readable(int fd, int timeout_ms);
 
+// What a peer sent on one connection, read to end-of-file (as a seccomp
+// agent reads the runtime's state): the bytes, and every SCM_RIGHTS fd
+// (the receiver owns them), in order.
+struct Received {
+  std::string payload;
+  std::vector<int> fds;
+  int messages_with_fds = 0;  // how many messages carried any
+};
+Received receive_until_eof(int conn);
+
 // ---- bundles ----
 
 // scripts/make-bundle DIR RUNTIME: DIR/rootfs (static busybox, passwd,

@@ -96,30 +96,10 @@ class Agent {
     if (!c) return;
     timeval tv{5, 0};
     ::setsockopt(c.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    husk_test::Received got = husk_test::receive_until_eof(c.get());
     Conn conn;
-    std::vector<int> fds;
-    for (;;) {
-      char data[4096];
-      iovec iov{data, sizeof data};
-      alignas(cmsghdr) char ctrl[CMSG_SPACE(sizeof(int) * 4)];
-      msghdr m{};
-      m.msg_iov = &iov;
-      m.msg_iovlen = 1;
-      m.msg_control = ctrl;
-      m.msg_controllen = sizeof ctrl;
-      ssize_t n = ::recvmsg(c.get(), &m, MSG_CMSG_CLOEXEC);
-      if (n <= 0) break;
-      for (cmsghdr* h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
-        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
-        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < k; ++i) {
-          int fd;
-          std::memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
-          fds.push_back(fd);
-        }
-      }
-      conn.payload.append(data, static_cast<size_t>(n));
-    }
+    conn.payload = std::move(got.payload);
+    const std::vector<int>& fds = got.fds;
     conn.fds = static_cast<int>(fds.size());
     std::lock_guard lock(mu_);
     if (fds.size() == 1) notify_fds_.emplace_back(fds[0], conns_.size());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "spec/spec.h"
+#include "support.h"
 #include "unit/temp_dir.h"
 
 namespace seccomp_test {
@@ -38,41 +39,12 @@ inline husk::spec::Seccomp config(std::string default_action, std::vector<husk::
 // A fresh directory /tmp/<prefix>XXXXXX, removed with its contents.
 using husk_test::TempDir;
 
-// What a seccomp agent read from one connection.
-struct Received {
-  std::string payload;
-  std::vector<int> fds;       // every SCM_RIGHTS fd, in order
-  int messages_with_fds = 0;  // how many messages carried any
-};
+// What a seccomp agent read from one connection (tests/support).
+using husk_test::Received;
 
 // Read conn to EOF, as a seccomp agent does, and close it.
 inline Received receive_all(int conn) {
-  Received r;
-  for (;;) {
-    char buf[65536];
-    iovec iov{buf, sizeof buf};
-    alignas(cmsghdr) char cbuf[CMSG_SPACE(sizeof(int) * 8)];
-    msghdr m{};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
-    ssize_t n = recvmsg(conn, &m, MSG_CMSG_CLOEXEC);
-    if (n <= 0) break;
-    bool had = false;
-    for (cmsghdr* cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-        size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < count; ++i) {
-          int fd;
-          std::memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof fd);
-          r.fds.push_back(fd);
-        }
-        had = true;
-      }
-    r.messages_with_fds += had;
-    r.payload.append(buf, static_cast<size_t>(n));
-  }
+  Received r = husk_test::receive_until_eof(conn);
   close(conn);
   return r;
 }
