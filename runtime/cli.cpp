@@ -18,6 +18,7 @@
 #include "runtime/args.h"
 #include "runtime/commands.h"
 #include "runtime/log.h"
+#include "runtime/rootless.h"
 #include "runtime/self_exe.h"
 #include "base/error.h"
 
@@ -276,7 +277,7 @@ po::options_description own_options(const Command* c) {
 po::options_description global_options() {
   po::options_description d;
   d.add_options()
-      ("rootless", po::value<std::string>(), "accepted for runc compatibility")
+      ("rootless", po::value<std::string>(), "true, false or auto (default): without root privileges")
       ("root", po::value<std::string>(), "state directory (default /run/husk, $XDG_RUNTIME_DIR/husk for non-root)")
       ("log", po::value<std::string>(), "append log lines to this file")
       ("log-format", po::value<std::string>()->default_value("text"), "text or json")
@@ -295,12 +296,6 @@ const std::set<std::string> kGlobalWithValue = {"--root", "--log", "--log-format
 int style() {
   return (po::command_line_style::unix_style & ~po::command_line_style::allow_guessing) |
          po::command_line_style::allow_long_disguise;
-}
-
-std::string default_root() {
-  if (::geteuid() == 0) return "/run/husk";
-  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-  return std::string(xdg && *xdg ? xdg : "/tmp") + "/husk";
 }
 
 // The table's rule for positional arguments: at most max_args, the first of
@@ -379,7 +374,7 @@ std::optional<po::variables_map> parse_globals(int cmd_at, char** argv, const po
 
 bool protect_binary(const std::string& cmd, char** argv) {
   try {
-    ensure_protected_binary(argv, default_root());
+    ensure_protected_binary(argv, default_state_root());
     return true;
   } catch (const Error& e) {
     std::cerr << cmd << ": " << e.what() << std::endl;
@@ -472,13 +467,25 @@ bool global_settings(const Settings& s, const Command* c, Global& g) {
     std::cerr << "invalid log-format \"" << fmt << "\": must be text or json" << std::endl;
     return false;
   }
-  g.root = s.get("root") ? s.str("root") : default_root();
+  const std::string own_root = default_state_root();
+  g.root = s.get("root") ? s.str("root") : own_root;
   g.systemd_cgroup = s.flag("systemd-cgroup");
+  try {
+    // spec's own --rootless is a switch: then only a global one before it is the mode.
+    const po::variable_value* mode = s.get("rootless");
+    if (mode && mode->value().type() != typeid(std::string))
+      mode = s.before.count("rootless") ? &s.before["rootless"] : nullptr;
+    g.rootless = detect_rootless(parse_rootless_flag(mode ? mode->as<std::string>() : ""), g.systemd_cgroup);
+  } catch (const Error& e) {
+    std::cerr << e.what() << std::endl;
+    return false;
+  }
   // The seccomp cache lives in husk's default root, never in --root: that may
   // be containerd's shim root, which runc lists too. compile() makes only the
-  // last level.
-  g.seccomp_cache = default_root() + "/.seccomp-cache";
-  if (c && c->launches) ::mkdir(default_root().c_str(), 0700);
+  // last level. No default root (no XDG_RUNTIME_DIR): no cache.
+  if (own_root.empty()) return true;
+  g.seccomp_cache = own_root + "/.seccomp-cache";
+  if (c && c->launches) ::mkdir(own_root.c_str(), 0700);
   return true;
 }
 
@@ -489,7 +496,7 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
   try {
     const bool json = s.str("log-format") == "json";
     log::init(s.str("log"), json ? log::Format::json : log::Format::text, s.flag("debug"));
-    if (g.root.empty()) throw Error("--root: must not be empty");
+    if (s.get("root") && g.root.empty()) throw Error("--root: must not be empty");
     if (g.systemd_cgroup) throw Error("--systemd-cgroup: the systemd cgroup driver is not supported; use cgroupfs");
     if (!c) throw Error("\"" + cmd + "\" is not a husk command");
     check_args(*c, line.args);

@@ -14,6 +14,7 @@ struct Global {
   std::string root;
   std::string seccomp_cache;  // outside --root, which another runtime may list
   bool systemd_cgroup = false;
+  bool rootless = false;  // detect_rootless(): no privileges over the host's cgroups and ids
 };
 
 struct CreateOptions {

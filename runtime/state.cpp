@@ -58,7 +58,12 @@ bool within(const std::string& p, const std::string& base) {
 
 }  // namespace
 
-Store::Store(std::string root) : root_(std::move(root)) {}
+Store::Store(std::string root) : root_(std::move(root)) {
+  // default_state_root() found none: a non-root caller without XDG_RUNTIME_DIR.
+  if (root_.empty())
+    throw Error("state root: XDG_RUNTIME_DIR is not set (a non-root user's default is $XDG_RUNTIME_DIR/husk); "
+                "give --root DIR");
+}
 
 void Store::check_id(const std::string& id) {
   // A leading dot is refused: list skips such entries.
