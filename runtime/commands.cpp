@@ -160,9 +160,23 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
 
 // The container's cgroup, made (or taken over when it exists and is empty)
 // with the device policy and the limits applied.
-void make_cgroup(Creation& c, const std::string& config_text) {
+void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
   Record& rec = c.rec;
   const auto& lx = *c.spec.linux_;
+  if (g.rootless) {
+    // Nothing is recorded: the container is known by its init's pid alone.
+    cgroups::Config none;
+    none.driver = cgroups::Driver::none;
+    none.container_id = rec.oci.id;
+    none.none_reason = "husk runs rootless";
+    none.log = log::warn;
+    c.cgroup = cgroups::make_manager(none);
+    c.cgroup->prepare();
+    c.handle.save(rec);
+    c.handle.save_config(config_text);
+    if (lx.resources) c.cgroup->apply(*lx.resources);
+    return;
+  }
   if (lx.resources) cgroups::check_host(*lx.resources);
   rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, rec.oci.id);
   // Recorded before the cgroup is made (a leaf not there yet as ours) and
@@ -239,7 +253,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   rec.oci.rootfs = b.rootfs;
   rec.oci.created = now_rfc3339();
   rec.oci.annotations = sp.annotations;
-  make_cgroup(*c, b.config_text);
+  make_cgroup(g, *c, b.config_text);
 
   log::debug("create " + o.id + ": bundle " + b.dir + ", cgroup " + rec.cgroup_path);
   launch_init(g, o, *c, b.rootfs, console_fd);

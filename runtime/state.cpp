@@ -13,6 +13,7 @@
 #include "cgroups/cgroups.h"
 #include "base/error.h"
 #include "runtime/log.h"
+#include "runtime/rootless.h"
 
 namespace husk::rt {
 using json = nlohmann::json;
@@ -356,11 +357,16 @@ std::string live_status(const Record& r) {
 }
 
 Fd open_init(const Record& r) {
-  if (r.oci.pid <= 0 || r.start_time == 0 || r.cgroup_path.empty() || cgroups::contains_self(r.cgroup_path))
-    return Fd();
+  if (r.oci.pid <= 0 || r.start_time == 0) return Fd();
+  // A container without a cgroup (rootless) is known by pid and start time
+  // only: the kernel lets an unprivileged caller signal its own processes
+  // alone. Root always makes a cgroup: a record without one is not husk's.
+  const bool by_cgroup = !r.cgroup_path.empty();
+  if (by_cgroup ? cgroups::contains_self(r.cgroup_path) : ::geteuid() == 0 && !in_user_namespace()) return Fd();
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, r.oci.pid, 0)));
   // Checked after pidfd_open: the pidfd pins this very process.
-  if (!pidfd || !process_alive(r.oci.pid, r.start_time) || !cgroups::process_in(r.oci.pid, r.cgroup_path))
+  if (!pidfd || !process_alive(r.oci.pid, r.start_time) ||
+      (by_cgroup && !cgroups::process_in(r.oci.pid, r.cgroup_path)))
     return Fd();
   return pidfd;
 }
