@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "base/fdpass.h"
+#include "namespaces/id_maps.h"
 #include "namespaces/internal.h"
 
 namespace husk::ns {
@@ -59,15 +60,16 @@ Fd userns_with_mappings(const spec::Mount& m, const std::string& what) {
   } else if (n < 2 || msg[0] != 'y') {
     err = what + ": could not create a user namespace for the idmapped mount";
   } else {
-    std::string dir = "/proc/" + std::string(msg + 1, static_cast<size_t>(n - 1)) + "/";
-    auto put = [&](const std::string& file, const std::string& text) {
-      int fd = open((dir + file).c_str(), O_WRONLY | O_CLOEXEC);
-      bool ok = fd >= 0 && write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-      if (!ok && err.empty()) err = sys_error(what + ": write " + dir + file).what();
-      if (fd >= 0) close(fd);
-    };
-    put("uid_map", id_map_text(m.uid_mappings));
-    put("gid_map", id_map_text(m.gid_mappings));
+    std::string named(msg + 1, static_cast<size_t>(n - 1));
+    std::string dir = "/proc/" + named + "/";
+    try {
+      // As the container's maps are: by husk, or by newuidmap/newgidmap.
+      // Errors name the field: `what` is "mounts[N] (destination)".
+      write_id_maps(static_cast<pid_t>(std::stol(named)), m.uid_mappings, m.gid_mappings,
+                    what.substr(0, what.find(" (")), current_caller());
+    } catch (const Error& e) {
+      err = e.what();
+    }
     if (err.empty()) {
       ns = Fd(open((dir + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
       if (!ns) err = sys_error(what + ": open " + dir + "ns/user").what();
@@ -94,8 +96,15 @@ Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what) {
   struct mount_attr a{};
   a.attr_set = MOUNT_ATTR_IDMAP;
   a.userns_fd = static_cast<uint64_t>(userns_fd);
-  if (mount_setattr(tree.get(), "", AT_EMPTY_PATH | (mo.recursive_idmap ? AT_RECURSIVE : 0), &a, sizeof a) < 0)
-    throw sys_error(what + ": idmap " + m.source);
+  if (mount_setattr(tree.get(), "", AT_EMPTY_PATH | (mo.recursive_idmap ? AT_RECURSIVE : 0), &a, sizeof a) < 0) {
+    int e = errno;
+    std::string msg = sys_error(what + ": idmap " + m.source, e).what();
+    if (e == EPERM)
+      msg += " (the kernel idmaps a filesystem only for a caller privileged over the user namespace it was "
+             "mounted in: without root on the host, not a host filesystem)";
+    if (e == EINVAL) msg += " (its filesystem does not support idmapped mounts)";
+    throw Error(msg, e);
+  }
   return tree;
 }
 
@@ -128,6 +137,9 @@ struct InitMountNs {
   std::string ns_path;  // its ns/mnt, or the namespace the spec joins
   Fd ns;
   Fd cwd;  // empty for a joined namespace: setns() moves the init to its root, as it does the helper
+  // Without root the init's user namespace, joined first: setns into a mount
+  // namespace needs CAP_SYS_ADMIN in our own user namespace too.
+  Fd userns;
 };
 
 InitMountNs open_init_mount_ns(const spec::Spec& spec, int init_pid) {
@@ -142,12 +154,16 @@ InitMountNs open_init_mount_ns(const spec::Spec& spec, int init_pid) {
     at.cwd = Fd(open((at.proc + "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!at.cwd) throw sys_error("open " + at.proc + "cwd");
   }
+  if (geteuid() != 0) {
+    at.userns = Fd(open((at.proc + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!at.userns) throw sys_error("open " + at.proc + "ns/user");
+  }
   return at;
 }
 
 // One message per source: {stage, errno, why} and, when it opened, the fd.
 struct SourceReply {
-  char stage;  // 'n' setns, 'c' fchdir, 'i' idmapped tree (why), 'o' opened (or err)
+  char stage;  // 'u' setns user, 'n' setns mount, 'c' fchdir, 'i' idmapped tree (why), 'o' opened (or err)
   int err;
   char why[1024];
 };
@@ -163,6 +179,10 @@ struct SourceReply {
     if (why) strncpy(r.why, why, sizeof r.why - 1);
     if (base::send_with_fd(sock, &r, sizeof r, fd) < 0) _exit(1);
   };
+  if (at.userns && setns(at.userns.get(), CLONE_NEWUSER) < 0) {
+    reply('u', errno, nullptr, -1);
+    _exit(1);
+  }
   if (setns(at.ns.get(), CLONE_NEWNS) < 0) {
     reply('n', errno, nullptr, -1);
     _exit(1);
@@ -180,7 +200,8 @@ struct SourceReply {
           with_ns.uid_mappings.clear();
           with_ns.gid_mappings.clear();
         }
-        Fd tree(make_idmapped_mount(with_ns, own_userns[k] ? own_userns[k].get() : userns_fd));
+        Fd tree = detail::idmapped_tree(with_ns, own_userns[k] ? own_userns[k].get() : userns_fd,
+                                        mount_what(indexes[k], m));
         reply('o', 0, nullptr, tree.get());
       } catch (const std::exception& e) {
         reply('i', 0, e.what(), -1);
@@ -207,9 +228,10 @@ std::vector<int> collect_sources(int sock, const InitMountNs& at, const spec::Sp
     ssize_t n = base::recv_with_fd(sock, &r, sizeof r, &got);
     Fd passed(got);
     const auto& m = spec.mounts[indexes[k]];
-    std::string what = "mounts[" + std::to_string(indexes[k]) + "] (" + m.destination + ")";
+    std::string what = mount_what(indexes[k], m);
     r.why[sizeof r.why - 1] = '\0';
     if (n != static_cast<ssize_t>(sizeof r)) throw Error(what + ": the helper opening bind sources died");
+    if (r.stage == 'u') throw sys_error("enter the init's user namespace " + at.proc + "ns/user", r.err);
     if (r.stage == 'n') throw sys_error("enter the container's mount namespace " + at.ns_path, r.err);
     if (r.stage == 'c') throw sys_error("enter the init's working directory " + at.proc + "cwd", r.err);
     if (r.stage == 'i') throw Error(r.why);
@@ -233,7 +255,7 @@ std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<siz
   for (size_t k = 0; k < indexes.size(); ++k) {
     const auto& m = spec.mounts[indexes[k]];
     if (spec::is_idmapped(m) && !m.uid_mappings.empty())
-      own_userns[k] = detail::userns_with_mappings(m, "mount " + m.destination);
+      own_userns[k] = detail::userns_with_mappings(m, mount_what(indexes[k], m));
   }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) throw sys_error("socketpair for bind sources");

@@ -83,7 +83,8 @@ Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& optio
 
 // ---------- idmap.cpp ----------
 
-// A user namespace holding only m's uidMappings/gidMappings.
+// A user namespace holding only m's uidMappings/gidMappings, mapped by
+// write_id_maps; `what` as mount_what says (its "mounts[N]" names the fields).
 Fd userns_with_mappings(const spec::Mount& m, const std::string& what);
 // The detached idmapped bind of m.source (see make_idmapped_mount).
 Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what);

@@ -93,6 +93,8 @@ struct MountStep {
 // The step for spec.mounts[index]; throws naming it for an empty destination,
 // a missing type, idmap on a non-bind mount or tmpcopyup on a non-tmpfs.
 MountStep plan_mount(const spec::Mount& m, size_t index, const MountHost& host);
+// "mounts[2] (/data)": how errors name spec.mounts[index] (MountStep::what).
+std::string mount_what(size_t index, const spec::Mount& m);
 // plan_mount for every spec.mounts entry, in order.
 std::vector<MountStep> plan_mounts(const spec::Spec& spec, const MountHost& host);
 

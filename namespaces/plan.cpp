@@ -194,10 +194,14 @@ MountOptions parse_mount_options(const std::vector<std::string>& options) {
   return mo;
 }
 
+std::string mount_what(size_t index, const spec::Mount& m) {
+  return "mounts[" + std::to_string(index) + "] (" + m.destination + ")";
+}
+
 MountStep plan_mount(const spec::Mount& m, size_t index, const MountHost& host) {
   MountStep s;
   s.index = index;
-  s.what = "mounts[" + std::to_string(index) + "] (" + m.destination + ")";
+  s.what = mount_what(index, m);
   if (m.destination.empty()) throw Error("mounts[" + std::to_string(index) + "].destination: must not be empty");
   s.destination = clean_path(m.destination);
   s.type = m.type;
