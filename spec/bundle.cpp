@@ -90,8 +90,10 @@ std::string default_config_json(bool rootless) {
     if (!options.empty()) m["options"] = options;
     return m;
   };
-  // Without a user namespace of its own the devpts gid=5 (tty) may not be
-  // mapped, and sysfs cannot be mounted fresh without a network namespace.
+  // Rootless: the devpts gid=5 (tty) is not mapped; sysfs mounts fresh in
+  // the container's own network namespace (unlike an rbind of the host's
+  // /sys it has no cgroup mounts below, so /sys/fs/cgroup stays read-only)
+  // and no cgroup is mounted: the host's hierarchy is not the user's.
   ojson mounts = ojson::array();
   mounts.push_back(mount("/proc", "proc", "proc", {}));
   mounts.push_back(mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}));
@@ -100,18 +102,12 @@ std::string default_config_json(bool rootless) {
   mounts.push_back(mount("/dev/pts", "devpts", "devpts", devpts));
   mounts.push_back(mount("/dev/shm", "tmpfs", "shm", {"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}));
   mounts.push_back(mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}));
-  if (rootless) {
-    mounts.push_back(mount("/sys", "none", "/sys", {"rbind", "nosuid", "noexec", "nodev", "ro"}));
-  } else {
-    mounts.push_back(mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}));
+  mounts.push_back(mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}));
+  if (!rootless)
     mounts.push_back(mount("/sys/fs/cgroup", "cgroup", "cgroup", {"nosuid", "noexec", "nodev", "relatime", "ro"}));
-  }
 
   ojson namespaces = ojson::array();
-  for (const char* t : {"pid", "network", "ipc", "uts", "mount", "cgroup"}) {
-    if (rootless && std::string(t) == "network") continue;
-    namespaces.push_back({{"type", t}});
-  }
+  for (const char* t : {"pid", "network", "ipc", "uts", "mount", "cgroup"}) namespaces.push_back({{"type", t}});
 
   ojson linux_cfg = ojson::object();
   if (rootless) {

@@ -41,7 +41,7 @@ TEST_CASE("spec writes a config that runs, and never overwrites one", "[cli]") {
   CHECK(out.out == "from-spec\n");
 }
 
-TEST_CASE("spec --rootless maps the calling user into a user namespace", "[cli]") {
+TEST_CASE("spec --rootless maps the calling user into a user namespace, with a network namespace", "[cli]") {
   TempDir dir("husk-it-spec-rl-");
   REQUIRE(run({runtime(), "spec", "--rootless", "--bundle", dir.path}).ok());
   json cfg = json::parse(read_file(dir.path + "/config.json"));
@@ -51,7 +51,7 @@ TEST_CASE("spec --rootless maps the calling user into a user namespace", "[cli]"
     netns |= n.at("type") == "network";
   }
   CHECK(userns);
-  CHECK_FALSE(netns);
+  CHECK(netns);  // sysfs is mounted fresh, not the host's /sys with its cgroup mounts
   auto& m = cfg.at("linux").at("uidMappings").at(0);
   CHECK(m.at("hostID").get<unsigned>() == ::geteuid());
   CHECK(m.at("containerID").get<unsigned>() == 0);

@@ -91,12 +91,12 @@ TEST_CASE("default_config_json is a valid runc-like config", "[bundle]") {
   CHECK(s.linux_->uid_mappings.empty());
 }
 
-TEST_CASE("default_config_json(rootless) maps the caller and drops what needs root", "[bundle]") {
+TEST_CASE("default_config_json(rootless) maps the caller, mounts sysfs in its own netns, no cgroup", "[bundle]") {
   std::string text = default_config_json(true);
   Spec s = parse(text);
   REQUIRE_NOTHROW(validate(s, true));
   json j = json::parse(text);
-  CHECK(ns_types(j) == std::vector<std::string>{"pid", "ipc", "uts", "mount", "cgroup", "user"});
+  CHECK(ns_types(j) == std::vector<std::string>{"pid", "network", "ipc", "uts", "mount", "cgroup", "user"});
   REQUIRE(s.linux_->uid_mappings.size() == 1);
   CHECK(s.linux_->uid_mappings[0].container_id == 0);
   CHECK(s.linux_->uid_mappings[0].host_id == geteuid());
@@ -105,8 +105,8 @@ TEST_CASE("default_config_json(rootless) maps the caller and drops what needs ro
   CHECK(s.linux_->gid_mappings[0].host_id == getegid());
   const json* sys = find_mount(j, "/sys");
   REQUIRE(sys);
-  CHECK((*sys)["source"] == "/sys");
-  CHECK((*sys)["options"] == json({"rbind", "nosuid", "noexec", "nodev", "ro"}));
+  CHECK((*sys)["type"] == "sysfs");
+  CHECK((*sys)["options"] == json({"nosuid", "noexec", "nodev", "ro"}));
   CHECK_FALSE(find_mount(j, "/sys/fs/cgroup"));
   for (const auto& opt : (*find_mount(j, "/dev/pts"))["options"]) CHECK(opt != "gid=5");
   CHECK_FALSE(s.linux_->resources);
