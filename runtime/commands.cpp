@@ -201,7 +201,7 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
   c.cgroup->apply(res);
 }
 
-// The init through the launch pipeline: maps written through /proc, into the
+// The init through the launch pipeline: maps written (see ProcIdMapWriter), into the
 // container's cgroup, cloned; state.json gets its pid before any hook runs.
 void launch_init(const Global& g, const CreateOptions& o, Creation& c, const std::string& rootfs, int console_fd) {
   InitRequest req;
@@ -217,7 +217,7 @@ void launch_init(const Global& g, const CreateOptions& o, Creation& c, const std
   if (!o.no_new_keyring) req.session_keyring = o.id;
   req.seccomp_cache_dir = g.seccomp_cache;
 
-  ProcIdMapWriter id_maps;
+  ProcIdMapWriter id_maps(c.spec);
   InitLauncher launcher(req);
   Pipeline p;
   p.spec = &c.spec;

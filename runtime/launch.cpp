@@ -10,10 +10,19 @@
 
 namespace husk::rt {
 
+ProcIdMapWriter::ProcIdMapWriter(const spec::Spec& spec) : caller_(ns::current_caller()) {
+  const spec::Linux* lx = spec.linux_ ? &*spec.linux_ : nullptr;
+  const spec::Namespace* user = lx ? lx->find_namespace("user") : nullptr;
+  if (!user || !user->path.empty()) return;
+  ns::MapPlan plan = ns::plan_id_maps(caller_, lx->uid_mappings, lx->gid_mappings, "linux");
+  // The kernel refuses setgroups(2) for good in such a namespace; runc drops the groups silently.
+  if (plan.deny_setgroups && spec.process && !spec.process->user.additional_gids.empty())
+    throw Error("process.user.additionalGids: cannot be set in a user namespace whose single gid mapping husk "
+                "writes itself (setgroups is \"deny\" there); map gids from /etc/subgid to use them");
+}
+
 void ProcIdMapWriter::write(pid_t pid, const spec::Linux& lx) const {
-  std::string base = "/proc/" + std::to_string(pid);
-  write_file(base + "/uid_map", ns::id_map_text(lx.uid_mappings));
-  write_file(base + "/gid_map", ns::id_map_text(lx.gid_mappings));
+  ns::write_id_maps(pid, lx.uid_mappings, lx.gid_mappings, "linux", caller_);
 }
 
 base::Fd Pipeline::cgroup_fd() const { return base::Fd(cgroup ? cgroup->clone_into_fd() : -1); }

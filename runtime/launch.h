@@ -11,6 +11,7 @@
 
 #include "base/fd.h"
 #include "cgroups/cgroups.h"
+#include "namespaces/id_maps.h"
 #include "runtime/sync.h"
 #include "spec/spec.h"
 
@@ -23,11 +24,18 @@ class IdMapWriter {
   virtual void write(pid_t pid, const spec::Linux& lx) const = 0;
 };
 
-// Writes /proc/<pid>/uid_map and gid_map itself: needs CAP_SETUID and
-// CAP_SETGID over the parent user namespace (husk as root).
+// The maps of the container's user namespace as ns::write_id_maps writes
+// them: by husk itself where the kernel lets it, else by newuidmap/newgidmap.
 class ProcIdMapWriter final : public IdMapWriter {
  public:
+  // When `spec` makes a user namespace its mappings are checked here, before
+  // any process exists: ranges the caller may not map, and
+  // process.user.additionalGids where setgroups will be "deny".
+  explicit ProcIdMapWriter(const spec::Spec& spec);
   void write(pid_t pid, const spec::Linux& lx) const override;
+
+ private:
+  ns::MapCaller caller_;
 };
 
 struct Pipeline;

@@ -23,6 +23,7 @@
 #include "runtime/log.h"
 #include "runtime/util.h"
 #include "base/error.h"
+#include "base/file.h"
 
 namespace husk::rt {
 
@@ -236,8 +237,13 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
   const auto& u = p.user;
   std::vector<gid_t> groups(u.additional_gids.begin(), u.additional_gids.end());
   // setgroups is denied in a user namespace whose setgroups file says "deny".
-  if (::setgroups(groups.size(), groups.data()) != 0 && !(in_user_ns && errno == EPERM && groups.empty()))
-    throw sys_error("setgroups");
+  if (::setgroups(groups.size(), groups.data()) != 0 && !(in_user_ns && errno == EPERM && groups.empty())) {
+    int err = errno;
+    if (in_user_ns && err == EPERM && base::try_read_file("/proc/self/setgroups").value_or("") == "deny\n")
+      throw Error("process.user.additionalGids: setgroups is denied in the container's user namespace "
+                  "(/proc/self/setgroups says deny)", EPERM);
+    throw sys_error("setgroups", err);
+  }
   if (::setresgid(u.gid, u.gid, u.gid) != 0) throw sys_error("setgid " + std::to_string(u.gid));
   if (::setresuid(u.uid, u.uid, u.uid) != 0) throw sys_error("setuid " + std::to_string(u.uid));
   if (::prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0) throw sys_error("prctl PR_SET_KEEPCAPS");

@@ -74,8 +74,9 @@ template <class Body>
 
 // Start of every child that will end up in the container: default signal
 // mask, and not dumpable until exec, so container processes cannot open our
-// /proc/<pid>/exe or memory (CVE-2019-5736).
-void child_prologue();
+// /proc/<pid>/exe or memory (CVE-2019-5736). `stay_dumpable`: the caller
+// makes it non-dumpable later (an init in a user namespace of its own).
+void child_prologue(bool stay_dumpable = false);
 
 // From a stage-1 child (after joining a pid namespace, which applies to
 // children only): clone the real process as our parent's child, tell the
