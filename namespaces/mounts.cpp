@@ -102,6 +102,9 @@ void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, 
       MountOptions fallback = mo;
       fallback.bind = fallback.recursive_bind = true;
       fallback.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
+      // A read-only /sys is read-only below too: the host's cgroup mounts
+      // under /sys/fs/cgroup must not come along writable (CVE-2023-25809).
+      if (fallback.flags & MS_RDONLY) fallback.attr_set |= MOUNT_ATTR_RDONLY;
       bind_mount(open_source("/sys", what).get(), "/sys", target, fallback, what);
       return;
     }
