@@ -100,6 +100,8 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
   static const std::vector<spec::Device> kNone;
   const auto& devices = spec.linux_ ? spec.linux_->devices : kNone;
   Fd dev = ensure_in_root(root_fd, "/dev", false, "/dev");
+  // mknod needs CAP_MKNOD in the host's user namespace.
+  bool bind = opts.user_ns || opts.caller_user_ns;
   for (const auto& d : kDefaultDevices) {
     bool listed = false;
     for (const auto& sd : devices) listed |= clean_path(sd.path) == d.path;
@@ -109,7 +111,7 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
     sd.path = d.path;
     sd.major = d.major;
     sd.minor = d.minor;
-    make_device(root_fd, sd, opts.user_ns, d.path);
+    make_device(root_fd, sd, bind, d.path);
   }
   std::vector<std::pair<const char*, const char*>> links = {
       {"/proc/self/fd", "fd"}, {"/proc/self/fd/0", "stdin"},
@@ -119,7 +121,7 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts) {
     if (symlinkat(target, dev.get(), name) < 0 && errno != EEXIST)
       throw sys_error(std::string("symlink /dev/") + name);
   for (size_t i = 0; i < devices.size(); ++i)
-    make_device(root_fd, devices[i], opts.user_ns, "linux.devices[" + std::to_string(i) + "]");
+    make_device(root_fd, devices[i], bind, "linux.devices[" + std::to_string(i) + "]");
   // The devpts instance mounted at /dev/pts has its own ptmx. After
   // linux.devices: privileged configs list the host's /dev/ptmx (5:2) too,
   // and runc replaces that node as well.

@@ -171,7 +171,7 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   host.cgroup_v1 = !hierarchies.empty();
   // The init has unshared (or joined) the cgroup namespace by now.
   host.cgroup_ns = spec.linux_ && spec.linux_->has_namespace("cgroup");
-  host.user_ns = opts.user_ns;
+  host.user_ns = opts.user_ns || opts.caller_user_ns;
   std::vector<MountStep> steps = plan_mounts(spec, host);
 
   std::string rootfs = canonical(opts.rootfs);

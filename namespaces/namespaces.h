@@ -65,7 +65,7 @@ std::vector<std::string> known_mount_options();
 struct MountHost {
   bool cgroup_v1 = false;  // /sys/fs/cgroup holds the host's v1 hierarchies (v1 or hybrid host)
   bool cgroup_ns = false;  // the container has a cgroup namespace (new or joined)
-  bool user_ns = false;    // the init is in a new user namespace
+  bool user_ns = false;    // the init is in a user namespace: a new one, or the runtime's own
 };
 
 // How prepare_rootfs mounts one spec.mounts entry, decided without touching
@@ -142,6 +142,9 @@ struct RootfsOptions {
   std::string rootfs;        // host path of root.path (absolute, or relative to the cwd)
   bool no_pivot = false;     // --no-pivot: MS_MOVE + chroot
   bool user_ns = false;      // inside a new user namespace: bind devices instead of mknod
+  // No new one, but husk itself runs in a user namespace (rootless podman's):
+  // devices are bound there too, and sysfs may be refused as in a new one.
+  bool caller_user_ns = false;
   bool own_mount_ns = true;  // a mount namespace of the container (new or joined); false: the caller's, never mounted in
   // spec.mounts index -> fd from make_idmapped_mount (not closed by prepare_rootfs).
   std::map<size_t, int> idmapped;

@@ -18,6 +18,7 @@
 #include "runtime/log.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
+#include "runtime/rootless.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
@@ -116,6 +117,7 @@ ns::RootfsOptions mount_rootfs(const ChildContext& c) {
   ro.rootfs = c.req.rootfs;
   ro.no_pivot = c.req.no_pivot;
   ro.user_ns = lx.has_namespace("user");
+  ro.caller_user_ns = !ro.user_ns && in_user_namespace();
   // create requires a mount namespace, new or joined: set it up either way.
   ro.own_mount_ns = lx.has_namespace("mount");
   // A copy only when there is a label to add.
@@ -199,7 +201,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   fin.console_fd = c.req.console_fd;
   fin.bind_console = true;
   fin.preserve_fds = c.req.preserve_fds;
-  fin.in_user_ns = ro.user_ns;
+  fin.in_user_ns = ro.user_ns || ro.caller_user_ns;
   fin.sock = c.sock;
   fin.filter = c.has_seccomp ? &c.seccomp_prog : nullptr;
   fin.labels = &labels;

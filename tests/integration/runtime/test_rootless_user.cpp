@@ -121,6 +121,29 @@ TEST_CASE("without a network namespace /sys is the host's, read-only all the way
   CHECK(out[1] != "0");  // the host's /sys with its cgroup mounts: the fallback happened
 }
 
+// Fails against bc7328f: "mknod /dev/null: Operation not permitted" (only a
+// new user namespace of the container bound the devices); then create and
+// exec said "setgroups: Operation not permitted" (unshare -r's setgroups is "deny").
+TEST_CASE("root of a user namespace runs a container without one of its own: devices bound, exec", "[rootless]") {
+  REQUIRE_UNPRIVILEGED_USERNS();
+  Unprivileged u;
+  u.spec({"sleep", "1000"});
+  auto& nss = u.cfg["linux"]["namespaces"];
+  for (auto it = nss.begin(); it != nss.end();) it = (*it)["type"] == "user" ? nss.erase(it) : it + 1;
+  u.cfg["linux"].erase("uidMappings");
+  u.cfg["linux"].erase("gidMappings");
+  write_file(u.bundle + "/config.json", u.cfg.dump(2));
+  // Every command in one user namespace, as rootless podman's are (in its pause process's).
+  std::string h = "XDG_RUNTIME_DIR=" + u.xdg + " " + runtime() + " --root " + u.root;
+  std::string script = h + " create --bundle " + u.bundle + " rl >/dev/null && " + h + " start rl && " + h +
+                       " exec rl sh -c 'echo x > /dev/null && head -c 4 /dev/zero | wc -c; id -u'; " + h +
+                       " kill rl KILL; " + h + " delete --force rl";
+  Result r = hit::run(Unprivileged::as_nobody({"unshare", "--user", "--map-root-user", "sh", "-c", script}));
+  INFO(r.err);
+  REQUIRE(r.ok());
+  CHECK(lines(r.out) == std::vector<std::string>{"4", "0"});
+}
+
 // Fails against bc7328f: "write /proc/<pid>/uid_map: Operation not permitted".
 TEST_CASE("an unprivileged user's range outside /etc/subuid is refused naming it", "[rootless][husk-only]") {
   REQUIRE_UNPRIVILEGED_USERNS();
