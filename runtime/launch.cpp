@@ -10,10 +10,11 @@
 
 namespace husk::rt {
 
-ProcIdMapWriter::ProcIdMapWriter(const spec::Spec& spec) : caller_(ns::current_caller()) {
+ProcIdMapWriter::ProcIdMapWriter(const spec::Spec& spec) {
   const spec::Linux* lx = spec.linux_ ? &*spec.linux_ : nullptr;
   const spec::Namespace* user = lx ? lx->find_namespace("user") : nullptr;
-  if (!user || !user->path.empty()) return;
+  if (!user || !user->path.empty()) return;  // write() is never called then
+  caller_ = ns::current_caller();
   ns::MapPlan plan = ns::plan_id_maps(caller_, lx->uid_mappings, lx->gid_mappings, "linux");
   // The kernel refuses setgroups(2) for good in such a namespace; runc drops the groups silently.
   if (plan.deny_setgroups && spec.process && !spec.process->user.additional_gids.empty())
