@@ -1,12 +1,16 @@
 # The runtime-alone checks of scripts/test-rootless (sourced; needs its
 # helpers, WORK, ROOTFS, RT_BIN, LABEL, RL_UID, RL_GID, SUB_START).
 
-# run_as_user RT NAME BUNDLE [PREFIX-CMD...]: `RT run` of BUNDLE as the user
+# run_as_user RT BUNDLE [PREFIX-CMD...]: `RT run` of BUNDLE as the user
 # (after PREFIX-CMD, run as root), output in OUT, rc in RC; LEFT_STATE=1 when
 # `state` still knew the container afterwards; it is force-deleted then.
+# Numbered ids: an id naming the check (idmap, bogus) would match the
+# expected error messages.
+RUN_N=0
 run_as_user() {
-  local rt=$1 id=rl-$2-$1 b=$3
-  shift 3
+  local rt=$1 b=$2 id
+  RUN_N=$((RUN_N + 1)); id=rl$RUN_N-$1
+  shift 2
   capture "$@" "${U[@]}" "${RT_BIN[$rt]}" run --bundle "$b" "$id"
   LEFT_STATE=0
   as_user "${RT_BIN[$rt]}" state "$id" >/dev/null 2>&1 && LEFT_STATE=1
@@ -39,7 +43,7 @@ check_run() {
     echo x >/dev/null && test -c /dev/null && head -c 4 /dev/zero | wc -c | sed "s/^/zero-bytes /"
     echo "netns $(readlink /proc/self/ns/net)"')
   spec_checks "$rt" "$b/config.json"
-  run_as_user "$rt" run "$b"
+  run_as_user "$rt" "$b"
   expect_out "$LABEL: run as the user: uid 0 inside, uid_map and gid_map map the user to 0, /dev/null and /dev/zero work" \
     "$rt run (bundle of spec --rootless, as $RL_USER)" \
     "0"$'\n'"map 0 $RL_UID 1"$'\n'"map 0 $RL_GID 1" "zero-bytes 4"
@@ -61,7 +65,7 @@ check_bind_owner() {
   mkdir -p "$share" && chown "$RL_UID:$RL_GID" "$share"
   b=$(new_bundle "$rt" bind 'touch /mnt/rw/made-inside && mkdir /mnt/rw/dir-inside && echo made' "$BIND" \
     --arg dst /mnt/rw --arg src "$share" --arg mode rw)
-  run_as_user "$rt" bind "$b"
+  run_as_user "$rt" "$b"
   expect_out "$LABEL: bind mount rw: making a file inside works" "$rt run (touch, mkdir in /mnt/rw)" made || return
   expect_eq "$LABEL: bind mount rw: the file made inside belongs to the user on the host" \
     "stat -c %u:%g $share/made-inside" "$RL_UID:$RL_GID" "$(host_owner "$share/made-inside")"
@@ -90,7 +94,7 @@ check_admin() {
       {destination: "/mnt/ro", type: "bind", source: $ro, options: ["bind", "ro"]},
       {destination: "/mnt/rw", type: "bind", source: $rw, options: ["bind", "rw"]}] | '"$ADMIN_CAPS" \
     --arg ro "$ro" --arg rw "$rw")
-  run_as_user "$rt" admin "$b"
+  run_as_user "$rt" "$b"
   # The host checks below would pass vacuously when nothing ran.
   expect_out "$LABEL: CAP_SYS_ADMIN inside: the container ran with it" "$rt run (caps + SYS_ADMIN)" "CapEff:" || return
   grep '^note: ' <<<"$OUT" | sed "s/^note: /note: $LABEL: inside, /"
@@ -145,9 +149,9 @@ check_cgroup_ro() {
     probe umount; echo probed'
   b=$(new_bundle "$rt" cgroup "$script" ".process.env += [\"DELEG=$deleg\"] | $ADMIN_CAPS")
   if [ -n "$deleg" ]; then
-    run_as_user "$rt" cgroup "$b" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$deleg"
+    run_as_user "$rt" "$b" sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$deleg"
   else
-    run_as_user "$rt" cgroup "$b"
+    run_as_user "$rt" "$b"
   fi
   expect_out "$LABEL: /sys/fs/cgroup probe ran (CAP_SYS_ADMIN, started in a delegated cgroup)" "$rt run" probed || return
   grep -E '^(made|umount)' <<<"$OUT" | sed "s/^/note: $LABEL: inside, /"
@@ -173,7 +177,7 @@ check_ranges() {
       echo "uid $(id -u) gid $(id -g)"; touch /mnt/rw/by-1000 && echo made' \
     "$(two_ranges "$SUB_START" uidMappings "$RL_UID") | $(two_ranges "$SUB_START" gidMappings "$RL_GID") |
      .process.user = {uid: 1000, gid: 1000} | $BIND" --arg dst /mnt/rw --arg src "$share" --arg mode rw)
-  run_as_user "$rt" ranges "$b"
+  run_as_user "$rt" "$b"
   expect_out "$LABEL: multi-range mapping: uid_map/gid_map have both ranges, the process is 1000:1000" \
     "$rt run (uidMappings/gidMappings [{0,$RL_UID,1},{1,$SUB_START,65536}], user 1000)" \
     "map 0 $RL_UID 1"$'\n'"map 1 $SUB_START 65536"$'\n'"map 0 $RL_GID 1"$'\n'"map 1 $SUB_START 65536" \
@@ -190,7 +194,7 @@ check_foreign() {
     own=$RL_UID; [ $field = gidMappings ] && own=$RL_GID
     what="$LABEL: $field with a range not in /etc/sub${field:0:3} is refused, naming it"
     b=$(new_bundle "$rt" foreign-${field:0:1} 'echo ran' "$(two_ranges "$foreign" $field "$own" 1000)")
-    run_as_user "$rt" foreign-${field:0:1} "$b"
+    run_as_user "$rt" "$b"
     if [ "$RC" -ne 0 ] && [ "$LEFT_STATE" = 0 ] && grep -qE "$foreign|$field" <<<"$OUT" && ! grep -q '^ran$' <<<"$OUT"; then
       pass "$what"; note "$LABEL: its message: $(head -c 400 <<<"$OUT" | tr '\n' ' ')"
     else
@@ -201,7 +205,7 @@ check_foreign() {
   # Host root as the only id: runc's error does not name the field, husk's must.
   what="$LABEL: uidMappings of host root (0) is refused"
   b=$(new_bundle "$rt" foreign-0 'echo ran' '.linux.uidMappings = [{containerID: 0, hostID: 0, size: 1}]')
-  run_as_user "$rt" foreign-0 "$b"
+  run_as_user "$rt" "$b"
   if [ "$RC" -ne 0 ] && [ "$LEFT_STATE" = 0 ] && ! grep -q '^ran$' <<<"$OUT" &&
      { [ "$rt" != husk ] || grep -q uidMappings <<<"$OUT"; }; then
     pass "$what"; note "$LABEL: its message: $(head -c 400 <<<"$OUT" | tr '\n' ' ')"
@@ -222,9 +226,33 @@ wait_status() {
   return 1
 }
 
+# counted_or_note RT WHAT WANT-DESC OK: husk's result is a check (OK: 0 or
+# 1), a baseline's is a note with the last capture.
+counted_or_note() {
+  if [ "$1" != husk ]; then note "$LABEL: $2: exit $RC: $(head -c 300 <<<"$OUT" | tr '\n' ' ')"
+  elif [ "$4" = 1 ]; then pass "$LABEL: $2"
+  else fail "$LABEL: $2" "$1 ..." "$3" "exit $RC, output: $OUT"; fi
+}
+
+# The issue: ps works for the user's own container; update, pause and
+# events --stats fail clearly (naming the missing cgroup) without one.
+no_cgroup_commands() {
+  local rt=$1 id=$2 bin=${RT_BIN[$1]} pid ok
+  pid=$(as_user "$bin" state "$id" | jq -r .pid)
+  capture "${U[@]}" "$bin" ps "$id"
+  ok=0; [ "$RC" = 0 ] && grep -qw "$pid" <<<"$OUT" && ok=1
+  counted_or_note "$rt" "ps lists the init (pid $pid) of the user's container" "exit 0, output with $pid" $ok
+  local cmd
+  for cmd in "pause" "update --memory 64m" "events --stats"; do
+    capture "${U[@]}" "$bin" $cmd "$id"
+    ok=0; [ "$RC" != 0 ] && grep -qi cgroup <<<"$OUT" && ok=1
+    counted_or_note "$rt" "$cmd without a cgroup: a clear error" "non-zero exit, output naming the cgroup" $ok
+    [ "$cmd" = pause ] && [ "$RC" = 0 ] && as_user "$bin" resume "$id" >/dev/null 2>&1
+  done
+}
+
 # 7. The user's own container through create/start/exec/kill/delete with
-# the default state root $XDG_RUNTIME_DIR/<rt>; no XDG_RUNTIME_DIR; a state
-# root that is not the user's.
+# the default state root $XDG_RUNTIME_DIR/<rt>.
 check_state() {
   local rt=$1 bin=${RT_BIN[$1]} id=rl-state-$1 b
   b=$(new_bundle "$rt" state 'trap "exit 0" TERM; while :; do sleep 1; done')
@@ -237,34 +265,30 @@ check_state() {
   check "$LABEL: state: running" 0 '"running"' "${U[@]}" "$bin" state "$id"
   check "$LABEL: exec echo hi" 0 hi "${U[@]}" "$bin" exec "$id" echo hi &&
     expect_eq "$LABEL: exec: stdout is exactly the process's" "$rt exec $id echo hi" hi "$OUT"
-  capture "${U[@]}" "$bin" ps "$id"
-  note "$LABEL: ps $id (no cgroup): exit $RC: $(head -c 300 <<<"$OUT" | tr '\n' ' ')"
+  no_cgroup_commands "$rt" "$id"
   check "$LABEL: kill TERM" 0 "" "${U[@]}" "$bin" kill "$id" TERM
   if wait_status "$rt" "$id" stopped; then pass "$LABEL: kill: the container stops"
   else fail "$LABEL: kill: the container stops" "$rt state $id" '"stopped" within 5 s' "$(as_user "$bin" state "$id" 2>&1)"; fi
   check "$LABEL: delete" 0 "" "${U[@]}" "$bin" delete "$id"
   check "$LABEL: state after delete: unknown" nz "" "${U[@]}" "$bin" state "$id"
   as_user "$bin" delete --force "$id" >/dev/null 2>&1
+}
 
-  # No XDG_RUNTIME_DIR and no --root: husk must say so; a baseline's
-  # behaviour is recorded.
-  capture "${U_NOXDG[@]}" "$bin" list
-  if [ "$rt" = husk ]; then
-    if [ "$RC" -ne 0 ] && [[ "$OUT" == *XDG_RUNTIME_DIR* ]]; then pass "$LABEL: list without XDG_RUNTIME_DIR or --root: a clear error"
-    else fail "$LABEL: list without XDG_RUNTIME_DIR or --root: a clear error" "env -u XDG_RUNTIME_DIR husk list" \
-      "non-zero exit, output naming XDG_RUNTIME_DIR" "exit $RC, output: $OUT"; fi
-  else
-    note "$LABEL: list without XDG_RUNTIME_DIR: exit $RC: $(head -c 300 <<<"$OUT" | tr '\n' ' ')"
-  fi
-  capture "${U_NOXDG[@]}" "$bin" create --bundle "$b" "$id-noxdg"
-  as_user_noxdg "$bin" delete --force "$id-noxdg" >/dev/null 2>&1
-  if [ "$rt" = husk ]; then
-    if [ "$RC" -ne 0 ] && [[ "$OUT" == *XDG_RUNTIME_DIR* ]]; then pass "$LABEL: create without XDG_RUNTIME_DIR or --root: a clear error"
-    else fail "$LABEL: create without XDG_RUNTIME_DIR or --root: a clear error" "env -u XDG_RUNTIME_DIR husk create" \
-      "non-zero exit, output naming XDG_RUNTIME_DIR" "exit $RC, output: $OUT"; fi
-  else
-    note "$LABEL: create without XDG_RUNTIME_DIR: exit $RC: $(head -c 300 <<<"$OUT" | tr '\n' ' ')"
-  fi
+# No XDG_RUNTIME_DIR and no --root: husk must say so (a baseline's
+# behaviour is recorded); another user's state root is refused.
+check_roots() {
+  local rt=$1 bin=${RT_BIN[$1]} id=rl-roots-$1 b
+  b=$(new_bundle "$rt" roots 'echo ran')
+  local cmd ok
+  for cmd in list create; do
+    if [ $cmd = list ]; then capture "${U_NOXDG[@]}" "$bin" list
+    else
+      capture "${U_NOXDG[@]}" "$bin" create --bundle "$b" "$id-noxdg"
+      as_user_noxdg "$bin" delete --force "$id-noxdg" >/dev/null 2>&1
+    fi
+    ok=0; [ "$RC" -ne 0 ] && [[ "$OUT" == *XDG_RUNTIME_DIR* ]] && ok=1
+    counted_or_note "$rt" "$cmd without XDG_RUNTIME_DIR or --root: a clear error" "non-zero exit, output naming XDG_RUNTIME_DIR" $ok
+  done
 
   # Another user's state root: root's, 0700.
   local other=$WORK/root-state-$rt
@@ -276,6 +300,37 @@ check_state() {
     fail "$LABEL: --root of another user: nothing made in it" "ls -A $other" "empty" "$(ls -A "$other")"
 }
 
+# 8. Resources that cannot be applied (no writable cgroup) are a clear
+# error, never dropped; idmapped binds of a host filesystem (refused to an
+# unprivileged user by the kernel) are a clear error; --rootless.
+check_limits() {
+  local rt=$1 b ok
+  b=$(new_bundle "$rt" limits 'echo ran' '.linux.resources = {memory: {limit: 67108864}, pids: {limit: 20}}')
+  run_as_user "$rt" "$b"
+  ok=0; [ "$RC" != 0 ] && grep -qiE 'memory|pids|resources' <<<"$OUT" && ok=1
+  counted_or_note "$rt" "linux.resources memory+pids without a cgroup: a clear error" "non-zero exit naming the resource" $ok
+  local share=$WORK/s/$rt-idmap
+  mkdir -p "$share" && chown "$RL_UID:$RL_GID" "$share"
+  b=$(new_bundle "$rt" idmap 'touch /mnt/rw/idmapped && echo ran' \
+    '.mounts += [{destination: "/mnt/rw", type: "bind", source: $src, options: ["bind", "idmap"],
+                  uidMappings: [{containerID: 0, hostID: $uid, size: 1}], gidMappings: [{containerID: 0, hostID: $uid, size: 1}]}]' \
+    --arg src "$share" --argjson uid "$RL_UID")
+  run_as_user "$rt" "$b"
+  ok=0; { [ "$RC" = 0 ] && [ "$(host_owner "$share/idmapped")" = "$RL_UID:$RL_GID" ]; } ||
+        { [ "$RC" != 0 ] && grep -qiE 'idmap|mounts\[' <<<"$OUT"; } && ok=1
+  counted_or_note "$rt" "an idmap bind as the user: works (owner $RL_UID on the host) or a clear error" \
+    "exit 0 and the file $RL_UID:$RL_GID, or non-zero naming idmap/mounts[]" $ok
+  [ "$rt" = husk ] && note "$LABEL: idmap bind as the user: exit $RC: $(head -c 300 <<<"$OUT" | tr '\n' ' ')"
+  b=$(new_bundle "$rt" flag 'echo ran')
+  capture "${U[@]}" "${RT_BIN[$rt]}" --rootless true run --bundle "$b" rl-f1-"$rt"
+  as_user "${RT_BIN[$rt]}" delete --force rl-f1-"$rt" >/dev/null 2>&1
+  expect_out "$LABEL: --rootless true run" "$rt --rootless true run" ran
+  # run, not list: runc checks the value only where it uses it.
+  check "$LABEL: --rootless bogus is refused, naming the value" nz "bogus" \
+    "${U[@]}" "${RT_BIN[$rt]}" --rootless bogus run --bundle "$b" rl-f2-"$rt"
+  as_user "${RT_BIN[$rt]}" delete --force rl-f2-"$rt" >/dev/null 2>&1
+}
+
 runtime_checks() {
   check_run "$1"
   check_bind_owner "$1"
@@ -284,4 +339,6 @@ runtime_checks() {
   check_ranges "$1"
   check_foreign "$1"
   check_state "$1"
+  check_roots "$1"
+  check_limits "$1"
 }
