@@ -112,12 +112,6 @@ check_admin() {
     "grep $WORK/s/ /proc/self/mountinfo (on the host)" "" "$leaked"
 }
 
-# The cgroup v2 hierarchy (hybrid: the unified one), or nothing.
-cg2_base() {
-  if [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then echo /sys/fs/cgroup/unified
-  elif [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then echo /sys/fs/cgroup; fi
-}
-
 # 4. /sys/fs/cgroup is read-only inside (CVE-2023-25809 class): the runtime
 # starts in a cgroup v2 directory delegated to the user (owned by it, as
 # systemd's Delegate=yes does), the worst case; with CAP_SYS_ADMIN the
