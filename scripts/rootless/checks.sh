@@ -290,8 +290,7 @@ check_roots() {
   check "$LABEL: --root of another user (root, 0700): list refused" nz "" "${U[@]}" "$bin" --root "$other" list
   check "$LABEL: --root of another user (root, 0700): create refused" nz "" "${U[@]}" "$bin" --root "$other" create --bundle "$b" "$id-other"
   as_user "$bin" --root "$other" delete --force "$id-other" >/dev/null 2>&1
-  [ -z "$(ls -A "$other")" ] && pass "$LABEL: --root of another user: nothing made in it" ||
-    fail "$LABEL: --root of another user: nothing made in it" "ls -A $other" "empty" "$(ls -A "$other")"
+  expect_eq "$LABEL: --root of another user: nothing made in it" "ls -A $other" "" "$(ls -A "$other")"
 }
 
 # 8. Resources that cannot be applied (no writable cgroup) are a clear
