@@ -220,12 +220,12 @@ wait_status() {
   return 1
 }
 
-# counted_or_note RT WHAT WANT-DESC OK: husk's result is a check (OK: 0 or
-# 1), a baseline's is a note with the last capture.
+# counted_or_note RT WHAT CMD WANT-DESC OK: husk's result is a check (OK: 0
+# or 1), a baseline's is a note with the last capture.
 counted_or_note() {
   if [ "$1" != husk ]; then note "$LABEL: $2: exit $RC: $(head -c 300 <<<"$OUT" | tr '\n' ' ')"
-  elif [ "$4" = 1 ]; then pass "$LABEL: $2"
-  else fail "$LABEL: $2" "$1 ..." "$3" "exit $RC, output: $OUT"; fi
+  elif [ "$5" = 1 ]; then pass "$LABEL: $2"
+  else fail "$LABEL: $2" "$3" "$4" "exit $RC, output: $OUT"; fi
 }
 
 # The issue: ps works for the user's own container; update, pause and
@@ -235,12 +235,12 @@ no_cgroup_commands() {
   pid=$(as_user "$bin" state "$id" | jq -r .pid)
   capture "${U[@]}" "$bin" ps "$id"
   ok=0; [ "$RC" = 0 ] && grep -qw "$pid" <<<"$OUT" && ok=1
-  counted_or_note "$rt" "ps lists the init (pid $pid) of the user's container" "exit 0, output with $pid" $ok
+  counted_or_note "$rt" "ps lists the init (pid $pid) of the user's container" "$rt ps $id" "exit 0, output with $pid" $ok
   local cmd
   for cmd in "pause" "update --memory 64m" "events --stats"; do
     capture "${U[@]}" "$bin" $cmd "$id"
     ok=0; [ "$RC" != 0 ] && grep -qi cgroup <<<"$OUT" && ok=1
-    counted_or_note "$rt" "$cmd without a cgroup: a clear error" "non-zero exit, output naming the cgroup" $ok
+    counted_or_note "$rt" "$cmd without a cgroup: a clear error" "$rt $cmd $id" "non-zero exit, output naming the cgroup" $ok
     [ "$cmd" = pause ] && [ "$RC" = 0 ] && as_user "$bin" resume "$id" >/dev/null 2>&1
   done
 }
@@ -281,7 +281,7 @@ check_roots() {
       as_user_noxdg "$bin" delete --force "$id-noxdg" >/dev/null 2>&1
     fi
     ok=0; [ "$RC" -ne 0 ] && [[ "$OUT" == *XDG_RUNTIME_DIR* ]] && ok=1
-    counted_or_note "$rt" "$cmd without XDG_RUNTIME_DIR or --root: a clear error" "non-zero exit, output naming XDG_RUNTIME_DIR" $ok
+    counted_or_note "$rt" "$cmd without XDG_RUNTIME_DIR or --root: a clear error" "env -u XDG_RUNTIME_DIR $rt $cmd" "non-zero exit, output naming XDG_RUNTIME_DIR" $ok
   done
 
   # Another user's state root: root's, 0700.
@@ -301,7 +301,8 @@ check_limits() {
   b=$(new_bundle "$rt" limits 'echo ran' '.linux.resources = {memory: {limit: 67108864}, pids: {limit: 20}}')
   run_as_user "$rt" "$b"
   ok=0; [ "$RC" != 0 ] && grep -qiE 'memory|pids|resources' <<<"$OUT" && ok=1
-  counted_or_note "$rt" "linux.resources memory+pids without a cgroup: a clear error" "non-zero exit naming the resource" $ok
+  counted_or_note "$rt" "linux.resources memory+pids without a cgroup: a clear error" \
+    "$rt run (linux.resources {memory: {limit: 64M}, pids: {limit: 20}})" "non-zero exit naming the resource" $ok
   local share=$WORK/s/$rt-idmap
   mkdir -p "$share" && chown "$RL_UID:$RL_GID" "$share"
   b=$(new_bundle "$rt" idmap 'touch /mnt/rw/idmapped && echo ran' \
@@ -312,6 +313,7 @@ check_limits() {
   ok=0; { [ "$RC" = 0 ] && [ "$(host_owner "$share/idmapped")" = "$RL_UID:$RL_GID" ]; } ||
         { [ "$RC" != 0 ] && grep -qiE 'idmap|mounts\[' <<<"$OUT"; } && ok=1
   counted_or_note "$rt" "an idmap bind as the user: works (owner $RL_UID on the host) or a clear error" \
+    "$rt run (mount /mnt/rw bind,idmap, mount uid/gidMappings [{0,$RL_UID,1}])" \
     "exit 0 and the file $RL_UID:$RL_GID, or non-zero naming idmap/mounts[]" $ok
   [ "$rt" = husk ] && note "$LABEL: idmap bind as the user: exit $RC: $(head -c 300 <<<"$OUT" | tr '\n' ' ')"
   b=$(new_bundle "$rt" flag 'echo ran')
