@@ -60,7 +60,7 @@ check_run() {
 }
 
 # 2. A file made in a rw bind mount belongs to the user on the host.
-check_bind_owner() {
+check_bind() {
   local rt=$1 b share=$WORK/s/$1-rw
   mkdir -p "$share" && chown "$RL_UID:$RL_GID" "$share"
   b=$(new_bundle "$rt" bind 'touch /mnt/rw/made-inside && mkdir /mnt/rw/dir-inside && echo made' "$BIND" \
@@ -117,7 +117,7 @@ check_admin() {
 # systemd's Delegate=yes does), the worst case; with CAP_SYS_ADMIN the
 # container tries to make cgroups, also after lazily unmounting what covers
 # /sys/fs/cgroup. No new directory may appear on the host's cgroupfs.
-check_cgroup_ro() {
+check_cgroup() {
   local rt=$1 base deleg="" b f
   base=$(cg2_base)
   if [ -n "$base" ]; then
@@ -326,14 +326,61 @@ check_limits() {
   as_user "${RT_BIN[$rt]}" delete --force rl-f2-"$rt" >/dev/null 2>&1
 }
 
+# 9. A cgroup v2 subtree delegated to the user (as systemd's Delegate=yes:
+# the directory and its cgroup.procs, cgroup.subtree_control and
+# cgroup.threads chowned; memory and pids enabled; the user's processes in
+# a leaf "init" below it): a container with cgroupsPath inside it gets its
+# memory and pids limits, checked on the host and by hitting them.
+check_delegated() {
+  local rt=$1 bin=${RT_BIN[$1]}
+  if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ]; then
+    skip "$LABEL: delegated cgroup v2 limits: the host is not pure cgroup v2 (scripts/test-rootless-v2 runs this in a VM)"
+    return
+  fi
+  local rel=/husk-test/rootless-$$-$rt-lim
+  local deleg=/sys/fs/cgroup$rel f
+  mkdir -p "$deleg/init" && DELEG_DIRS+=("$deleg")
+  echo "+memory +pids" >/sys/fs/cgroup/husk-test/cgroup.subtree_control &&
+    echo "+memory +pids" >"$deleg/cgroup.subtree_control" ||
+    { fail "$LABEL: delegated cgroup: enable memory and pids" "echo +memory +pids >$deleg/cgroup.subtree_control" "ok" "refused"; return; }
+  for f in "$deleg" "$deleg/cgroup.procs" "$deleg/cgroup.subtree_control" "$deleg/cgroup.threads" "$deleg/init" "$deleg/init/cgroup.procs"; do
+    chown "$RL_UID:$RL_GID" "$f"
+  done
+  # Every command of the user starts in the leaf, as in a systemd session:
+  # moving an exec'd process into the container's cgroup needs write access
+  # to the common ancestor's cgroup.procs (runc 1.1.5 outside it silently
+  # leaves the exec'd process in the caller's cgroup, without limits).
+  local in_deleg=(sh -c 'echo $$ >"$0/init/cgroup.procs" && exec "$@"' "$deleg" "${U[@]}")
+  local id=rl-lim-$rt b
+  b=$(new_bundle "$rt" lim 'trap "exit 0" TERM; while :; do sleep 1; done' \
+    '.linux.cgroupsPath = $cg | .linux.resources = {memory: {limit: 33554432, swap: 33554432}, pids: {limit: 20}}' \
+    --arg cg "$rel/ctr")
+  check "$LABEL: delegated cgroup: create with cgroupsPath $rel/ctr and limits" 0 "" \
+    "${in_deleg[@]}" "$bin" create --bundle "$b" "$id" || return
+  "${in_deleg[@]}" "$bin" start "$id"
+  local pid cg
+  pid=$(as_user "$bin" state "$id" | jq -r .pid)
+  cg=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>/dev/null)
+  expect_eq "$LABEL: delegated cgroup: the container's cgroup" "cat /proc/$pid/cgroup" "$rel/ctr" "$cg"
+  expect_eq "$LABEL: delegated cgroup: memory.max on the host" "cat /sys/fs/cgroup$cg/memory.max" 33554432 \
+    "$(cat "/sys/fs/cgroup$cg/memory.max" 2>&1)"
+  expect_eq "$LABEL: delegated cgroup: pids.max on the host" "cat /sys/fs/cgroup$cg/pids.max" 20 "$(cat "/sys/fs/cgroup$cg/pids.max" 2>&1)"
+  check "$LABEL: delegated cgroup: allocating 100M in 32M is OOM-killed" 137 "" \
+    "${in_deleg[@]}" "$bin" exec "$id" dd if=/dev/zero of=/dev/null bs=100M count=1
+  check "$LABEL: delegated cgroup: the pids limit stops a fork of 40 sleeps" nz "can't fork" \
+    "${in_deleg[@]}" "$bin" exec "$id" sh -c 'for i in $(seq 40); do sleep 2 & done; echo all forked'
+  "${in_deleg[@]}" "$bin" kill "$id" KILL >/dev/null 2>&1
+  wait_status "$rt" "$id" stopped
+  check "$LABEL: delegated cgroup: delete" 0 "" "${in_deleg[@]}" "$bin" delete --force "$id"
+  if [ -d "/sys/fs/cgroup$rel/ctr" ]; then fail "$LABEL: delegated cgroup: delete removes the container's cgroup" \
+    "test -d /sys/fs/cgroup$rel/ctr" absent present; else pass "$LABEL: delegated cgroup: delete removes the container's cgroup"; fi
+}
+
+# HUSK_RL_CHECKS: the checks to run (default all), e.g. "delegated" in the VM.
+RL_CHECKS=${HUSK_RL_CHECKS:-run bind admin cgroup ranges foreign state roots limits delegated podman}
 runtime_checks() {
-  check_run "$1"
-  check_bind_owner "$1"
-  check_admin "$1"
-  check_cgroup_ro "$1"
-  check_ranges "$1"
-  check_foreign "$1"
-  check_state "$1"
-  check_roots "$1"
-  check_limits "$1"
+  local c
+  for c in $RL_CHECKS; do
+    case $c in podman) podman_checks "$1" ;; *) "check_$c" "$1" ;; esac
+  done
 }

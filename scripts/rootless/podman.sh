@@ -70,11 +70,11 @@ podman_checks() {
   check "$LABEL: podman run: root inside is the user, its /etc/subuid range follows" 0 \
     "map 0 $RL_UID 1"$'\n'"map 1 $SUB_START 65536" "${PR[@]}" "$IMAGE" awk '{ print "map", $1, $2, $3 }' /proc/self/uid_map
   check "$LABEL: podman run --network none: only lo" 0 "" "${PR[@]}" "$IMAGE" sh -c '[ "$(ls /sys/class/net)" = lo ]'
-  if command -v slirp4netns >/dev/null; then
+  if command -v slirp4netns >/dev/null && [ -c /dev/net/tun ]; then
     check "$LABEL: podman run (default rootless network, slirp4netns)" 0 tap0 \
       "${P[@]}" run --rm "$IMAGE" ls /sys/class/net
   else
-    skip "$LABEL: podman default network: slirp4netns is not installed"
+    skip "$LABEL: podman default network: no slirp4netns or no /dev/net/tun"
   fi
   local share=$WORK/s/$rt-podman
   mkdir -p "$share" && chown "$RL_UID:$RL_GID" "$share"
