@@ -93,7 +93,7 @@ podman_checks() {
   # machine's process_api, which no test may touch.
   check "$LABEL: podman: the cgroup hierarchies are read-only inside" 0 "" "${P[@]}" exec "$id" sh -c \
     'for d in /sys/fs/cgroup/*/; do case $d in *memory*) continue ;; esac; mkdir "${d}rl-probe" 2>/dev/null && echo "made $d" && exit 1; done; exit 0'
-  check "$LABEL: the runtime's state is in \$XDG_RUNTIME_DIR/$rt" 0 "$id" "${U[@]}" "${RT_BIN[$rt]}" list
+  check "$LABEL: podman's container is in '$rt list' run by the user (same default state root)" 0 "$id" "${U[@]}" "${RT_BIN[$rt]}" list
   check "$LABEL: podman stop (SIGTERM handled)" 0 "" "${P[@]}" stop -t 10 "$id"
   check "$LABEL: podman stop: exit code of the trap" 0 0 "${P[@]}" inspect -f '{{.State.ExitCode}}' "$id"
   check "$LABEL: podman rm" 0 "" "${P[@]}" rm "$id"
