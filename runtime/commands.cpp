@@ -158,27 +158,33 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
     throw Error("cannot use console socket if husk will not detach or allocate tty");
 }
 
+// A rootless container that gets no cgroup: said once, the reason recorded
+// for the commands that need one; its limits are refused.
+void make_no_cgroup(Creation& c, const std::string& config_text, const std::string& reason) {
+  c.rec.no_cgroup = reason;
+  c.handle.save(c.rec);
+  c.handle.save_config(config_text);
+  c.cgroup = cgroups::make_manager(cgroup_config(c.rec));
+  c.cgroup->prepare();
+  const auto& lx = *c.spec.linux_;
+  if (lx.resources) c.cgroup->apply(*lx.resources);
+}
+
 // The container's cgroup, made (or taken over when it exists and is empty)
-// with the device policy and the limits applied.
+// with the device policy and the limits applied. Rootless: in a delegated
+// subtree (cgroups::choose_rootless), or none.
 void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
   Record& rec = c.rec;
   const auto& lx = *c.spec.linux_;
-  if (g.rootless) {
-    // Nothing is recorded: the container is known by its init's pid alone.
-    cgroups::Config none;
-    none.driver = cgroups::Driver::none;
-    none.container_id = rec.oci.id;
-    none.none_reason = "husk runs rootless";
-    none.log = log::warn;
-    c.cgroup = cgroups::make_manager(none);
-    c.cgroup->prepare();
-    c.handle.save(rec);
-    c.handle.save_config(config_text);
-    if (lx.resources) c.cgroup->apply(*lx.resources);
-    return;
-  }
   if (lx.resources) cgroups::check_host(*lx.resources);
-  rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, rec.oci.id);
+  if (g.rootless) {
+    auto choice = cgroups::choose_rootless(cgroups::rootless_host(), lx.cgroups_path, rec.oci.id);
+    if (choice.path.empty()) return make_no_cgroup(c, config_text, choice.none_reason);
+    rec.cgroup_path = choice.path;
+    rec.cgroup_rootless = true;
+  } else {
+    rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, rec.oci.id);
+  }
   // Recorded before the cgroup is made (a leaf not there yet as ours) and
   // after: a husk killed at any point leaves enough for delete --force.
   if (!cgroups::exists(rec.cgroup_path)) rec.cgroup_created = {rec.cgroup_path};
