@@ -349,17 +349,22 @@ void destroy_container(Handle& h, Record& rec, bool force) {
 
 // delete --force without a usable state.json: the cgroup comes from the saved
 // config.json, a waiting init also from the processes holding exec.fifo.
-void recover_container(Handle& h) {
+void recover_container(const Global& g, Handle& h) {
   std::unique_ptr<cgroups::Manager> cg;
   try {
     spec::Spec sp = h.config();
     Record rec;
     rec.oci.id = h.id();
-    rec.cgroup_path = cgroups::resolve_path(sp.linux_ ? sp.linux_->cgroups_path : std::nullopt, h.id());
+    const auto& path = sp.linux_ ? sp.linux_->cgroups_path : std::nullopt;
+    // Rootless: where create would have put it from here (a delete run from
+    // another cgroup finds another place, which the mark then refuses).
+    rec.cgroup_rootless = g.rootless;
+    rec.cgroup_path = g.rootless ? cgroups::choose_rootless(cgroups::rootless_host(), path, h.id()).path
+                                 : cgroups::resolve_path(path, h.id());
     // No record says whether create made the leaf or took over an existing
     // one: only the mark tells.
     rec.cgroup_created = {rec.cgroup_path};
-    cg = open_owned(rec);
+    if (!rec.cgroup_path.empty()) cg = open_owned(rec);
   } catch (const Error& e) {
     log::warn(std::string("delete: no cgroup to clean up: ") + e.what());
   }
@@ -476,7 +481,7 @@ int cmd_delete(const Global& g, const std::string& id, bool force) {
     log::warn(std::string("delete: ") + e.what());
   }
   if (rec) destroy_container(*h, *rec, true);
-  else recover_container(*h);
+  else recover_container(g, *h);
   return 0;
 }
 
