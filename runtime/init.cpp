@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -190,7 +189,6 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   lsm::ExecLabels labels = lsm::ExecLabels::open(proc);
   enter_namespaces(c);
   ns::RootfsOptions ro = mount_rootfs(c);
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  // see child_main
   run_create_hooks_and_enter(c, ro);
 
   FinishRequest fin;
@@ -214,9 +212,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
 // `pipeline`, `placed`: set when this process moves itself into the cgroup.
 [[noreturn]] void child_main(ChildContext& c, const Pipeline* pipeline = nullptr, const Placement& placed = {}) {
   child_run(c.sock, [&] {
-    // Dumpable in its own user namespace until its mounts are in: an
-    // unprivileged parent must open its uid_map and ns/mnt.
-    child_prologue(c.plan.clone_flags & CLONE_NEWUSER);
+    child_prologue();
     if (pipeline) pipeline->attach_self(placed);
     close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
     container_init(c);

@@ -2,7 +2,6 @@
 
 #include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include "base/error.h"
 #include "namespaces/namespaces.h"
@@ -14,8 +13,6 @@ namespace husk::rt {
 void ProcIdMapWriter::write(pid_t pid, const spec::Linux& lx) const {
   std::string base = "/proc/" + std::to_string(pid);
   write_file(base + "/uid_map", ns::id_map_text(lx.uid_mappings));
-  // An unprivileged writer's gid_map needs setgroups denied first.
-  if (::geteuid() != 0) write_file(base + "/setgroups", "deny");
   write_file(base + "/gid_map", ns::id_map_text(lx.gid_mappings));
 }
 

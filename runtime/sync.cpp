@@ -92,11 +92,11 @@ pid_t clone3_raw(uint64_t flags, int cgroup_fd) {
   return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
 }
 
-void child_prologue(bool stay_dumpable) {
+void child_prologue() {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (!stay_dumpable) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
 void child_fail(int sock, const char* what) noexcept {

@@ -75,8 +75,7 @@ template <class Body>
 // Start of every child that will end up in the container: default signal
 // mask, and not dumpable until exec, so container processes cannot open our
 // /proc/<pid>/exe or memory (CVE-2019-5736).
-// stay_dumpable: leave PR_SET_DUMPABLE to the caller (temporary, see init.cpp).
-void child_prologue(bool stay_dumpable = false);
+void child_prologue();
 
 // From a stage-1 child (after joining a pid namespace, which applies to
 // children only): clone the real process as our parent's child, tell the
