@@ -10,7 +10,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spec/spec.h"
@@ -111,6 +113,52 @@ std::vector<BpfInsn> device_filter_program(const std::vector<spec::DeviceRule>& 
 // ".." components are rejected ("linux.cgroupsPath: ..."); "." and "//" are normalised.
 std::string resolve_path(const std::optional<std::string>& cgroups_path, const std::string& id);
 
+// ---- rootless (pure) ----
+// The fields of linux.resources that ask for a limit, in spec order
+// ("linux.resources.pids.limit", "linux.resources.unified[\"io.max\"]"):
+// what a container without a cgroup must refuse. Unset and "unset" values
+// (0 for memory limit, cpu shares, ...) ask for nothing; devices and
+// memory.kernel (ignored everywhere) are no limit here.
+std::vector<std::string> limit_fields(const spec::Resources& r);
+// The v2 controllers v2_writes(r) needs, each after the field needing it
+// (field, controller), first field first.
+std::vector<std::pair<std::string, std::string>> v2_controllers(const spec::Resources& r);
+// Each requested limit's controller is in `available` (the cgroup's
+// cgroup.controllers), else an Error naming the field, the controller and
+// `cgroup`: in a delegated subtree only the delegated controllers exist.
+void check_delegated(const spec::Resources& r, const std::set<std::string>& available, const std::string& cgroup);
+
+// What a rootless caller may do with a cgroup path (as resolve_path gives it).
+// writable: it may make cgroups in it and write its cgroup.procs, as
+// systemd's Delegate=yes (a chown of the directory and those files) allows.
+enum class Access { missing, writable, not_writable };
+struct RootlessHost {
+  Mode mode = Mode::unified;
+  std::string own;  // the caller's cgroup (the "0::" line of /proc/self/cgroup); "" unknown
+  uid_t uid = 0;    // the caller's euid, for messages
+  std::function<Access(const std::string&)> access;
+};
+// This process's: host_hierarchies().mode, /proc/self/cgroup, geteuid(),
+// faccessat(AT_EACCESS) on the unified hierarchy.
+RootlessHost rootless_host();
+// A rootless container's cgroup: path "" and a reason when it gets none.
+struct RootlessChoice {
+  std::string path;
+  std::string none_reason;
+};
+// The rule (runc's for relative paths): cgroupsPath absent -> a sibling of
+// the caller's own cgroup, <parent of own>/<id>; relative -> <parent of
+// own>/<path>; absolute -> as given. The caller must be able to write the
+// deepest existing directory on the way and the cgroup.procs of the common
+// ancestor of its own cgroup and the leaf (the kernel's rule for moving the
+// init there), and the leaf must be neither its own cgroup, nor an ancestor,
+// nor below it (that one holds processes: no controller could be enabled).
+// Not met, or not a cgroup v2 host: with cgroupsPath absent the container
+// gets no cgroup (the reason says why), a given cgroupsPath is an Error
+// naming linux.cgroupsPath, as runc and crun refuse it.
+RootlessChoice choose_rootless(const RootlessHost& host, const std::optional<std::string>& cgroups_path,
+                               const std::string& id);
+
 // True when a directory for `path` exists in any hierarchy a manager for it uses.
 bool exists(const std::string& path, const Hierarchies& h = host_hierarchies());
 // True when `path` is "/" or holds the calling process (itself or an ancestor
@@ -137,7 +185,8 @@ struct Stats {
 };
 
 // How a container's cgroup is managed. cgroupfs: directories in the
-// hierarchies; none: no cgroup at all (e.g. rootless without delegation).
+// hierarchies; none: no cgroup at all (e.g. rootless without delegation):
+// limits, freeze, pids, kill_all, stats and oom_kills throw naming why.
 enum class Driver { cgroupfs, none };
 
 // What make_manager() needs, for a new container or one recorded earlier.
@@ -155,11 +204,22 @@ struct Config {
   // cgroupsPath of an existing one) never gets it emptied or removed.
   // trusted.* needs CAP_SYS_ADMIN: nobody else can forge it. The runtime's
   // owner is the container id.
+  // Rootless: user.husk.owner instead (nobody can set trusted.* without
+  // CAP_SYS_ADMIN on the host, and a user.* mark is forgeable by whoever can
+  // write the directory), so a mark only counts on a directory owned by the
+  // caller's euid.
   std::string owner;
   std::string owner_xattr = "trusted.husk.owner";
+  // A cgroup in a subtree delegated to an unprivileged caller (v2 only): the
+  // controllers are enabled where the caller may (elsewhere they stay off, and
+  // a limit needing one fails naming its field); no device program (loading
+  // one needs CAP_SYS_ADMIN on the host: host device permissions apply, and a
+  // user namespace refuses mknod), said on `debug`.
+  bool rootless = false;
   std::string none_reason;  // Driver::none: why the container has no cgroup
   // Where the drivers say what the caller should know (once: why there is no cgroup).
   std::function<void(const std::string&)> log;
+  std::function<void(const std::string&)> debug;  // what only --debug shows
   std::optional<Hierarchies> hierarchies;  // nullopt: host_hierarchies(); tests give a fake tree
 };
 

@@ -157,6 +157,11 @@ void Mark::put(const std::string& dir) const {
 }
 
 Mark::Found Mark::find(const std::string& dir) const {
+  if (uid) {
+    struct stat st;
+    if (::lstat(dir.c_str(), &st) != 0) return errno == ENOENT || errno == ENOTDIR ? Found::missing : Found::other;
+    if (st.st_uid != *uid) return Found::other;
+  }
   // One byte more than the owner: a longer value reads as ERANGE, not ours.
   std::string value(owner.size() + 1, '\0');
   ssize_t n = lgetxattr(dir.c_str(), xattr.c_str(), value.data(), value.size());

@@ -1,8 +1,10 @@
 // The host's hierarchies, the manager factory, and the questions about a
 // cgroup path that need no manager (does it exist, who is in it).
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include <sstream>
 
@@ -112,6 +114,7 @@ std::unique_ptr<Manager> make_manager(const Config& c) {
     throw Error("cgroup handle \"" + c.handle + "\" is not the cgroupfs driver's for " + path);
   const Hierarchies& h = c.hierarchies ? *c.hierarchies : host_hierarchies();
   if (h.mode == Mode::unified) return make_unified(c, h);
+  if (c.rootless) throw Error("cgroup " + path + ": rootless husk uses only a delegated cgroup v2 hierarchy, not v1");
   return make_legacy(c, h);
 }
 
@@ -138,6 +141,24 @@ bool process_in(pid_t pid, const std::string& path, const Hierarchies& h) {
     any = true;
   }
   return any;
+}
+
+RootlessHost rootless_host() {
+  RootlessHost h;
+  h.mode = host_hierarchies().mode;
+  for (const auto& c : read_proc_cgroup("/proc/self/cgroup"))
+    if (c.id == "0") h.own = c.path;
+  h.uid = ::geteuid();
+  const std::string root = host_hierarchies().unified;
+  // AT_EACCESS: the effective ids decide, as they will for the mkdir and the moves.
+  h.access = [root](const std::string& path) {
+    const std::string dir = root + (path == "/" ? "" : path);
+    if (!is_dir(dir)) return Access::missing;
+    bool w = ::faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) == 0 &&
+             ::faccessat(AT_FDCWD, (dir + "/cgroup.procs").c_str(), W_OK, AT_EACCESS) == 0;
+    return w ? Access::writable : Access::not_writable;
+  };
+  return h;
 }
 
 void check_host(const spec::Resources& r) {

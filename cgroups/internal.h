@@ -3,9 +3,11 @@
 
 #include <dirent.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -86,10 +88,18 @@ std::vector<std::string> prefixes(const std::string& path);
 // The host's huge page sizes as cgroup files name them ("2MB", "1GB").
 std::vector<std::string> hugepage_sizes();
 
-// Config::owner_xattr = Config::owner on a directory: husk made it for that owner.
+// Where rootless husk marks its cgroups (see Config::owner).
+constexpr const char* kRootlessMark = "user.husk.owner";
+
+// Config::owner_xattr = Config::owner on a directory: husk made it for that
+// owner. Rootless: kRootlessMark on a directory owned by the caller's euid.
 struct Mark {
   std::string xattr, owner;
-  explicit Mark(const Config& c) : xattr(c.owner_xattr), owner(c.owner) {}
+  std::optional<uid_t> uid;
+  explicit Mark(const Config& c)
+      : xattr(c.rootless ? kRootlessMark : c.owner_xattr),
+        owner(c.owner),
+        uid(c.rootless ? std::optional<uid_t>(::geteuid()) : std::nullopt) {}
   void put(const std::string& dir) const;  // throws an Error naming dir and xattr
   enum class Found { missing, ours, other };
   Found find(const std::string& dir) const;  // one lgetxattr; missing: no such dir
@@ -139,8 +149,9 @@ struct V2Dir {
 
   std::set<std::string> controllers(const std::string& d) const;
   // Enable `wanted` (those available) in every ancestor's subtree_control,
-  // from the root down, so the leaf gets their files.
-  void enable(const std::set<std::string>& wanted) const;
+  // from the root down, so the leaf gets their files. `best_effort`: a write
+  // the kernel refuses leaves that controller off below, instead of throwing.
+  void enable(const std::set<std::string>& wanted, bool best_effort = false) const;
   void add(pid_t pid) const;
   void freeze() const;
   void thaw() const;

@@ -1,6 +1,6 @@
 // Driver::none: a container without a cgroup (e.g. rootless without a
 // delegated cgroup). Nothing is made or removed; what needs a cgroup
-// (limits, pause) fails naming the reason.
+// (limits, pause, ps, kill --all, stats, events) fails naming the reason.
 #include "cgroups/cgroups.h"
 #include "cgroups/internal.h"
 
@@ -10,42 +10,46 @@ namespace {
 
 class NoneManager : public Manager {
  public:
-  explicit NoneManager(const Config& c) : id_(c.container_id), reason_(c.none_reason), log_(c.log) {}
+  explicit NoneManager(const Config& c)
+      : what_("container " + c.container_id + " has no cgroup: " + c.none_reason),
+        log_(c.log),
+        debug_(c.debug) {}
 
   const std::string& path() const override { return path_; }
 
   // Said here, once per container: the create that chose no cgroup.
   std::string prepare() override {
-    if (log_) log_("container " + id_ + " has no cgroup: " + reason_);
+    if (log_) log_(what_);
     return "";
   }
 
-  // Without a cgroup no device policy can be enforced: the rules are
-  // dropped, and only limits fail (a user namespace refuses mknod anyway).
+  // No device policy can be enforced without a cgroup (a user namespace
+  // refuses mknod anyway): the rules are dropped, limits are refused.
   void apply(const spec::Resources& r) override {
-    if (r.memory || r.cpu || r.pids_limit || r.block_io || !r.hugepage_limits.empty() || r.network ||
-        !r.rdma.empty() || !r.unified.empty())
-      throw Error("linux.resources: cannot be applied, container " + id_ + " has no cgroup: " + reason_);
+    auto fields = limit_fields(r);
+    if (!fields.empty()) throw Error(fields[0] + ": cannot be applied: " + what_);
+    if (!r.devices.empty() && debug_) debug_("no device rules are enforced: " + what_);
   }
 
   int clone_into_fd() override { return -1; }
   void attach(pid_t, bool) override {}
   void attach_self(bool) override {}
-  void freeze() override { throw Error("pause: container " + id_ + " has no cgroup: " + reason_); }
-  void thaw() override { throw Error("resume: container " + id_ + " has no cgroup: " + reason_); }
+  // The messages name the command each operation serves.
+  void freeze() override { throw Error("pause: " + what_); }
+  void thaw() override { throw Error("resume: " + what_); }
   bool frozen() override { return false; }
-  // Nothing to list: the caller reaches the init through its pidfd.
-  std::vector<pid_t> pids() override { return {}; }
-  void kill_all(int) override {}
+  // Like runc, no list from elsewhere: /proc cannot tell its processes from the caller's.
+  std::vector<pid_t> pids() override { throw Error("ps: " + what_); }
+  void kill_all(int) override { throw Error("kill --all: " + what_ + " (kill without --all signals its init)"); }
   void destroy() override {}
-  Stats stats() override { return {}; }
-  uint64_t oom_kills() override { return 0; }
+  Stats stats() override { throw Error("events --stats: " + what_); }
+  uint64_t oom_kills() override { throw Error("events: " + what_); }
   std::vector<std::string> created() const override { return {}; }
   bool owned() const override { return false; }
 
  private:
-  std::string path_, id_, reason_;
-  std::function<void(const std::string&)> log_;
+  std::string path_, what_;
+  std::function<void(const std::string&)> log_, debug_;
 };
 
 }  // namespace

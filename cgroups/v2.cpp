@@ -23,7 +23,7 @@ std::set<std::string> V2Dir::controllers(const std::string& d) const {
   return out;
 }
 
-void V2Dir::enable(const std::set<std::string>& wanted) const {
+void V2Dir::enable(const std::set<std::string>& wanted, bool best_effort) const {
   auto parts = prefixes(path);
   for (size_t i = 0; i < parts.size(); ++i) {
     std::string cur = root + (i == 0 ? "" : parts[i - 1]);
@@ -34,7 +34,8 @@ void V2Dir::enable(const std::set<std::string>& wanted) const {
     for (std::string c; in >> c;) on.insert(c);
     for (const auto& c : wanted) {
       if (!avail.count(c) || on.count(c)) continue;
-      if (int err = write_raw(cur + "/cgroup.subtree_control", "+" + c))
+      int err = write_raw(cur + "/cgroup.subtree_control", "+" + c);
+      if (err && !best_effort)
         throw sys_error("enable the " + c + " controller in " + cur + "/cgroup.subtree_control", err);
     }
   }
@@ -95,7 +96,8 @@ void io_stats(const std::string& file, Stats& s) {
 
 class UnifiedManager : public Manager {
  public:
-  UnifiedManager(const Config& c, const Hierarchies& h) : cg_{h.unified, c.path}, created_(c.created), mark_(c) {}
+  UnifiedManager(const Config& c, const Hierarchies& h)
+      : cg_{h.unified, c.path}, created_(c.created), mark_(c), rootless_(c.rootless), debug_(c.debug) {}
 
   const std::string& path() const override { return cg_.path; }
 
@@ -104,10 +106,12 @@ class UnifiedManager : public Manager {
     MadeDirs made(mark_);
     // Ancestors get the controllers in subtree_control; the leaf enables
     // nothing, since it holds the tasks (no-internal-process rule).
+    // Rootless: above the delegated subtree the writes fail; the controllers
+    // missing then fail apply() naming the field that needs one.
     std::vector<std::string> created;
     for (const auto& p : prefixes(cg_.path))
       if (made.make(cg_.root + p)) created.push_back(p);
-    cg_.enable({"cpu", "memory", "pids", "io", "cpuset", "hugetlb", "rdma", "misc"});
+    cg_.enable({"cpu", "memory", "pids", "io", "cpuset", "hugetlb", "rdma", "misc"}, rootless_);
     made.keep();
     created_ = std::move(created);
     return cg_.path;
@@ -115,6 +119,7 @@ class UnifiedManager : public Manager {
 
   void apply(const spec::Resources& res) override {
     const std::string d = cg_.dir();
+    if (rootless_) check_delegated(res, cg_.controllers(d), cg_.path);
     check_usage(res, d + "/memory.current");
     // cpu.max holds quota and period together: a new period alone (`update
     // --cpu-period`) keeps the quota in force, as on v1 and in runc.
@@ -126,7 +131,12 @@ class UnifiedManager : public Manager {
     for (const auto& w : v2_writes(r, file_exists(d + "/io.bfq.weight")))
       writes.emplace_back(d + "/" + w.file, w.value);
     apply_writes(writes);
-    if (!r.devices.empty()) {
+    if (!r.devices.empty() && rootless_) {
+      // runc and crun ignore the failure; husk does not try.
+      if (debug_)
+        debug_("cgroup " + cg_.path + ": no device program (an unprivileged user cannot load "
+               "BPF_PROG_TYPE_CGROUP_DEVICE): the host's device node permissions apply");
+    } else if (!r.devices.empty()) {
       base::Fd fd(::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (!fd) throw sys_error("open " + d);
       attach_device_filter(fd.get(), d, r.devices);
@@ -209,6 +219,8 @@ class UnifiedManager : public Manager {
   V2Dir cg_;
   std::vector<std::string> created_;
   Mark mark_;
+  bool rootless_;
+  std::function<void(const std::string&)> debug_;
 };
 
 }  // namespace

@@ -158,27 +158,33 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
     throw Error("cannot use console socket if husk will not detach or allocate tty");
 }
 
+// A rootless container that gets no cgroup: said once, the reason recorded
+// for the commands that need one; its limits are refused.
+void make_no_cgroup(Creation& c, const std::string& config_text, const std::string& reason) {
+  c.rec.no_cgroup = reason;
+  c.handle.save(c.rec);
+  c.handle.save_config(config_text);
+  c.cgroup = cgroups::make_manager(cgroup_config(c.rec));
+  c.cgroup->prepare();
+  const auto& lx = *c.spec.linux_;
+  if (lx.resources) c.cgroup->apply(*lx.resources);
+}
+
 // The container's cgroup, made (or taken over when it exists and is empty)
-// with the device policy and the limits applied.
+// with the device policy and the limits applied. Rootless: in a delegated
+// subtree (cgroups::choose_rootless), or none.
 void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
   Record& rec = c.rec;
   const auto& lx = *c.spec.linux_;
-  if (g.rootless) {
-    // Nothing is recorded: the container is known by its init's pid alone.
-    cgroups::Config none;
-    none.driver = cgroups::Driver::none;
-    none.container_id = rec.oci.id;
-    none.none_reason = "husk runs rootless";
-    none.log = log::warn;
-    c.cgroup = cgroups::make_manager(none);
-    c.cgroup->prepare();
-    c.handle.save(rec);
-    c.handle.save_config(config_text);
-    if (lx.resources) c.cgroup->apply(*lx.resources);
-    return;
-  }
   if (lx.resources) cgroups::check_host(*lx.resources);
-  rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, rec.oci.id);
+  if (g.rootless) {
+    auto choice = cgroups::choose_rootless(cgroups::rootless_host(), lx.cgroups_path, rec.oci.id);
+    if (choice.path.empty()) return make_no_cgroup(c, config_text, choice.none_reason);
+    rec.cgroup_path = choice.path;
+    rec.cgroup_rootless = true;
+  } else {
+    rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, rec.oci.id);
+  }
   // Recorded before the cgroup is made (a leaf not there yet as ours) and
   // after: a husk killed at any point leaves enough for delete --force.
   if (!cgroups::exists(rec.cgroup_path)) rec.cgroup_created = {rec.cgroup_path};
@@ -343,17 +349,22 @@ void destroy_container(Handle& h, Record& rec, bool force) {
 
 // delete --force without a usable state.json: the cgroup comes from the saved
 // config.json, a waiting init also from the processes holding exec.fifo.
-void recover_container(Handle& h) {
+void recover_container(const Global& g, Handle& h) {
   std::unique_ptr<cgroups::Manager> cg;
   try {
     spec::Spec sp = h.config();
     Record rec;
     rec.oci.id = h.id();
-    rec.cgroup_path = cgroups::resolve_path(sp.linux_ ? sp.linux_->cgroups_path : std::nullopt, h.id());
+    const auto& path = sp.linux_ ? sp.linux_->cgroups_path : std::nullopt;
+    // Rootless: where create would have put it from here (a delete run from
+    // another cgroup finds another place, which the mark then refuses).
+    rec.cgroup_rootless = g.rootless;
+    rec.cgroup_path = g.rootless ? cgroups::choose_rootless(cgroups::rootless_host(), path, h.id()).path
+                                 : cgroups::resolve_path(path, h.id());
     // No record says whether create made the leaf or took over an existing
     // one: only the mark tells.
     rec.cgroup_created = {rec.cgroup_path};
-    cg = open_owned(rec);
+    if (!rec.cgroup_path.empty()) cg = open_owned(rec);
   } catch (const Error& e) {
     log::warn(std::string("delete: no cgroup to clean up: ") + e.what());
   }
@@ -470,7 +481,7 @@ int cmd_delete(const Global& g, const std::string& id, bool force) {
     log::warn(std::string("delete: ") + e.what());
   }
   if (rec) destroy_container(*h, *rec, true);
-  else recover_container(*h);
+  else recover_container(g, *h);
   return 0;
 }
 

@@ -221,6 +221,11 @@ Record parse_record(const std::string& text) {
       }
     }
     r.cgroup_handle = str(j, "cgroupHandle");  // absent in a state.json from before handles
+    const json& rootless = member(j, "cgroupRootless");
+    if (!rootless.is_null() && !rootless.is_boolean()) throw Error("cgroupRootless: must be a boolean");
+    r.cgroup_rootless = rootless.is_boolean() && rootless.get<bool>();
+    r.no_cgroup = str(j, "noCgroup");
+    if (!r.no_cgroup.empty() && !r.cgroup_path.empty()) throw Error("noCgroup: given with a cgroupPath");
     return r;
   } catch (const json::exception& e) {
     throw Error(e.what());
@@ -271,7 +276,8 @@ void Handle::save(const Record& r) const {
             {"pid", r.oci.pid},                {"bundle", r.oci.bundle}, {"rootfs", r.oci.rootfs},
             {"created", r.oci.created},        {"owner", r.oci.owner},   {"annotations", r.oci.annotations},
             {"initStartTime", r.start_time},   {"cgroupPath", r.cgroup_path},
-            {"cgroupCreated", r.cgroup_created}, {"cgroupHandle", r.cgroup_handle}};
+            {"cgroupCreated", r.cgroup_created}, {"cgroupHandle", r.cgroup_handle},
+            {"cgroupRootless", r.cgroup_rootless}, {"noCgroup", r.no_cgroup}};
   write_file_atomic(fd_.get(), "state.json", j.dump(), 0600, dir_ + "/state.json");
 }
 
@@ -331,12 +337,18 @@ cgroups::Config cgroup_config(const Record& rec) {
   c.owner = rec.oci.id;
   c.handle = rec.cgroup_handle;
   c.created = rec.cgroup_created;
+  c.rootless = rec.cgroup_rootless;
+  if (rec.cgroup_path.empty() && !rec.no_cgroup.empty()) {
+    c.driver = cgroups::Driver::none;
+    c.none_reason = rec.no_cgroup;
+  }
   c.log = log::warn;
+  c.debug = log::debug;
   return c;
 }
 
 std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
-  if (rec.cgroup_path.empty()) return nullptr;
+  if (rec.cgroup_path.empty()) return rec.no_cgroup.empty() ? nullptr : cgroups::make_manager(cgroup_config(rec));
   if (cgroups::contains_self(rec.cgroup_path))
     throw Error("cgroup " + rec.cgroup_path + " holds husk's own process; refusing to touch it");
   return cgroups::make_manager(cgroup_config(rec));
@@ -360,9 +372,11 @@ Fd open_init(const Record& r) {
   if (r.oci.pid <= 0 || r.start_time == 0) return Fd();
   // A container without a cgroup (rootless) is known by pid and start time
   // only: the kernel lets an unprivileged caller signal its own processes
-  // alone. Root always makes a cgroup: a record without one is not husk's.
+  // alone. Root makes a cgroup unless it ran --rootless=true, which the
+  // record says (no_cgroup); any other cgroup-less record is not husk's.
   const bool by_cgroup = !r.cgroup_path.empty();
-  if (by_cgroup ? cgroups::contains_self(r.cgroup_path) : ::geteuid() == 0 && !in_user_namespace()) return Fd();
+  const bool root = ::geteuid() == 0 && !in_user_namespace();
+  if (by_cgroup ? cgroups::contains_self(r.cgroup_path) : root && r.no_cgroup.empty()) return Fd();
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, r.oci.pid, 0)));
   // Checked after pidfd_open: the pidfd pins this very process.
   if (!pidfd || !process_alive(r.oci.pid, r.start_time) ||

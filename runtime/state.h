@@ -27,6 +27,8 @@ struct Record {
   std::string cgroup_path;     // resolved cgroupsPath, empty when none was made
   std::vector<std::string> cgroup_created;  // cgroups prepare() made, for destroy()
   std::string cgroup_handle;   // the cgroup driver's, from prepare() ("" before it)
+  bool cgroup_rootless = false;  // in a subtree delegated to the caller (cgroups::Config::rootless)
+  std::string no_cgroup;       // why the container has no cgroup ("" when it has one)
 };
 
 // state.json text as Handle::save wrote it -> Record. Anything else (wrong
@@ -94,9 +96,11 @@ class Handle {
 // What the cgroup driver needs to manage this container's cgroup.
 cgroups::Config cgroup_config(const Record& rec);
 
-// The container's cgroup (null when it has none), never one holding husk
+// The container's cgroup, never one holding husk
 // itself: a planted cgroupPath naming the caller's own cgroup or an ancestor
 // of it must not get husk and its neighbours frozen, killed or removed.
+// A container created without one (no_cgroup) gets Driver::none, whose
+// operations fail saying why; null when the record names no cgroup at all.
 std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec);
 
 // Status as callers see it: stopped when the init is gone (or its pid was

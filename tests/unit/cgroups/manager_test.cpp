@@ -13,6 +13,7 @@
 
 #include "base/fd.h"
 #include "cgroups/cgroups.h"
+#include "skip.h"
 #include "unit/temp_dir.h"
 
 using husk::Error;
@@ -307,27 +308,97 @@ TEST_CASE("cgroupfs: a path with a \"..\" component is refused, a name starting 
                       Catch::Contains("must be absolute, not the root and without"));
 }
 
-TEST_CASE("none: no cgroup, said once; limits and pause fail naming why") {
-  std::vector<std::string> said;
+TEST_CASE("none: no cgroup, said once; limits, pause, pids, kill_all and stats fail naming why") {
+  std::vector<std::string> said, debug;
   auto m = cg::make_manager({.driver = cg::Driver::none,
                              .container_id = "c1",
                              .none_reason = "no delegated cgroup",
-                             .log = [&](const std::string& s) { said.push_back(s); }});
+                             .log = [&](const std::string& s) { said.push_back(s); },
+                             .debug = [&](const std::string& s) { debug.push_back(s); }});
   CHECK(m->prepare().empty());
   husk::spec::Resources devices_only;
   devices_only.devices = cg::effective_device_rules({}, {});
   CHECK_NOTHROW(m->apply(devices_only));
+  CHECK(debug == std::vector<std::string>{"no device rules are enforced: container c1 has no cgroup: no delegated cgroup"});
+  // An engine's "nothing": zero values ask for no limit.
+  husk::spec::Resources zeros;
+  zeros.memory = husk::spec::Memory{};
+  zeros.memory->limit = 0;
+  CHECK_NOTHROW(m->apply(zeros));
   m->attach(1, false);
   m->attach_self(false);
-  CHECK(m->pids().empty());
-  CHECK_NOTHROW(m->kill_all(9));
   CHECK_NOTHROW(m->destroy());
   CHECK(said == std::vector<std::string>{"container c1 has no cgroup: no delegated cgroup"});
   husk::spec::Resources limits;
   limits.pids_limit = 5;
-  CHECK_THROWS_WITH(m->apply(limits),
-             Catch::Contains("linux.resources: cannot be applied, container c1 has no cgroup: no delegated cgroup"));
-  CHECK_THROWS_WITH(m->freeze(), Catch::Contains("pause: container c1 has no cgroup"));
+  const std::string why = "container c1 has no cgroup: no delegated cgroup";
+  CHECK_THROWS_WITH(m->apply(limits), "linux.resources.pids.limit: cannot be applied: " + why);
+  CHECK_THROWS_WITH(m->freeze(), "pause: " + why);
+  CHECK_THROWS_WITH(m->thaw(), "resume: " + why);
+  CHECK_THROWS_WITH(m->pids(), "ps: " + why);
+  CHECK_THROWS_WITH(m->kill_all(9), "kill --all: " + why + " (kill without --all signals its init)");
+  CHECK_THROWS_WITH(m->stats(), "events --stats: " + why);
+  CHECK_THROWS_WITH(m->oom_kills(), "events: " + why);
+}
+
+// ---- rootless: a subtree delegated to the caller ----
+
+TEST_CASE("rootless v2: controllers are enabled where the caller may; a limit needing another names its field") {
+  FakeTree t;
+  t.mkdirs("/deleg");
+  t.put("/deleg/cgroup.controllers", "pids");  // one: the fake file takes each write at offset 0
+  t.put("/deleg/cgroup.subtree_control", "");
+  // The root's subtree_control is not the caller's: without the file every write fails.
+  t.put("/cgroup.controllers", "cpu memory pids");
+  std::vector<std::string> debug;
+  auto m = cg::make_manager({.path = "/deleg/c1",
+                             .owner = "c1",
+                             .rootless = true,
+                             .debug = [&](const std::string& s) { debug.push_back(s); },
+                             .hierarchies = t.unified()});
+  REQUIRE_NOTHROW(m->prepare());
+  CHECK(t.get("/deleg/cgroup.subtree_control") == "+pids");
+  CHECK_FALSE(t.has("/cgroup.subtree_control"));
+  t.put("/deleg/c1/cgroup.controllers", "memory pids");
+  for (const char* f : {"/memory.max", "/pids.max"}) t.put("/deleg/c1" + std::string(f), "");
+  husk::spec::Resources r = limits(64 << 20, 20, 0);
+  r.devices = cg::effective_device_rules({}, {});
+  m->apply(r);
+  CHECK(t.get("/deleg/c1/memory.max") == "67108864");
+  CHECK(t.get("/deleg/c1/pids.max") == "20");
+  // No device program: nothing to attach to a plain directory, and said on debug.
+  REQUIRE(debug.size() == 1);
+  CHECK_THAT(debug[0], Catch::Contains("cgroup /deleg/c1: no device program"));
+  husk::spec::Resources cpu = limits(0, 0, 1024);
+  cpu.pids_limit.reset();
+  CHECK_THROWS_WITH(m->apply(cpu), Catch::StartsWith("linux.resources.cpu: needs the cpu controller, which cgroup "
+                                                     "/deleg/c1 does not have (its cgroup.controllers: memory pids)"));
+}
+
+TEST_CASE("rootless: marks with user.husk.owner, trusted only on a directory owned by the caller") {
+  FakeTree t;
+  t.mkdirs("/deleg");
+  auto rootless = [&](const std::string& path) {
+    return cg::make_manager({.path = path, .owner = "c1", .rootless = true, .hierarchies = t.unified()});
+  };
+  rootless("/deleg/c1")->prepare();
+  CHECK(mark(t, "/deleg/c1") == "c1");
+  CHECK(rootless("/deleg/c1")->owned());
+  // Root's trusted.* mark is not looked at, nor a user.* mark seen by root husk.
+  CHECK_FALSE(cg::make_manager({.path = "/deleg/c1", .owner = "c1", .hierarchies = t.unified()})->owned());
+  if (::geteuid() != 0) HUSK_SKIP("giving the cgroup to another uid needs root");
+  // Someone else's directory carrying the same mark (they could write it): not ours.
+  REQUIRE(::lchown((t.root + "/deleg/c1").c_str(), ::geteuid() + 4242, -1) == 0);
+  CHECK(mark(t, "/deleg/c1") == "c1");
+  CHECK_FALSE(rootless("/deleg/c1")->owned());
+  rootless("/deleg/c1")->destroy();
+  CHECK(t.has("/deleg/c1"));
+}
+
+TEST_CASE("rootless: only the unified hierarchy can be delegated") {
+  FakeTree t;
+  CHECK_THROWS_WITH(cg::make_manager({.path = "/deleg/c1", .rootless = true, .hierarchies = hybrid(t)}),
+                    Catch::Contains("rootless husk uses only a delegated cgroup v2 hierarchy, not v1"));
 }
 
 // ---- the owner mark: only what husk made for this container is its to empty and remove ----

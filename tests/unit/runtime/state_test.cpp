@@ -122,3 +122,35 @@ TEST_CASE("a state.json whose cgroupCreated names anything but cgroupPath or its
     REQUIRE_THROWS_WITH(parse_record(head + bad + "}"), Catch::Contains("cgroupCreated"));
 }
 
+
+TEST_CASE("state.json keeps whether the cgroup is a rootless one, or why there is none") {
+  TempRoot root;
+  Store store(root.path);
+  Handle h = Handle::create(store, "c1");
+  Record r;
+  r.oci.id = "c1";
+  r.oci.status = "created";
+  r.cgroup_path = "/deleg/c1";
+  r.cgroup_rootless = true;
+  h.save(r);
+  Record back = h.load();
+  CHECK(back.cgroup_rootless);
+  CHECK(cgroup_config(back).rootless);
+  CHECK(cgroup_config(back).driver == husk::cgroups::Driver::cgroupfs);
+
+  r.cgroup_path.clear();
+  r.cgroup_rootless = false;
+  r.no_cgroup = "the host has cgroup v1";
+  h.save(r);
+  back = h.load();
+  CHECK(back.no_cgroup == "the host has cgroup v1");
+  auto none = open_cgroup(back);
+  REQUIRE(none);
+  CHECK_THROWS_WITH(none->freeze(), "pause: container c1 has no cgroup: the host has cgroup v1");
+  h.remove();
+
+  const std::string base = R"({"ociVersion":"1.2.0","id":"c1","status":"created","pid":1,"bundle":"/b",)";
+  REQUIRE_THROWS_WITH(parse_record(base + R"("cgroupRootless":"yes"})"), Catch::Contains("cgroupRootless"));
+  REQUIRE_THROWS_WITH(parse_record(base + R"("cgroupPath":"/husk/c1","noCgroup":"why"})"),
+                      Catch::Contains("noCgroup: given with a cgroupPath"));
+}
