@@ -38,7 +38,7 @@ class NoneManager : public Manager {
   void freeze() override { throw Error("pause: " + what_); }
   void thaw() override { throw Error("resume: " + what_); }
   bool frozen() override { return false; }
-  // Like runc, no list from elsewhere: /proc cannot tell its processes from the caller's.
+  // The runtime's ps lists a cgroup-less container by its pid namespace instead.
   std::vector<pid_t> pids() override { throw Error("ps: " + what_); }
   void kill_all(int) override { throw Error("kill --all: " + what_ + " (kill without --all signals its init)"); }
   void destroy() override {}

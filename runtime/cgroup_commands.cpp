@@ -1,12 +1,16 @@
 // pause, resume, ps, update, events: the commands that act on a running
 // container through its cgroup.
+#include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -125,10 +129,42 @@ int cmd_resume(const Global& g, const std::string& id) {
   return 0;
 }
 
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+// A container without a cgroup (rootless): the processes in its init's pid
+// namespace, processes exec'd into it included. Without a pid namespace of
+// its own they cannot be told from the caller's.
+std::vector<pid_t> pid_namespace_members(const Record& rec) {
+  Fd init = open_init(rec);  // pins the init while its namespace is compared
+  if (!init) return {};
+  const std::string init_ns = "/proc/" + std::to_string(rec.oci.pid) + "/ns/pid";
+  struct stat ns, own;
+  if (::stat(init_ns.c_str(), &ns) != 0) throw sys_error("stat " + init_ns);
+  if (::stat("/proc/self/ns/pid", &own) != 0) throw sys_error("stat /proc/self/ns/pid");
+  if (same_file(ns, own))
+    throw Error("ps: container \"" + rec.oci.id + "\" has no cgroup (" + rec.no_cgroup +
+                ") and no pid namespace of its own: its processes cannot be told from others");
+  std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
+  if (!proc) throw sys_error("read /proc");
+  std::vector<pid_t> out;
+  while (dirent* e = ::readdir(proc.get())) {
+    char* end;
+    long pid = std::strtol(e->d_name, &end, 10);
+    struct stat other;
+    // Another user's processes cannot be stat'ed there: not ours either.
+    if (*end || pid <= 0) continue;
+    if (::stat(("/proc/" + std::string(e->d_name) + "/ns/pid").c_str(), &other) == 0 && same_file(other, ns))
+      out.push_back(static_cast<pid_t>(pid));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 int cmd_ps(const Global& g, const std::string& id, const std::string& format,
            const std::vector<std::string>& ps_args) {
   Loaded c = load(g, id, false);
-  std::vector<pid_t> pids = c.status == "stopped" ? std::vector<pid_t>{} : c.cg->pids();
+  std::vector<pid_t> pids;
+  if (c.status != "stopped") pids = c.rec.no_cgroup.empty() ? c.cg->pids() : pid_namespace_members(c.rec);
   if (format == "json") {
     std::cout << json(pids).dump() << std::endl;
     return 0;

@@ -236,6 +236,19 @@ no_cgroup_commands() {
   capture "${U[@]}" "$bin" ps "$id"
   ok=0; [ "$RC" = 0 ] && grep -qw "$pid" <<<"$OUT" && ok=1
   counted_or_note "$rt" "ps lists the init (pid $pid) of the user's container" "$rt ps $id" "exit 0, output with $pid" $ok
+  # Without a cgroup husk lists the init's pid namespace: a process exec'd
+  # into it (not the init's child) is in, one of the user's outside is not.
+  local pidfile=$WORK/home/ps-exec-$rt.pid outside json
+  as_user sleep 60 & outside=$!
+  as_user "$bin" exec -d --pid-file "$pidfile" "$id" sleep 60 >/dev/null 2>&1
+  capture "${U[@]}" "$bin" ps --format json "$id"
+  json=$OUT
+  ok=0
+  if [ -s "$pidfile" ] && jq -e --argjson e "$(cat "$pidfile")" --argjson i "$pid" --argjson o "$outside" \
+      'index($e) != null and index($i) != null and index($o) == null' <<<"$json" >/dev/null 2>&1; then ok=1; fi
+  counted_or_note "$rt" "ps --format json: the init and an exec'd process, not the user's other processes" \
+    "$rt exec -d $id sleep 60; $rt ps --format json $id" "[... $pid ... exec'd pid ...] without $outside" $ok
+  kill "$outside" 2>/dev/null; wait "$outside" 2>/dev/null
   local cmd
   for cmd in "pause" "update --memory 64m" "events --stats"; do
     capture "${U[@]}" "$bin" $cmd "$id"
