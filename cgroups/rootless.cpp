@@ -88,8 +88,8 @@ std::vector<std::pair<std::string, std::string>> v2_controllers(const spec::Reso
   group("blockIO", [&](spec::Resources& o) { o.block_io = r.block_io; });
   group("hugepageLimits", [&](spec::Resources& o) { o.hugepage_limits = r.hugepage_limits; });
   group("rdma", [&](spec::Resources& o) { o.rdma = r.rdma; });
-  for (const auto& [key, value] : r.unified)
-    group("unified[\"" + key + "\"]", [&](spec::Resources& o) { o.unified = {{key, value}}; });
+  for (const auto& entry : r.unified)
+    group("unified[\"" + entry.first + "\"]", [&](spec::Resources& o) { o.unified = {entry}; });
   return out;
 }
 
