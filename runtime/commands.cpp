@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
+#include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "runtime/console.h"
 #include "runtime/foreground.h"
@@ -514,6 +515,12 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
     for (const auto& s : states) std::cout << s.id << "\n";
     return 0;
   }
+  // runc's OWNER: who owns the container's directory, the caller (Store
+  // refuses any other), by name ("#<uid>" without one).
+  const std::string name = ns::passwd_name(base::try_read_file("/etc/passwd").value_or(""), ::geteuid());
+  const std::string caller = name.empty() ? "#" + std::to_string(::geteuid()) : name;
+  for (auto& s : states)
+    if (s.owner.empty()) s.owner = caller;
   if (format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& s : states) arr.push_back(nlohmann::json::parse(spec::state_to_json(s, false)));
@@ -523,7 +530,7 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
   if (format != "table") throw Error("invalid format option \"" + format + "\"");
   std::vector<std::vector<std::string>> rows{{"ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER"}};
   for (const auto& s : states)
-    rows.push_back({s.id, std::to_string(s.pid), s.status, s.bundle, s.created, s.owner.empty() ? "root" : s.owner});
+    rows.push_back({s.id, std::to_string(s.pid), s.status, s.bundle, s.created, s.owner});
   std::vector<size_t> width(6, 0);
   for (const auto& r : rows)
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());

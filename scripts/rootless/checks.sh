@@ -268,6 +268,8 @@ check_state() {
   expect_eq "$LABEL: the state root is \$XDG_RUNTIME_DIR/$rt, the user's" "stat -c %u:%g $WORK/xdg/$rt" \
     "$RL_UID:$RL_GID" "$(host_owner "$WORK/xdg/$rt")"
   check "$LABEL: list shows the container" 0 "$id" "${U[@]}" "$bin" list
+  expect_eq "$LABEL: list: the OWNER is the user (runc: the state dir's owner)" "$rt list" "$RL_USER" \
+    "$(as_user "$bin" list | awk -v id="$id" '$1 == id { print $NF }')"
   check "$LABEL: start" 0 "" "${U[@]}" "$bin" start "$id"
   check "$LABEL: state: running" 0 '"running"' "${U[@]}" "$bin" state "$id"
   check "$LABEL: exec echo hi" 0 hi "${U[@]}" "$bin" exec "$id" echo hi &&
