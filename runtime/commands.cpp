@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
+#include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "runtime/console.h"
 #include "runtime/foreground.h"
@@ -36,6 +37,7 @@
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
 #include "base/error.h"
+#include "base/file.h"
 
 namespace husk::rt {
 namespace {
@@ -485,6 +487,18 @@ int cmd_delete(const Global& g, const std::string& id, bool force) {
   return 0;
 }
 
+namespace {
+
+// runc's OWNER: the name of the uid owning the state, which is the caller
+// (Store refuses anyone else's), "#<uid>" when /etc/passwd has none.
+std::string state_owner() {
+  const uid_t uid = ::geteuid();
+  std::string name = ns::passwd_name(base::try_read_file("/etc/passwd").value_or(""), uid);
+  return name.empty() ? "#" + std::to_string(uid) : name;
+}
+
+}  // namespace
+
 int cmd_list(const Global& g, const std::string& format, bool quiet) {
   Store store(g.root);
   std::vector<spec::State> states;
@@ -510,6 +524,9 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
       if (e.err() != ENOENT) log::warn(e.what());
     }
   }
+  const std::string owner = state_owner();
+  for (auto& s : states)
+    if (s.owner.empty()) s.owner = owner;
   if (quiet) {
     for (const auto& s : states) std::cout << s.id << "\n";
     return 0;
@@ -523,7 +540,7 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
   if (format != "table") throw Error("invalid format option \"" + format + "\"");
   std::vector<std::vector<std::string>> rows{{"ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER"}};
   for (const auto& s : states)
-    rows.push_back({s.id, std::to_string(s.pid), s.status, s.bundle, s.created, s.owner.empty() ? "root" : s.owner});
+    rows.push_back({s.id, std::to_string(s.pid), s.status, s.bundle, s.created, s.owner});
   std::vector<size_t> width(6, 0);
   for (const auto& r : rows)
     for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
