@@ -324,8 +324,16 @@ check_roots() {
   mkdir -p "$other" && chmod 700 "$other"
   check "$LABEL: --root of another user (root, 0700): list refused" nz "" "${U[@]}" "$bin" --root "$other" list
   check "$LABEL: --root of another user (root, 0700): create refused" nz "" "${U[@]}" "$bin" --root "$other" create --bundle "$b" "$id-other"
-  as_user "$bin" --root "$other" delete --force "$id-other" >/dev/null 2>&1
   expect_eq "$LABEL: --root of another user: nothing made in it" "ls -A $other" "" "$(ls -A "$other")"
+  as_user "$bin" --root "$other" delete --force "$id-other" >/dev/null 2>&1
+  # One the kernel lets the user write (root's, its group the user's, 0770):
+  # only the runtime's own check can refuse it.
+  local shared=$WORK/root-state-group-$rt
+  mkdir -p "$shared" && chgrp "$RL_GID" "$shared" && chmod 770 "$shared"
+  check "$LABEL: --root of another user the user may write (root's, group $RL_GID, 0770): create refused" nz "" \
+    "${U[@]}" "$bin" --root "$shared" create --bundle "$b" "$id-group"
+  expect_eq "$LABEL: --root of another user the user may write: nothing made in it" "ls -A $shared" "" "$(ls -A "$shared")"
+  as_user "$bin" --root "$shared" delete --force "$id-group" >/dev/null 2>&1
 }
 
 # 8. Resources that cannot be applied (no writable cgroup) are a clear
