@@ -128,38 +128,24 @@ std::vector<size_t> runtime_opened_sources(const spec::Spec& spec) {
   return out;
 }
 
-namespace {
-
-// Where the helper opening bind sources works: the init's mount namespace and
-// working directory.
-struct InitMountNs {
-  std::string proc;     // "/proc/<init>/"
-  std::string ns_path;  // its ns/mnt, or the namespace the spec joins
-  Fd ns;
-  Fd cwd;  // empty for a joined namespace: setns() moves the init to its root, as it does the helper
-  // Without root the init's user namespace, joined first: setns into a mount
-  // namespace needs CAP_SYS_ADMIN in our own user namespace too.
-  Fd userns;
-};
-
-InitMountNs open_init_mount_ns(const spec::Spec& spec, int init_pid) {
-  InitMountNs at;
-  at.proc = "/proc/" + std::to_string(init_pid) + "/";
+InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid) {
+  InitNamespaces at;
+  at.proc = "/proc/" + std::to_string(pid) + "/";
   const spec::Namespace* mnt = spec.linux_ ? spec.linux_->find_namespace("mount") : nullptr;
   bool joined = mnt && !mnt->path.empty();
-  at.ns_path = joined ? mnt->path : at.proc + "ns/mnt";
-  at.ns = Fd(open(at.ns_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!at.ns) throw sys_error("open the container's mount namespace " + at.ns_path);
+  at.mnt_path = joined ? mnt->path : at.proc + "ns/mnt";
+  at.user = Fd(open((at.proc + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!at.user) throw sys_error("open the container's user namespace " + at.proc + "ns/user");
+  at.mnt = Fd(open(at.mnt_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!at.mnt) throw sys_error("open the container's mount namespace " + at.mnt_path);
   if (!joined) {
     at.cwd = Fd(open((at.proc + "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!at.cwd) throw sys_error("open " + at.proc + "cwd");
   }
-  if (geteuid() != 0) {
-    at.userns = Fd(open((at.proc + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
-    if (!at.userns) throw sys_error("open " + at.proc + "ns/user");
-  }
   return at;
 }
+
+namespace {
 
 // One message per source: {stage, errno, why} and, when it opened, the fd.
 struct SourceReply {
@@ -171,7 +157,7 @@ struct SourceReply {
 // The forked helper: enter the init's mount namespace and cwd and send back
 // each source (an idmapped one as its detached idmapped tree, cloned from the
 // container's copy of the source's mount so the host's locked flags hold).
-[[noreturn]] void serve_sources(int sock, const InitMountNs& at, const spec::Spec& spec,
+[[noreturn]] void serve_sources(int sock, const InitNamespaces& at, const spec::Spec& spec,
                                 const std::vector<size_t>& indexes, const std::vector<Fd>& own_userns,
                                 int userns_fd) {
   auto reply = [&](char stage, int err, const char* why, int fd) {
@@ -179,11 +165,13 @@ struct SourceReply {
     if (why) strncpy(r.why, why, sizeof r.why - 1);
     if (base::send_with_fd(sock, &r, sizeof r, fd) < 0) _exit(1);
   };
-  if (at.userns && setns(at.userns.get(), CLONE_NEWUSER) < 0) {
+  // Without root the init's user namespace first: setns into a mount
+  // namespace needs CAP_SYS_ADMIN in our own user namespace too.
+  if (geteuid() != 0 && setns(at.user.get(), CLONE_NEWUSER) < 0) {
     reply('u', errno, nullptr, -1);
     _exit(1);
   }
-  if (setns(at.ns.get(), CLONE_NEWNS) < 0) {
+  if (setns(at.mnt.get(), CLONE_NEWNS) < 0) {
     reply('n', errno, nullptr, -1);
     _exit(1);
   }
@@ -219,7 +207,7 @@ struct SourceReply {
 
 // The helper's replies, one per index in order; the first failure becomes
 // the error (the fds received until then are closed).
-std::vector<int> collect_sources(int sock, const InitMountNs& at, const spec::Spec& spec,
+std::vector<int> collect_sources(int sock, const InitNamespaces& at, const spec::Spec& spec,
                                  const std::vector<size_t>& indexes) {
   std::vector<Fd> fds;
   for (size_t k = 0; k < indexes.size(); ++k) {
@@ -232,7 +220,7 @@ std::vector<int> collect_sources(int sock, const InitMountNs& at, const spec::Sp
     r.why[sizeof r.why - 1] = '\0';
     if (n != static_cast<ssize_t>(sizeof r)) throw Error(what + ": the helper opening bind sources died");
     if (r.stage == 'u') throw sys_error("enter the init's user namespace " + at.proc + "ns/user", r.err);
-    if (r.stage == 'n') throw sys_error("enter the container's mount namespace " + at.ns_path, r.err);
+    if (r.stage == 'n') throw sys_error("enter the container's mount namespace " + at.mnt_path, r.err);
     if (r.stage == 'c') throw sys_error("enter the init's working directory " + at.proc + "cwd", r.err);
     if (r.stage == 'i') throw Error(r.why);
     if (r.err != 0 || !passed) throw sys_error(what + ": open bind source " + m.source, r.err ? r.err : EPROTO);
@@ -245,10 +233,9 @@ std::vector<int> collect_sources(int sock, const InitMountNs& at, const spec::Sp
 
 }  // namespace
 
-std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid,
-                                   int userns_fd) {
+std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes,
+                                   const InitNamespaces& at, int userns_fd) {
   if (indexes.empty()) return {};
-  InitMountNs at = open_init_mount_ns(spec, init_pid);
   // A mount's own uidMappings/gidMappings namespace is made here, on the
   // host: the helper's /proc may be a joined namespace's, where it is not.
   std::vector<Fd> own_userns(indexes.size());

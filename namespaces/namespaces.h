@@ -4,6 +4,8 @@
 // container's init between clone and exec.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <span>
@@ -11,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/fd.h"
 #include "spec/spec.h"
 
 namespace husk::ns {
@@ -159,9 +162,22 @@ struct RootfsOptions {
 // uid, which cannot reach a source below e.g. a root-only directory.
 std::vector<size_t> runtime_opened_sources(const spec::Spec& spec);
 
+// The init's user and mount namespaces and working directory, where
+// open_bind_sources works. Opened from `pid` (the init, or the stage-1 helper
+// it inherits them from) as soon as its maps are written: an unprivileged
+// caller can open /proc/<pid>/ns only while the process is dumpable, and the
+// init is not once it runs in its namespaces (CVE-2016-9962).
+struct InitNamespaces {
+  std::string proc;      // "/proc/<pid>/", for messages
+  std::string mnt_path;  // its ns/mnt, or the namespace the spec joins
+  base::Fd user, mnt;
+  base::Fd cwd;  // empty for a joined namespace: setns() moves the init to its root, as it does the helper
+};
+InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid);
+
 // On the host, with the caller's privileges: open (O_PATH, symlinks followed)
 // the source of each spec.mounts[i], i in `indexes`, in the mount namespace
-// of the init `init_pid` (or the one the spec joins) and relative to its
+// of the init `at` (or the one the spec joins) and relative to its
 // working directory, so each fd leads to the container's copy of the mount,
 // locked flags and all (a tree cloned on the host would let the container
 // clear them). A forked helper does it: the caller's own namespaces and cwd
@@ -169,8 +185,8 @@ std::vector<size_t> runtime_opened_sources(const spec::Spec& spec);
 // mount and its source.
 // An idmapped mount among `indexes` comes back as its detached idmapped tree
 // (make_idmapped_mount with `userns_fd`, built there for the same reason).
-std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes, int init_pid,
-                                   int userns_fd = -1);
+std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes,
+                                   const InitNamespaces& at, int userns_fd = -1);
 
 // Build the detached, idmapped bind mount for spec mount `m` (options
 // "idmap"/"ridmap", or uidMappings/gidMappings). The kernel only allows this

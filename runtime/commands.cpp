@@ -37,6 +37,7 @@
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
 #include "base/error.h"
+#include "base/file.h"
 
 namespace husk::rt {
 namespace {
@@ -486,6 +487,18 @@ int cmd_delete(const Global& g, const std::string& id, bool force) {
   return 0;
 }
 
+namespace {
+
+// runc's OWNER: the name of the uid owning the state, which is the caller
+// (Store refuses anyone else's), "#<uid>" when /etc/passwd has none.
+std::string state_owner() {
+  const uid_t uid = ::geteuid();
+  std::string name = ns::passwd_name(base::try_read_file("/etc/passwd").value_or(""), uid);
+  return name.empty() ? "#" + std::to_string(uid) : name;
+}
+
+}  // namespace
+
 int cmd_list(const Global& g, const std::string& format, bool quiet) {
   Store store(g.root);
   std::vector<spec::State> states;
@@ -511,16 +524,13 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
       if (e.err() != ENOENT) log::warn(e.what());
     }
   }
+  const std::string owner = state_owner();
+  for (auto& s : states)
+    if (s.owner.empty()) s.owner = owner;
   if (quiet) {
     for (const auto& s : states) std::cout << s.id << "\n";
     return 0;
   }
-  // runc's OWNER: who owns the container's directory, the caller (Store
-  // refuses any other), by name ("#<uid>" without one).
-  const std::string name = ns::passwd_name(base::try_read_file("/etc/passwd").value_or(""), ::geteuid());
-  const std::string caller = name.empty() ? "#" + std::to_string(::geteuid()) : name;
-  for (auto& s : states)
-    if (s.owner.empty()) s.owner = caller;
   if (format == "json") {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& s : states) arr.push_back(nlohmann::json::parse(spec::state_to_json(s, false)));

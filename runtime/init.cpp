@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 
 #include "namespaces/namespaces.h"
 #include "runtime/console.h"
@@ -176,6 +177,8 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   // The parent knows our pid (from clone3 or the stage-1 message) and
   // places us in the cgroup before it says go.
   wait_for_go(c.sock);
+  // Before anything runs in the container's namespaces (see child_main).
+  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // The caller's environment stays outside: createContainer/startContainer
   // hooks without env run programs of the image, in the container.
   ::clearenv();
@@ -192,7 +195,6 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   lsm::ExecLabels labels = lsm::ExecLabels::open(proc);
   enter_namespaces(c);
   ns::RootfsOptions ro = mount_rootfs(c);
-  ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  // see child_main
   run_create_hooks_and_enter(c, ro);
 
   FinishRequest fin;
@@ -213,15 +215,23 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   wait_for_start_and_exec(c, ready);
 }
 
+bool joins_pid(const ChildContext& c) {
+  for (const auto& j : c.plan.joins)
+    if (j.type == "pid") return true;
+  return false;
+}
+
 // `pipeline`, `placed`: set when this process moves itself into the cgroup.
 [[noreturn]] void child_main(ChildContext& c, const Pipeline* pipeline = nullptr, const Placement& placed = {}) {
   child_run(c.sock, [&] {
-    // In a user namespace of its own, dumpable until mount_rootfs: /proc/<pid>
-    // of a non-dumpable process belongs to root, unmapped there, so an
+    // In a user namespace made for it, dumpable until the parent says go:
+    // /proc/<pid> of a non-dumpable process belongs to root, so an
     // unprivileged parent (and newuidmap) could neither write its maps nor
-    // open its mount namespace and cwd (open_bind_sources). Nothing else is
-    // in that namespace until then.
-    child_prologue(c.plan.clone_flags & CLONE_NEWUSER);
+    // open its namespaces and cwd (open_init_namespaces). Never in a joined
+    // pid namespace: its processes would reach our fds, memory and the host's
+    // root through /proc/<pid> (CVE-2016-9962); the stage-1 helper, outside
+    // it, had the maps and namespaces then.
+    child_prologue((c.plan.clone_flags & CLONE_NEWUSER) && !joins_pid(c));
     if (pipeline) pipeline->attach_self(placed);
     close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
     container_init(c);
@@ -243,25 +253,29 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
       send_msg(c.sock, Msg::kMapIds);
       expect_msg(c.sock, Msg::kMapsDone);
     }
+    // Our child is born in the joined pid namespace: not dumpable from its first instruction.
+    if (joins_pid(c)) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     spawn_sibling_and_exit(c.sock, [&] { child_main(c); });
   });
 }
 
-void send_idmapped_mounts(int sock, pid_t pid, const spec::Spec& spec) {
+// Whether the parent sends the init mounts it makes in the init's namespaces.
+bool sends_mounts(const spec::Spec& spec) {
+  return !idmapped_mounts(spec).empty() || !ns::runtime_opened_sources(spec).empty();
+}
+
+void send_idmapped_mounts(int sock, const ns::InitNamespaces& at, const spec::Spec& spec) {
   auto idx = idmapped_mounts(spec);
   if (idx.empty()) return;
-  std::string path = "/proc/" + std::to_string(pid) + "/ns/user";
-  Fd userns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!userns) throw sys_error("open " + path);
   // Built in the container's mount namespace: see open_bind_sources.
   std::vector<Fd> trees;
-  for (int fd : ns::open_bind_sources(spec, idx, pid, userns.get())) trees.emplace_back(fd);
+  for (int fd : ns::open_bind_sources(spec, idx, at, at.user.get())) trees.emplace_back(fd);
   for (const auto& t : trees) send_fd(sock, t.get(), "idmap");
 }
 
-void send_bind_sources(int sock, pid_t pid, const spec::Spec& spec) {
+void send_bind_sources(int sock, const ns::InitNamespaces& at, const spec::Spec& spec) {
   std::vector<Fd> fds;
-  for (int fd : ns::open_bind_sources(spec, ns::runtime_opened_sources(spec), pid)) fds.emplace_back(fd);
+  for (int fd : ns::open_bind_sources(spec, ns::runtime_opened_sources(spec), at)) fds.emplace_back(fd);
   for (const auto& fd : fds) send_fd(sock, fd.get(), "bind source");
 }
 
@@ -301,12 +315,22 @@ Cloned clone_init(ChildContext& c, const Pipeline& p) {
 pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
   const spec::Spec& spec = *p.spec;
   bool maps_written = false;
+  // Opened from the process whose maps were just written, while it is still
+  // dumpable (see child_main): the init's namespaces and cwd.
+  std::optional<ns::InitNamespaces> at;
+  auto open_namespaces = [&](pid_t pid) {
+    if (!at && sends_mounts(spec)) at = ns::open_init_namespaces(spec, pid);
+  };
   // Once the real init's pid is known: id maps, cgroup, oom score, then go.
   auto release = [&] {
-    s.release(p, maps_written, placed);
+    if (!maps_written) p.map_ids(s.pid());
+    maps_written = true;
+    open_namespaces(s.pid());
+    s.release(p, true, placed);
+    if (!at) return;
     s.sending([&] {
-      send_idmapped_mounts(s.sock(), s.pid(), spec);
-      send_bind_sources(s.sock(), s.pid(), spec);
+      send_idmapped_mounts(s.sock(), *at, spec);
+      send_bind_sources(s.sock(), *at, spec);
     });
   };
   if (s.pid() > 0) release();
@@ -317,6 +341,7 @@ pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
       case Msg::kMapIds:
         p.map_ids(s.stage1());
         maps_written = true;
+        open_namespaces(s.stage1());  // the real init it forks has them
         s.sending([&] { send_msg(s.sock(), Msg::kMapsDone); });
         break;
       case Msg::kPid:

@@ -180,6 +180,28 @@ check_ranges() {
     "stat -c %u:%g $share/by-1000" "$want:$want" "$(host_owner "$share/by-1000")"
 }
 
+# 5b. Root inside from the /etc/subuid range, not the user: the init changes
+# its host uid when it becomes root (the kernel makes it non-dumpable, its
+# /proc/<pid>/ns closed to the user) and a bind mount still works, as husk
+# opened its namespaces before; root's file is SUB_START on the host. The
+# tmpfs with 100000 options keeps husk busy after releasing the init, so an
+# init that is root by then is not a race lost now and then.
+check_subroot() {
+  local rt=$1 b share=$WORK/s/$1-subroot
+  mkdir -p "$share" && chmod 1777 "$share"
+  b=$(new_bundle "$rt" subroot 'awk "{ print \"map\", \$1, \$2, \$3 }" /proc/self/uid_map
+      touch /mnt/rw/by-root && echo made' \
+    ".linux.uidMappings = [{containerID: 0, hostID: $SUB_START, size: 65536}] |
+     .linux.gidMappings = [{containerID: 0, hostID: $SUB_START, size: 65536}] | $BIND |
+     .mounts += [{destination: \"/mnt/ro\", type: \"tmpfs\", source: \"tmpfs\", options: [range(100000) | \"nosuid\"]}]" \
+    --arg dst /mnt/rw --arg src "$share" --arg mode rw)
+  run_as_user "$rt" "$b"
+  expect_out "$LABEL: root from the subuid range: a bind mount works, uid_map maps 0 to $SUB_START" \
+    "$rt run (uidMappings/gidMappings [{0,$SUB_START,65536}], a bind mount)" "map 0 $SUB_START 65536" made || return
+  expect_eq "$LABEL: root from the subuid range: root's file inside is $SUB_START:$SUB_START on the host" \
+    "stat -c %u:%g $share/by-root" "$SUB_START:$SUB_START" "$(host_owner "$share/by-root")"
+}
+
 # 6. Mappings the user does not own are refused, naming the range. (The
 # container ids must not contain the field names.)
 check_foreign() {
@@ -304,8 +326,16 @@ check_roots() {
   mkdir -p "$other" && chmod 700 "$other"
   check "$LABEL: --root of another user (root, 0700): list refused" nz "" "${U[@]}" "$bin" --root "$other" list
   check "$LABEL: --root of another user (root, 0700): create refused" nz "" "${U[@]}" "$bin" --root "$other" create --bundle "$b" "$id-other"
-  as_user "$bin" --root "$other" delete --force "$id-other" >/dev/null 2>&1
   expect_eq "$LABEL: --root of another user: nothing made in it" "ls -A $other" "" "$(ls -A "$other")"
+  as_user "$bin" --root "$other" delete --force "$id-other" >/dev/null 2>&1
+  # One the kernel lets the user write (root's, its group the user's, 0770):
+  # only the runtime's own check can refuse it.
+  local shared=$WORK/root-state-group-$rt
+  mkdir -p "$shared" && chgrp "$RL_GID" "$shared" && chmod 770 "$shared"
+  check "$LABEL: --root of another user the user may write (root's, group $RL_GID, 0770): create refused" nz "" \
+    "${U[@]}" "$bin" --root "$shared" create --bundle "$b" "$id-group"
+  expect_eq "$LABEL: --root of another user the user may write: nothing made in it" "ls -A $shared" "" "$(ls -A "$shared")"
+  as_user "$bin" --root "$shared" delete --force "$id-group" >/dev/null 2>&1
 }
 
 # 8. Resources that cannot be applied (no writable cgroup) are a clear
@@ -392,7 +422,7 @@ check_delegated() {
 }
 
 # HUSK_RL_CHECKS: the checks to run (default all), e.g. "delegated" in the VM.
-RL_CHECKS=${HUSK_RL_CHECKS:-run bind admin cgroup ranges foreign state roots limits delegated podman}
+RL_CHECKS=${HUSK_RL_CHECKS:-run bind admin cgroup ranges subroot foreign state roots limits delegated podman}
 runtime_checks() {
   local c
   for c in $RL_CHECKS; do

@@ -136,3 +136,43 @@ TEST_CASE("joining another container's user namespace by path", "[ns][userns]") 
   uid >> real;
   CHECK(real == "100000");
 }
+
+// The init of a container with a new user namespace that joins another's pid
+// namespace appears there at once: were it dumpable before entering its root,
+// a process of the other container could take the host's root (and the
+// parent's socket, our memory) through /proc/<init> (CVE-2016-9962). B is
+// created again and again while A looks for a root-only host file through every
+// /proc/<pid>/root it sees; A must never find it.
+TEST_CASE("an init in a joined pid namespace is never reachable from it", "[ns][userns]") {
+  TempDir host("hit-secret");
+  const std::string secret = host.path + "/secret";
+  REQUIRE(run({"sh", "-c", "echo host-secret >" + secret + " && chmod 600 " + secret}).ok());
+  Container a("ns-watch");
+  a.args({"sh", "-c",
+          "while :; do for p in /proc/[0-9]*; do cat $p/root" + secret + " 2>/dev/null && echo \"via $p\"; done; done"});
+  REQUIRE(a.create().ok());
+  REQUIRE(a.start().ok());
+  const std::string apid = std::to_string(a.pid());
+
+  Container b("ns-join-pid", true);
+  REQUIRE(run({"chown", "-R", "-h", "100000:100000", b.rootfs}).ok());
+  ::chmod(b.bundle.c_str(), 0755);
+  b.cfg["linux"]["namespaces"] = json::array({{{"type", "pid"}, {"path", "/proc/" + apid + "/ns/pid"}},
+                                              {{"type", "mount"}}, {{"type", "user"}}});
+  b.cfg["linux"]["uidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
+  b.cfg["linux"]["gidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
+  // Its /proc and cgroup mounts would need the joined pid namespace's owner.
+  b.cfg["mounts"] = json::array();
+  b.cfg.erase("hostname");
+  b.args({"true"});
+  // create alone: the init has passed the window once it waits for start.
+  for (int i = 0; i < 20; ++i) {
+    auto r = b.create();
+    INFO("create " << i << ": " << r.err);
+    REQUIRE(r.ok());
+    REQUIRE(b.del(true).ok());
+  }
+  REQUIRE(a.rt({"kill", a.id, "KILL"}).ok());
+  REQUIRE(a.wait_status("stopped"));
+  CHECK(a.container_out().find("host-secret") == std::string::npos);
+}

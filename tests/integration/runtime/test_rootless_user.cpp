@@ -178,6 +178,11 @@ TEST_CASE("an unprivileged user's container: exec joins its user namespace, kill
   INFO(c.err);
   REQUIRE(c.ok());
   REQUIRE(u.husk({"start", "rl"}).ok());
+  // list names the user owning the state, as runc does (not "root").
+  Result l = u.husk({"list", "--format", "json"});
+  INFO(l.err);
+  REQUIRE(l.ok());
+  CHECK(json::parse(l.out).at(0).at("owner") == "nobody");
   Result e = u.husk({"exec", "rl", "sh", "-c", "id -u; cat /proc/self/uid_map"});
   INFO(e.err);
   REQUIRE(e.ok());
