@@ -19,13 +19,14 @@ IMAGE=localhost/husk-busybox:rootless
 PODMAN_SKIP=""
 
 podman_install() {
-  command -v podman >/dev/null && command -v conmon >/dev/null && return 0
-  command -v apt-get >/dev/null || { PODMAN_SKIP="podman/conmon missing and no apt-get"; return 1; }
-  echo "installing podman and conmon with apt-get"
-  local log=$WORK/apt.log
-  DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q --no-install-recommends podman conmon >"$log" 2>&1 ||
+  # slirp4netns: rootless podman's default network (a Recommends of podman).
+  command -v podman >/dev/null && command -v conmon >/dev/null && command -v slirp4netns >/dev/null && return 0
+  command -v apt-get >/dev/null || { PODMAN_SKIP="podman/conmon/slirp4netns missing and no apt-get"; return 1; }
+  echo "installing podman, conmon and slirp4netns with apt-get"
+  local log=$WORK/apt.log pkgs=(podman conmon slirp4netns)
+  DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q --no-install-recommends "${pkgs[@]}" >"$log" 2>&1 ||
     { timeout 120 apt-get update -q >>"$log" 2>&1 &&
-      DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q --no-install-recommends podman conmon >>"$log" 2>&1; } ||
+      DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q --no-install-recommends "${pkgs[@]}" >>"$log" 2>&1; } ||
     { PODMAN_SKIP="cannot install podman: $(grep -m1 -E '^(E|W):' "$log")"; return 1; }
 }
 
