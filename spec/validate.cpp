@@ -466,6 +466,28 @@ void check_memory_policy(const MemoryPolicy& mp) {
   }
 }
 
+bool maps_inside(const std::vector<IdMapping>& maps, uint32_t id) {
+  for (const auto& m : maps)
+    if (id >= m.container_id && id - m.container_id < m.size) return true;
+  return false;
+}
+
+// The process's ids must exist in a user namespace made for it: the kernel
+// says only "Invalid argument" at setgid/setuid.
+void check_user_mapped(const Spec& s) {
+  const Namespace* user = s.linux_->find_namespace("user");
+  if (!s.process || !user || !user->path.empty()) return;
+  const User& u = s.process->user;
+  auto need = [](const std::vector<IdMapping>& maps, uint32_t id, const std::string& field, const char* mappings) {
+    if (!maps.empty() && !maps_inside(maps, id))
+      fail(field, std::to_string(id) + " is not mapped in the container's user namespace (" + mappings + ")");
+  };
+  need(s.linux_->uid_mappings, u.uid, "process.user.uid", "linux.uidMappings");
+  need(s.linux_->gid_mappings, u.gid, "process.user.gid", "linux.gidMappings");
+  for (size_t i = 0; i < u.additional_gids.size(); ++i)
+    need(s.linux_->gid_mappings, u.additional_gids[i], idx("process.user.additionalGids", i), "linux.gidMappings");
+}
+
 void check_linux(const Spec& s) {
   const Linux& l = *s.linux_;
   check_devices(l);
@@ -474,6 +496,7 @@ void check_linux(const Spec& s) {
   if (l.resources) check_resources(*l.resources, "linux.resources");
   if (l.intel_rdt) check_intel_rdt(*l.intel_rdt);
   check_sysctl(l, !s.hostname.empty(), !s.domainname.empty());
+  check_user_mapped(s);
   if (l.seccomp) check_seccomp(*l.seccomp);
   check_rootfs_paths(l);
   if (l.personality) check_personality(*l.personality);

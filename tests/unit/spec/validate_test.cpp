@@ -421,3 +421,27 @@ TEST_CASE("is_idmapped: mappings or the idmap/ridmap option", "[validate]") {
   m.options = {"idmap=1", "xidmap"};
   CHECK_FALSE(is_idmapped(m));
 }
+
+TEST_CASE("process.user ids must be mapped in a user namespace made for the container", "[validate]") {
+  auto config = [](const char* user) {
+    auto j = nlohmann::json::parse(linux_patch(
+        R"("namespaces": [{"type": "pid"}, {"type": "mount"}, {"type": "uts"}, {"type": "user"}],
+           "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}, {"containerID": 1, "hostID": 100000, "size": 999}],
+           "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}])"));
+    j["process"] = {{"user", nlohmann::json::parse(user)}};
+    return j.dump();
+  };
+  CHECK_NOTHROW(check(config(R"({"uid": 0, "gid": 0})").c_str()));
+  CHECK_NOTHROW(check(config(R"({"uid": 999, "gid": 0})").c_str()));
+  REQUIRE_THROWS_WITH(check(config(R"({"uid": 1000, "gid": 0})").c_str()),
+                      Contains("process.user.uid: 1000 is not mapped in the container's user namespace (linux.uidMappings)"));
+  REQUIRE_THROWS_WITH(check(config(R"({"uid": 0, "gid": 1000})").c_str()),
+                      Contains("process.user.gid: 1000 is not mapped in the container's user namespace (linux.gidMappings)"));
+  REQUIRE_THROWS_WITH(check(config(R"({"uid": 0, "gid": 0, "additionalGids": [0, 5]})").c_str()),
+                      Contains("process.user.additionalGids[1]: 5 is not mapped"));
+  // A joined user namespace's mappings are not in the config: nothing to check.
+  auto joined = nlohmann::json::parse(
+      R"({"linux": {"namespaces": [{"type": "mount"}, {"type": "uts"}, {"type": "user", "path": "/proc/1/ns/user"}]},
+          "process": {"user": {"uid": 1000, "gid": 1000}}})");
+  CHECK_NOTHROW(check(joined.dump().c_str()));
+}
