@@ -155,9 +155,9 @@ Bundle open_bundle(const std::string& bundle_arg) {
 
 void check_console_flags(const spec::Process& p, const CreateOptions& o, bool detached) {
   if (p.terminal && detached && o.console_socket.empty())
-    throw Error("cannot allocate tty if husk will detach without setting console socket");
+    throw Error("process.terminal: a detached container's terminal goes to --console-socket, which is not given");
   if (!p.terminal && !o.console_socket.empty())
-    throw Error("cannot use console socket if husk will not detach or allocate tty");
+    throw Error("--console-socket: given, but process.terminal is false (no terminal to send)");
 }
 
 // A rootless container that gets no cgroup: said once, the reason recorded

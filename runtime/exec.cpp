@@ -218,7 +218,7 @@ ExecTarget exec_target(Handle& h, const ExecOptions& o) {
   t.container = h.config();
   t.proc = exec_process_spec(o, t.container);
   if (t.proc.terminal && o.detach && o.console_socket.empty())
-    throw Error("cannot allocate tty if husk will detach without setting console socket");
+    throw Error("terminal: a detached process's terminal goes to --console-socket, which is not given");
   return t;
 }
 
