@@ -161,7 +161,8 @@ TEST_CASE("additionalGids where setgroups is deny fail at create, by name", "[ro
   REQUIRE_UNPRIVILEGED_USERNS();
   Unprivileged u;
   u.spec({"true"});
-  u.cfg["process"]["user"]["additionalGids"] = {65534};
+  // Mapped (the single gid mapping's 0): only setgroups "deny" is in the way.
+  u.cfg["process"]["user"]["additionalGids"] = {0};
   Result r = u.run();
   CHECK_FALSE(r.ok());
   CHECK(contains(r.err, "process.user.additionalGids: cannot be set"));
