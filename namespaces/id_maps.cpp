@@ -64,24 +64,6 @@ std::string span(uint64_t start, uint64_t count) {
   return std::to_string(start) + "-" + std::to_string(start + count - 1);
 }
 
-// The checks the kernel makes anyway, so that a hostile config fails here, by name.
-void check_shapes(const std::vector<spec::IdMapping>& maps, const std::string& path) {
-  if (maps.empty()) throw Error(path + ": required when creating a new user namespace");
-  for (size_t i = 0; i < maps.size(); ++i) {
-    const auto& m = maps[i];
-    std::string p = path + "[" + std::to_string(i) + "]";
-    if (m.size == 0) throw Error(p + ".size: must be > 0");
-    if (uint64_t(m.host_id) + m.size > kIdLimit || uint64_t(m.container_id) + m.size > kIdLimit)
-      throw Error(p + ": id + size overflows 32 bits");
-    for (size_t j = 0; j < i; ++j) {
-      const auto& o = maps[j];
-      auto overlap = [](uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; };
-      if (overlap(m.host_id, m.size, o.host_id, o.size) || overlap(m.container_id, m.size, o.container_id, o.size))
-        throw Error(p + ": range overlaps " + path + "[" + std::to_string(j) + "]");
-    }
-  }
-}
-
 struct Kind {
   const char* field;  // "uidMappings"
   const char* file;   // "/etc/subuid"
@@ -94,7 +76,9 @@ struct Kind {
 MapWay plan_one(const MapCaller& c, const std::vector<spec::IdMapping>& maps, const Kind& k,
                 const std::string& field) {
   std::string path = field + "." + k.field;
-  check_shapes(maps, path);
+  if (maps.empty()) throw Error(path + ": required when creating a new user namespace");
+  // Shapes the kernel refuses anyway: here they fail by name.
+  spec::validate_id_mappings(maps, path);
   auto own_single = [&](const spec::IdMapping& m) { return m.size == 1 && m.host_id == k.own; };
   if (!c.privileged && maps.size() == 1 && own_single(maps[0])) return MapWay::Direct;
   for (size_t i = 0; i < maps.size(); ++i) {
@@ -221,17 +205,26 @@ void run_helper(const char* tool, pid_t pid, const std::vector<spec::IdMapping>&
 
 }  // namespace
 
+bool is_identity_map(const std::vector<IdRange>& map) {
+  return map.size() == 1 && map[0].start == 0 && map[0].count == kIdLimit - 1;
+}
+
+bool in_user_namespace() {
+  std::optional<std::string> map = base::try_read_file("/proc/self/uid_map");
+  return map && !is_identity_map(parse_proc_id_map(*map));
+}
+
 MapCaller current_caller() {
   MapCaller c;
   c.euid = ::geteuid();
   c.egid = ::getegid();
   c.privileged = c.euid == 0;
-  c.user = passwd_name(read_or_empty("/etc/passwd"), c.euid);
   c.own_uids = parse_proc_id_map(read_or_empty("/proc/self/uid_map"));
   c.own_gids = parse_proc_id_map(read_or_empty("/proc/self/gid_map"));
-  // The host's namespace maps every id onto itself.
-  c.in_user_ns = !(c.own_uids.size() == 1 && c.own_uids[0].start == 0 && c.own_uids[0].count == kIdLimit - 1);
+  c.in_user_ns = !is_identity_map(c.own_uids);
+  // The name only matters for the delegations (and their errors).
   if (!c.privileged) {
+    c.user = passwd_name(read_or_empty("/etc/passwd"), c.euid);
     c.subuids = parse_subids(read_or_empty("/etc/subuid"), c.user, c.euid);
     c.subgids = parse_subids(read_or_empty("/etc/subgid"), c.user, c.euid);
   }

@@ -61,6 +61,11 @@ MapPlan plan_id_maps(const MapCaller& c, const std::vector<spec::IdMapping>& uid
 
 // ---------- effects ----------
 
+// Whether a uid_map's ranges are the host's own (every id onto itself).
+bool is_identity_map(const std::vector<IdRange>& map);
+// True when this process is in a user namespace other than the host's.
+bool in_user_namespace();
+
 // This process: euid/egid, its name, its namespace's ids and its delegations.
 MapCaller current_caller();
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
+#include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "runtime/args.h"
 #include "runtime/commands.h"
@@ -25,7 +26,6 @@
 #include "runtime/log.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
-#include "runtime/rootless.h"
 #include "runtime/state.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
@@ -119,7 +119,7 @@ struct ExecChild {
     fin.proc = &c.proc;
     fin.console_fd = c.console_fd;
     fin.preserve_fds = c.preserve_fds;
-    fin.in_user_ns = c.container.linux_->has_namespace("user") || in_user_namespace();
+    fin.in_user_ns = c.container.linux_->has_namespace("user") || ns::in_user_namespace();
     fin.sock = c.sock;
     // Each exec'd process has a filter, and a listener, of its own.
     fin.filter = c.filter;

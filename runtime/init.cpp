@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 
+#include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "runtime/console.h"
 #include "runtime/finish.h"
@@ -19,7 +20,6 @@
 #include "runtime/log.h"
 #include "runtime/lsm.h"
 #include "runtime/process.h"
-#include "runtime/rootless.h"
 #include "runtime/sync.h"
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
@@ -118,7 +118,7 @@ ns::RootfsOptions mount_rootfs(const ChildContext& c) {
   ro.rootfs = c.req.rootfs;
   ro.no_pivot = c.req.no_pivot;
   ro.user_ns = lx.has_namespace("user");
-  ro.caller_user_ns = !ro.user_ns && in_user_namespace();
+  ro.caller_user_ns = !ro.user_ns && ns::in_user_namespace();
   // create requires a mount namespace, new or joined: set it up either way.
   ro.own_mount_ns = lx.has_namespace("mount");
   // A copy only when there is a label to add.

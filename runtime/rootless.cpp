@@ -3,10 +3,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <sstream>
 
 #include "base/error.h"
-#include "base/file.h"
+#include "namespaces/id_maps.h"
 
 namespace husk::rt {
 
@@ -19,19 +18,10 @@ std::optional<bool> parse_rootless_flag(const std::string& value) {
   throw Error("--rootless: \"" + value + "\" is not true, false or auto");
 }
 
-bool in_user_namespace() {
-  std::optional<std::string> map = base::try_read_file("/proc/self/uid_map");
-  if (!map) return false;
-  std::istringstream in(*map);
-  unsigned long inside = 1, outside = 1, count = 0;
-  in >> inside >> outside >> count;
-  return !(inside == 0 && outside == 0 && count == 4294967295UL);
-}
-
 bool detect_rootless(const std::optional<bool>& flag, bool systemd_cgroup) {
   if (flag) return *flag;
   if (systemd_cgroup) return false;
-  return ::geteuid() != 0 || in_user_namespace();
+  return ::geteuid() != 0 || ns::in_user_namespace();
 }
 
 std::string default_state_root() {
@@ -39,7 +29,7 @@ std::string default_state_root() {
   bool have_xdg = xdg && *xdg;
   if (::geteuid() != 0) return have_xdg ? std::string(xdg) + "/husk" : "";
   // Root on the host keeps /run/husk whatever its XDG_RUNTIME_DIR (/run/user/0).
-  if (!have_xdg || !in_user_namespace()) return "/run/husk";
+  if (!have_xdg || !ns::in_user_namespace()) return "/run/husk";
   const char* user = std::getenv("USER");
   return user && std::string(user) == "root" ? "/run/husk" : std::string(xdg) + "/husk";
 }

@@ -11,10 +11,6 @@ namespace husk::rt {
 // them (1 t T TRUE true True, 0 f F FALSE false False). Anything else throws.
 std::optional<bool> parse_rootless_flag(const std::string& value);
 
-// True when this process is in a user namespace other than the host's
-// (its uid_map is not the identity over every id).
-bool in_user_namespace();
-
 // runc's auto-detection: rootless when not root, or root of a user
 // namespace (rootless podman runs the runtime as root of its own); the
 // systemd driver asks systemd for the cgroup, so it is never rootless there.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
+#include "namespaces/id_maps.h"
 #include "base/error.h"
 #include "runtime/log.h"
 #include "runtime/rootless.h"
@@ -375,7 +376,7 @@ Fd open_init(const Record& r) {
   // alone. Root makes a cgroup unless it ran --rootless=true, which the
   // record says (no_cgroup); any other cgroup-less record is not husk's.
   const bool by_cgroup = !r.cgroup_path.empty();
-  const bool root = ::geteuid() == 0 && !in_user_namespace();
+  const bool root = ::geteuid() == 0 && !ns::in_user_namespace();
   if (by_cgroup ? cgroups::contains_self(r.cgroup_path) : root && r.no_cgroup.empty()) return Fd();
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, r.oci.pid, 0)));
   // Checked after pidfd_open: the pidfd pins this very process.

@@ -328,6 +328,11 @@ void validate(const Spec& spec, bool for_create = true);
 // The process rules of validate() alone, for `exec --process` and exec flags.
 void validate_process(const Process& p);
 
+// The rules for one uidMappings/gidMappings list (as linux.* or a mount's):
+// at most 340 extents, size > 0, no 32-bit overflow, no overlap on either
+// side. Errors name `path`[i].
+void validate_id_mappings(const std::vector<IdMapping>& maps, const std::string& path);
+
 // Read a JSON file a caller names (config.json, exec --process, update
 // --resources): a regular file (a FIFO or /dev/zero would never end) of at
 // most kMaxJsonSize, else an Error naming the path.

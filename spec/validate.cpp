@@ -99,26 +99,6 @@ void check_version(const std::string& v) {
   }
 }
 
-void check_id_mappings(const std::vector<IdMapping>& maps, const std::string& path) {
-  // The kernel accepts at most 340 extents and no overlap on either side.
-  if (maps.size() > 340) fail(path, "at most 340 mappings are supported by the kernel");
-  for (size_t i = 0; i < maps.size(); ++i) {
-    const auto& m = maps[i];
-    std::string p = idx(path, i);
-    if (m.size == 0) fail(p + ".size", "must be > 0");
-    if (uint64_t(m.container_id) + m.size > (uint64_t(1) << 32)) fail(p, "containerID + size overflows uint32");
-    if (uint64_t(m.host_id) + m.size > (uint64_t(1) << 32)) fail(p, "hostID + size overflows uint32");
-    for (size_t j = 0; j < i; ++j) {
-      const auto& o = maps[j];
-      auto overlap = [](uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; };
-      if (overlap(m.container_id, m.size, o.container_id, o.size)) {
-        fail(p + ".containerID", "range overlaps " + idx(path, j));
-      }
-      if (overlap(m.host_id, m.size, o.host_id, o.size)) fail(p + ".hostID", "range overlaps " + idx(path, j));
-    }
-  }
-}
-
 void check_env(const std::vector<std::string>& env, const std::string& path) {
   for (size_t i = 0; i < env.size(); ++i) {
     const auto& e = env[i];
@@ -232,8 +212,8 @@ void check_mounts(const Spec& s) {
     // config.md: each of uidMappings/gidMappings "MUST be specified along with" the other.
     if (!m.uid_mappings.empty() && m.gid_mappings.empty()) fail(path + ".uidMappings", "given without gidMappings");
     if (!m.gid_mappings.empty() && m.uid_mappings.empty()) fail(path + ".gidMappings", "given without uidMappings");
-    check_id_mappings(m.uid_mappings, path + ".uidMappings");
-    check_id_mappings(m.gid_mappings, path + ".gidMappings");
+    validate_id_mappings(m.uid_mappings, path + ".uidMappings");
+    validate_id_mappings(m.gid_mappings, path + ".gidMappings");
     if (!is_idmapped(m)) continue;
     if (!has_option(m, "bind") && !has_option(m, "rbind") && m.type != "bind")
       fail(path + ".options", "an idmapped mount must be a bind mount");
@@ -263,8 +243,8 @@ void check_namespaces(const Linux& l) {
     if (l.uid_mappings.empty()) fail("linux.uidMappings", "required when creating a new user namespace");
     if (l.gid_mappings.empty()) fail("linux.gidMappings", "required when creating a new user namespace");
   }
-  check_id_mappings(l.uid_mappings, "linux.uidMappings");
-  check_id_mappings(l.gid_mappings, "linux.gidMappings");
+  validate_id_mappings(l.uid_mappings, "linux.uidMappings");
+  validate_id_mappings(l.gid_mappings, "linux.gidMappings");
 
   if (!l.time_offsets.empty()) {
     const Namespace* time = l.find_namespace("time");
@@ -508,6 +488,26 @@ void check_linux(const Spec& s) {
 void validate_resources(const Resources& r) { check_resources(r, ""); }
 
 void validate_process(const Process& p) { check_process(p); }
+
+void validate_id_mappings(const std::vector<IdMapping>& maps, const std::string& path) {
+  // The kernel accepts at most 340 extents and no overlap on either side.
+  if (maps.size() > 340) fail(path, "at most 340 mappings are supported by the kernel");
+  for (size_t i = 0; i < maps.size(); ++i) {
+    const auto& m = maps[i];
+    std::string p = idx(path, i);
+    if (m.size == 0) fail(p + ".size", "must be > 0");
+    if (uint64_t(m.container_id) + m.size > (uint64_t(1) << 32)) fail(p, "containerID + size overflows uint32");
+    if (uint64_t(m.host_id) + m.size > (uint64_t(1) << 32)) fail(p, "hostID + size overflows uint32");
+    for (size_t j = 0; j < i; ++j) {
+      const auto& o = maps[j];
+      auto overlap = [](uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; };
+      if (overlap(m.container_id, m.size, o.container_id, o.size)) {
+        fail(p + ".containerID", "range overlaps " + idx(path, j));
+      }
+      if (overlap(m.host_id, m.size, o.host_id, o.size)) fail(p + ".hostID", "range overlaps " + idx(path, j));
+    }
+  }
+}
 
 void validate(const Spec& s, bool for_create) {
   check_version(s.oci_version);

@@ -140,13 +140,13 @@ TEST_CASE("a range covered by adjacent delegations passes, one across a gap does
 TEST_CASE("hostile mappings: count 0, overflow, overlap, none", "[id_maps]") {
   auto own = maps({{0, 1001, 1}});
   CHECK(plan_error(user(), maps({{0, 100000, 0}}), own) == "linux.uidMappings[0].size: must be > 0");
-  CHECK(plan_error(user(), maps({{0, 4294967295u, 2}}), own) == "linux.uidMappings[0]: id + size overflows 32 bits");
+  CHECK(plan_error(user(), maps({{0, 4294967295u, 2}}), own) == "linux.uidMappings[0]: hostID + size overflows uint32");
   CHECK(plan_error(user(), maps({{4294967295u, 100000, 2}}), own) ==
-        "linux.uidMappings[0]: id + size overflows 32 bits");
+        "linux.uidMappings[0]: containerID + size overflows uint32");
   CHECK(plan_error(user(), maps({{0, 100000, 10}, {10, 100005, 10}}), own) ==
-        "linux.uidMappings[1]: range overlaps linux.uidMappings[0]");
+        "linux.uidMappings[1].hostID: range overlaps linux.uidMappings[0]");
   CHECK(plan_error(user(), maps({{0, 100000, 10}, {5, 100010, 10}}), own) ==
-        "linux.uidMappings[1]: range overlaps linux.uidMappings[0]");
+        "linux.uidMappings[1].containerID: range overlaps linux.uidMappings[0]");
   CHECK(plan_error(user(), own, {}) == "linux.gidMappings: required when creating a new user namespace");
   // An overflowing delegation is no delegation (parse_subids drops it).
   MapCaller c = user();
