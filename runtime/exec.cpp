@@ -190,7 +190,7 @@ class ExecLauncher final : public Launcher {
       if (m.type == Msg::kSeccomp && s.pid() > 0) s.forward_listener(p, m);
       // Moved by pid, not born in the cgroup: as with runc, an exec into a
       // container at its pids.max still starts (a move is not counted).
-      else if (m.type == Msg::kPid) s.release(p, false, Placement{});
+      else if (m.type == Msg::kPid) s.release(p, Placement{});
       else throw Error("exec: unexpected message " + msg_name(m.type));
     }
   }

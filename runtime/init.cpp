@@ -326,7 +326,7 @@ pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
     if (!maps_written) p.map_ids(s.pid());
     maps_written = true;
     open_namespaces(s.pid());
-    s.release(p, true, placed);
+    s.release(p, placed);
     if (!at) return;
     s.sending([&] {
       send_idmapped_mounts(s.sock(), *at, spec);

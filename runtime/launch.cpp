@@ -97,8 +97,7 @@ void ChildSession::throw_child_error() {
   throw exit_error();
 }
 
-void ChildSession::release(Pipeline& p, bool mapped, const Placement& placed) {
-  if (!mapped) p.map_ids(pid_);
+void ChildSession::release(Pipeline& p, const Placement& placed) {
   p.place(pid_, placed);
   sending([&] { send_msg(sock_.get(), Msg::kGo); });
 }

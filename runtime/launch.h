@@ -117,8 +117,9 @@ class ChildSession {
       throw_child_error();
     }
   }
-  // Release the process after placing it: map_ids (unless `mapped`), place, go.
-  void release(Pipeline& p, bool mapped, const Placement& placed);
+  // Release the process: place it, then go. Its id maps are the caller's
+  // step (the init's, before its namespaces are opened; exec has none).
+  void release(Pipeline& p, const Placement& placed);
   // Msg::kSeccomp: hand the listener to the agent with the pipeline's state.
   void forward_listener(const Pipeline& p, Message& m);
   // Success: the process stays.
