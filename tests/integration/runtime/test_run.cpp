@@ -51,6 +51,9 @@ TEST_CASE("run of a container killed by a signal exits 128+n", "[run]") {
     }
   }
   REQUIRE(pid > 0);
+  // The pid file is written at create: a kill before start would be a
+  // failed start, not the exit of a running container.
+  REQUIRE(c.wait_status("running"));
   REQUIRE(::kill(pid, SIGKILL) == 0);
   auto r = ch.wait();
   INFO(r.err);
