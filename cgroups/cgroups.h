@@ -186,8 +186,10 @@ struct Stats {
 
 // How a container's cgroup is managed. cgroupfs: directories in the
 // hierarchies; none: no cgroup at all (e.g. rootless without delegation):
-// limits, freeze, pids, kill_all, stats and oom_kills throw naming why.
-enum class Driver { cgroupfs, none };
+// limits, freeze, pids, kill_all, stats and oom_kills throw naming why;
+// systemd: a transient scope unit systemd makes (cgroups/systemd.h), its
+// files written as cgroupfs writes them.
+enum class Driver { cgroupfs, none, systemd };
 
 // What make_manager() needs, for a new container or one recorded earlier.
 struct Config {
@@ -221,6 +223,14 @@ struct Config {
   std::function<void(const std::string&)> log;
   std::function<void(const std::string&)> debug;  // what only --debug shows
   std::optional<Hierarchies> hierarchies;  // nullopt: host_hierarchies(); tests give a fake tree
+  // Driver::systemd, new container: the scope and its slice (systemd_unit());
+  // `path` is where the system manager puts it, replaced by systemd's answer
+  // once started. A recorded one is known by its handle ("systemd:<unit>",
+  // "systemd-user:<unit>"). user_manager: the caller's own systemd (the
+  // user bus), for an unprivileged caller. bridge: husk-systemd's path.
+  std::string unit, slice;
+  bool user_manager = false;
+  std::string bridge;
 };
 
 class Manager {
@@ -252,6 +262,9 @@ class Manager {
   // on v1 when no other move ran just before), a thread writing 0 to a v1
   // `tasks` file does not.
   virtual void attach_self(bool cloned_into) = 0;
+  // False when only attach() can place a process (systemd moves the init
+  // into the scope it starts for it).
+  virtual bool self_attachable() const { return true; }
   virtual void freeze() = 0;
   virtual void thaw() = 0;
   virtual bool frozen() = 0;

@@ -109,6 +109,7 @@ std::unique_ptr<Manager> make_manager(const Config& c) {
                       (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0);
   if (path.empty() || path[0] != '/' || path == "/" || dotdot)
     throw Error("cgroup path \"" + path + "\" must be absolute, not the root and without \"..\" (use resolve_path)");
+  if (c.driver == Driver::systemd || is_systemd_handle(c.handle)) return make_systemd(c);
   // cgroupfs hands out the path itself: any other handle was not its own.
   if (!c.handle.empty() && c.handle != path)
     throw Error("cgroup handle \"" + c.handle + "\" is not the cgroupfs driver's for " + path);

@@ -165,5 +165,7 @@ struct V2Dir {
 std::unique_ptr<Manager> make_unified(const Config& c, const Hierarchies& h);  // v2.cpp
 std::unique_ptr<Manager> make_legacy(const Config& c, const Hierarchies& h);   // v1.cpp
 std::unique_ptr<Manager> make_none(const Config& c);                           // none.cpp
+std::unique_ptr<Manager> make_systemd(const Config& c);                        // systemd.cpp
+bool is_systemd_handle(const std::string& handle);                             // systemd.cpp
 
 }  // namespace husk::cgroups

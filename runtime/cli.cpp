@@ -282,7 +282,7 @@ po::options_description global_options() {
       ("log", po::value<std::string>(), "append log lines to this file")
       ("log-format", po::value<std::string>()->default_value("text"), "text or json")
       ("debug", po::bool_switch(), "log debug lines")
-      ("systemd-cgroup", po::bool_switch(), "cgroupsPath is slice:prefix:name (not supported yet)")
+      ("systemd-cgroup", po::bool_switch(), "cgroups through systemd: cgroupsPath is slice:prefix:name")
       ("criu", po::value<std::string>(), "accepted for runc compatibility")
       ("version,v", po::bool_switch(), "print the version")
       ("help,h", po::bool_switch(), "print this help");
@@ -475,7 +475,7 @@ bool global_settings(const Settings& s, const Command* c, Global& g) {
     const po::variable_value* mode = s.get("rootless");
     if (mode && mode->value().type() != typeid(std::string))
       mode = s.before.count("rootless") ? &s.before["rootless"] : nullptr;
-    g.rootless = detect_rootless(parse_rootless_flag(mode ? mode->as<std::string>() : ""), g.systemd_cgroup);
+    g.rootless = detect_rootless(parse_rootless_flag(mode ? mode->as<std::string>() : ""));
   } catch (const Error& e) {
     std::cerr << e.what() << std::endl;
     return false;
@@ -497,7 +497,9 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
     const bool json = s.str("log-format") == "json";
     log::init(s.str("log"), json ? log::Format::json : log::Format::text, s.flag("debug"));
     if (s.get("root") && g.root.empty()) throw Error("--root: must not be empty");
-    if (g.systemd_cgroup) throw Error("--systemd-cgroup: the systemd cgroup driver is not supported; use cgroupfs");
+#if defined(HUSK_SYSTEMD) && !HUSK_SYSTEMD
+    if (g.systemd_cgroup) throw Error("--systemd-cgroup: this husk was built without the systemd driver (HUSK_SYSTEMD=OFF)");
+#endif
     if (!c) throw Error("\"" + cmd + "\" is not a husk command");
     check_args(*c, line.args);
     return c->run(Invocation{line.vm, line.args, g, preserve_fds});

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cgroups/cgroups.h"
+#include "cgroups/systemd.h"
 #include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "runtime/console.h"
@@ -32,6 +33,7 @@
 #include "runtime/launch.h"
 #include "runtime/log.h"
 #include "runtime/lsm.h"
+#include "runtime/self_exe.h"
 #include "runtime/signals.h"
 #include "runtime/state.h"
 #include "runtime/util.h"
@@ -179,7 +181,13 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
   Record& rec = c.rec;
   const auto& lx = *c.spec.linux_;
   if (lx.resources) cgroups::check_host(*lx.resources);
-  if (g.rootless) {
+  std::optional<cgroups::SystemdUnit> unit;
+  if (g.systemd_cgroup) {
+    // Where the system manager will put it; systemd's answer replaces it at start.
+    unit = cgroups::systemd_unit(lx.cgroups_path, rec.oci.id, g.rootless);
+    rec.cgroup_path = unit->cgroup;
+    rec.cgroup_rootless = g.rootless;
+  } else if (g.rootless) {
     auto choice = cgroups::choose_rootless(cgroups::rootless_host(), lx.cgroups_path, rec.oci.id);
     if (choice.path.empty()) return make_no_cgroup(c, config_text, choice.none_reason);
     rec.cgroup_path = choice.path;
@@ -194,7 +202,15 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
   // Only now: delete --force takes the cgroup from config.json when state.json
   // is unreadable, and must not find one husk never recorded.
   c.handle.save_config(config_text);
-  c.cgroup = cgroups::make_manager(cgroup_config(rec));
+  cgroups::Config config = cgroup_config(rec);
+  if (unit) {
+    config.driver = cgroups::Driver::systemd;
+    config.unit = unit->unit;
+    config.slice = unit->slice;
+    config.user_manager = g.rootless;
+    config.bridge = companion_path("husk-systemd");
+  }
+  c.cgroup = cgroups::make_manager(config);
   rec.cgroup_handle = c.cgroup->prepare();
   rec.cgroup_created = c.cgroup->created();
   c.handle.save(rec);
@@ -235,6 +251,7 @@ void launch_init(const Global& g, const CreateOptions& o, Creation& c, const std
   p.launcher = &launcher;
   p.on_pid = [&c](pid_t pid) {
     c.rec.oci.pid = pid;
+    if (c.cgroup) c.rec.cgroup_path = c.cgroup->path();  // systemd's, now the scope is there
     c.rec.start_time = process_start_time(pid);
     c.handle.save(c.rec);
     return c.rec.oci;
@@ -361,8 +378,16 @@ void recover_container(const Global& g, Handle& h) {
     // Rootless: where create would have put it from here (a delete run from
     // another cgroup finds another place, which the mark then refuses).
     rec.cgroup_rootless = g.rootless;
-    rec.cgroup_path = g.rootless ? cgroups::choose_rootless(cgroups::rootless_host(), path, h.id()).path
-                                 : cgroups::resolve_path(path, h.id());
+    if (g.systemd_cgroup) {
+      // The system manager's place for it (a user manager's is not known
+      // from here: the mark check then finds nothing, systemd collects it).
+      auto unit = cgroups::systemd_unit(path, h.id(), g.rootless);
+      rec.cgroup_path = unit.cgroup;
+      rec.cgroup_handle = std::string(g.rootless ? "systemd-user:" : "systemd:") + unit.unit;
+    } else {
+      rec.cgroup_path = g.rootless ? cgroups::choose_rootless(cgroups::rootless_host(), path, h.id()).path
+                                   : cgroups::resolve_path(path, h.id());
+    }
     // No record says whether create made the leaf or took over an existing
     // one: only the mark tells.
     rec.cgroup_created = {rec.cgroup_path};
@@ -573,6 +598,8 @@ int cmd_features() {
   f.cgroup_v1 = mode != cgroups::Mode::unified;
   f.cgroup_v2 = mode != cgroups::Mode::legacy;
   f.cgroup_rdma = true;
+  // Built in, and its sd-bus helper installed with husk.
+  f.cgroup_systemd = f.cgroup_systemd_user = ::access(companion_path("husk-systemd").c_str(), X_OK) == 0;
   f.mount_extensions_idmap = true;
   // features-linux.md: the runtime's support, "irrelevant to the availability
   // of AppArmor [SELinux] on the host"; what this host enforces is an annotation.

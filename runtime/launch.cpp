@@ -35,7 +35,7 @@ pid_t Pipeline::clone_first(uint64_t flags, bool self_attach, Placement& placed)
     fd.reset();  // a kernel without CLONE_INTO_CGROUP
     pid = clone3_raw(flags, -1);
   }
-  placed = {.cloned_into = fd.get() >= 0, .by_itself = self_attach && cgroup};
+  placed = {.cloned_into = fd.get() >= 0, .by_itself = self_attach && cgroup && cgroup->self_attachable()};
   return pid;
 }
 

@@ -18,9 +18,8 @@ std::optional<bool> parse_rootless_flag(const std::string& value) {
   throw Error("--rootless: \"" + value + "\" is not true, false or auto");
 }
 
-bool detect_rootless(const std::optional<bool>& flag, bool systemd_cgroup) {
+bool detect_rootless(const std::optional<bool>& flag) {
   if (flag) return *flag;
-  if (systemd_cgroup) return false;
   return ::geteuid() != 0 || ns::in_user_namespace();
 }
 

@@ -12,9 +12,9 @@ namespace husk::rt {
 std::optional<bool> parse_rootless_flag(const std::string& value);
 
 // runc's auto-detection: rootless when not root, or root of a user
-// namespace (rootless podman runs the runtime as root of its own); the
-// systemd driver asks systemd for the cgroup, so it is never rootless there.
-bool detect_rootless(const std::optional<bool>& flag, bool systemd_cgroup);
+// namespace (rootless podman runs the runtime as root of its own). With the
+// systemd driver that means the caller's own systemd, on the user bus.
+bool detect_rootless(const std::optional<bool>& flag);
 
 // The default --root: /run/husk for root on the host; $XDG_RUNTIME_DIR/husk
 // for anybody else (root of a user namespace too, unless $USER is root, as

@@ -86,10 +86,33 @@ int sealed_memfd_copy(int src) {
   return mem.release();
 }
 
+// The installed binary's path as the marker carried it across the re-exec
+// (the protected copy's /proc/self/exe names the copy, not the install).
+std::string& carried_path() {
+  static std::string path;
+  return path;
+}
+
 }  // namespace
 
+std::string own_binary_path() {
+  if (!carried_path().empty()) return carried_path();
+  char path[4096];
+  ssize_t len = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  return len > 0 ? std::string(path, static_cast<size_t>(len)) : "";
+}
+
+std::string companion_path(const std::string& name) {
+  std::string self = own_binary_path();
+  std::string dir = self.substr(0, self.rfind('/') + 1);
+  std::string beside = dir + name, installed = dir + "../libexec/husk/" + name;
+  return ::access(beside.c_str(), X_OK) != 0 && ::access(installed.c_str(), X_OK) == 0 ? installed : beside;
+}
+
 void ensure_protected_binary(char** argv, const std::string& scratch_dir) {
-  bool reexeced = std::getenv(kReexecMarker) != nullptr;
+  const char* marker = std::getenv(kReexecMarker);
+  bool reexeced = marker != nullptr;
+  if (marker) carried_path() = marker;
   ::unsetenv(kReexecMarker);  // hooks inherit our environment
   Fd self(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
   if (!self) throw sys_error("open /proc/self/exe");
@@ -110,7 +133,7 @@ void ensure_protected_binary(char** argv, const std::string& scratch_dir) {
                mine.st_mtim.tv_sec != seen.st_mtim.tv_sec || mine.st_mtim.tv_nsec != seen.st_mtim.tv_nsec))
     copy.reset();
   if (!copy || !cannot_be_written(copy.get())) copy.reset(sealed_memfd_copy(self.get()));
-  ::setenv(kReexecMarker, "1", 1);
+  ::setenv(kReexecMarker, len > 0 ? std::string(path, static_cast<size_t>(len)).c_str() : "", 1);
   ::syscall(SYS_execveat, copy.get(), "", argv, environ, AT_EMPTY_PATH);
   throw sys_error("re-execute husk from a protected copy");
 }

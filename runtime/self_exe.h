@@ -19,4 +19,10 @@ namespace husk::rt {
 // empty lower layer. Call before anything else is opened or started.
 void ensure_protected_binary(char** argv, const std::string& scratch_dir);
 
+// The path husk was started from, also in the protected copy ("" unknown).
+std::string own_binary_path();
+// A helper program shipped with husk: next to it (a build tree), else in
+// <dir>/../libexec/husk (an install). The first when neither is there.
+std::string companion_path(const std::string& name);
+
 }  // namespace husk::rt

@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "runtime/log.h"
 #include "runtime/rootless.h"
+#include "runtime/self_exe.h"
 
 namespace husk::rt {
 using json = nlohmann::json;
@@ -343,6 +344,7 @@ cgroups::Config cgroup_config(const Record& rec) {
     c.driver = cgroups::Driver::none;
     c.none_reason = rec.no_cgroup;
   }
+  if (rec.cgroup_handle.rfind("systemd", 0) == 0) c.bridge = companion_path("husk-systemd");
   c.log = log::warn;
   c.debug = log::debug;
   return c;

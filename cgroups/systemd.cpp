@@ -1,0 +1,259 @@
+// The systemd driver: a transient scope started through husk-systemd (the
+// sd-bus bridge), with the cgroupfs v2 manager for the scope's files.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/fd.h"
+#include "base/file.h"
+#include "cgroups/internal.h"
+#include "cgroups/systemd.h"
+
+extern char** environ;
+
+namespace husk::cgroups {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kHandle = "systemd:";
+constexpr const char* kUserHandle = "systemd-user:";
+
+json to_json(const UnitProperty& p) {
+  json value;
+  std::visit([&value](const auto& v) { value = v; }, p.value);
+  return {{"name", p.name}, {"type", p.signature()}, {"value", value}};
+}
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void write_all(int fd, const std::string& text) {
+  for (size_t off = 0; off < text.size();) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    off += static_cast<size_t>(n);
+  }
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (out.size() < (1 << 20)) out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+// One request to husk-systemd (its protocol: stdin one JSON object, stdout
+// the reply); an error reply throws with systemd's message and errno.
+json call_bridge(const std::string& bridge, const json& request, const std::string& what) {
+  int in[2], out[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) throw sys_error(what + ": pipe");
+  base::Fd in_rd(in[0]), in_wr(in[1]), out_rd(out[0]), out_wr(out[1]);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_rd.get(), 0);
+  posix_spawn_file_actions_adddup2(&fa, out_wr.get(), 1);
+  char* argv[] = {const_cast<char*>(bridge.c_str()), nullptr};
+  pid_t child;
+  int rc = posix_spawn(&child, bridge.c_str(), &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  in_rd.reset();
+  out_wr.reset();
+  if (rc != 0) throw sys_error(what + ": run " + bridge + " (husk's sd-bus helper)", rc);
+  // A bridge that died early closes its stdin: its status says why.
+  write_all(in_wr.get(), request.dump());
+  in_wr.reset();
+  std::string reply = read_all(out_rd.get());
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  json j = json::parse(reply, nullptr, false);
+  if (j.is_object() && j.contains("error"))
+    throw Error(what + ": " + j.value("error", std::string()), j.value("errno", 0));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !j.is_object())
+    throw Error(what + ": " + bridge + " failed (status " + std::to_string(status) + ")");
+  return j;
+}
+
+class SystemdManager : public Manager {
+ public:
+  explicit SystemdManager(const Config& c)
+      : config_(c), path_(c.path), unit_(c.unit), user_(c.user_manager), mark_(c) {
+    const std::string& h = c.handle;
+    if (unit_.empty()) {
+      user_ = h.rfind(kUserHandle, 0) == 0;
+      unit_ = h.substr(std::string(user_ ? kUserHandle : kHandle).size());
+    }
+    if (!c.handle.empty()) inner_ = open_inner(path_);
+  }
+
+  const std::string& path() const override { return path_; }
+
+  std::string prepare() override {
+    if (host_hierarchies().mode != Mode::unified)
+      throw Error("--systemd-cgroup: husk's systemd driver needs a cgroup v2 (unified) host; this one is " +
+                  std::string(host_hierarchies().mode == Mode::hybrid ? "hybrid" : "legacy") + ": use cgroupfs");
+    if (!user_ && !is_dir("/run/systemd/system"))
+      throw Error("--systemd-cgroup: systemd is not running on this host (no /run/systemd/system); use cgroupfs");
+    if (::access(config_.bridge.c_str(), X_OK) != 0)
+      throw sys_error("--systemd-cgroup: husk's sd-bus helper " + config_.bridge +
+                      " (installed next to husk or in <prefix>/libexec/husk)");
+    return (user_ ? kUserHandle : kHandle) + unit_;
+  }
+
+  // Before the scope exists (create): kept for attach(), which starts it.
+  void apply(const spec::Resources& res) override {
+    spec::Resources r = systemd_resources(res);
+    if (!inner_) {
+      pending_ = r;
+      return;
+    }
+    fill_quota(r);
+    call("set", {{"properties", properties(resource_properties(r, bfq(), device_groups()))}});
+    scope().apply(r);
+  }
+
+  int clone_into_fd() override { return -1; }
+
+  void attach(pid_t pid, bool) override {
+    if (inner_) return inner_->attach(pid, false);
+    start(pid);
+  }
+  void attach_self(bool) override { throw Error("cgroup " + path_ + ": systemd places the init itself"); }
+  bool self_attachable() const override { return false; }
+  void freeze() override { scope().freeze(); }
+  void thaw() override { scope().thaw(); }
+  bool frozen() override { return scope().frozen(); }
+  std::vector<pid_t> pids() override { return inner_ ? inner_->pids() : std::vector<pid_t>{}; }
+  void kill_all(int sig) override {
+    if (inner_) inner_->kill_all(sig);
+  }
+
+  // Stops the scope (systemd removes its cgroup) only when its cgroup
+  // carries our mark: a record naming another unit never stops it. A scope
+  // whose processes all exited is gone already, unless systemd keeps it
+  // loaded as failed (an OOM kill): reset-failed lets the name be used again.
+  void destroy() override {
+    if (!inner_) return;  // never started
+    const bool exists = is_dir(root() + path_);
+    if (exists && !owned()) return;
+    call(exists ? "stop" : "reset", {});
+    inner_->destroy();
+  }
+  Stats stats() override { return scope().stats(); }
+  uint64_t oom_kills() override { return scope().oom_kills(); }
+  std::vector<std::string> created() const override { return {}; }
+  bool owned() const override { return mark_.on(root() + path_); }
+
+ private:
+  const std::string& root() const {
+    return config_.hierarchies ? config_.hierarchies->unified : host_hierarchies().unified;
+  }
+  Manager& scope() const {
+    if (!inner_) throw Error("systemd: " + unit_ + " is not started");
+    return *inner_;
+  }
+  bool bfq() const { return file_exists(root() + path_ + "/io.bfq.weight"); }
+
+  std::unique_ptr<Manager> open_inner(const std::string& path) const {
+    Config c = config_;
+    c.driver = Driver::cgroupfs;
+    c.path = path;
+    c.handle.clear();
+    c.created = {path};  // destroy() removes what is left of the scope when it carries our mark
+    c.rootless = user_;
+    return make_unified(c, config_.hierarchies ? *config_.hierarchies : host_hierarchies());
+  }
+
+  static DeviceGroups device_groups() {
+    return parse_proc_devices(base::try_read_file("/proc/devices").value_or(""));
+  }
+
+  static json properties(const std::vector<UnitProperty>& props) {
+    json out = json::array();
+    for (const auto& p : props) out.push_back(to_json(p));
+    return out;
+  }
+
+  json call(const std::string& method, json request) const {
+    request["bus"] = user_ ? "user" : "system";
+    request["method"] = method;
+    request["unit"] = unit_;
+    return call_bridge(config_.bridge, request, "systemd: " + method + " " + unit_);
+  }
+
+  // cpu.max holds quota and period together: a new period alone keeps the
+  // quota in force (as the cgroupfs manager does), in the unit too.
+  void fill_quota(spec::Resources& r) const {
+    if (!r.cpu || r.cpu->period.value_or(0) == 0 || r.cpu->quota.value_or(0) != 0) return;
+    auto cur = base::try_read_file(root() + path_ + "/cpu.max");
+    if (cur && cur->rfind("max", 0) != 0) r.cpu->quota = std::stoll(cur->substr(0, cur->find(' ')));
+  }
+
+  void start(pid_t pid);
+
+  Config config_;
+  std::string path_, unit_;
+  bool user_;
+  Mark mark_;
+  spec::Resources pending_;
+  std::unique_ptr<Manager> inner_;
+};
+
+// The scope with the init in it and the limits as properties; then marked
+// ours, the controllers systemd does not manage enabled on the way (as
+// cgroupfs prepare() does) and every file written. A failure stops it again.
+void SystemdManager::start(pid_t pid) {
+  SystemdUnit u{config_.slice, unit_, path_};
+  auto props = scope_properties(u, pid, resource_properties(pending_, false, device_groups()));
+  json reply = call("start", {{"properties", properties(props)}});
+  try {
+    path_ = reply.value("controlGroup", std::string());
+    if (path_.empty() || path_[0] != '/' || path_ == "/")
+      throw Error("systemd: start " + unit_ + ": no cgroup for the unit (ControlGroup \"" + path_ + "\")");
+    mark_.put(root() + path_);
+    inner_ = open_inner(path_);
+    inner_->prepare();
+    inner_->apply(pending_);
+  } catch (...) {
+    try {
+      call("stop", {});
+    } catch (const Error&) {
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Manager> make_systemd(const Config& c) {
+  // A recorded scope's cgroup is named after it: a record pairing another
+  // unit with some cgroup is not one husk wrote.
+  if (!c.handle.empty()) {
+    const std::string unit = c.handle.substr(c.handle.find(':') + 1);
+    const bool scope = unit.size() > 6 && unit.compare(unit.size() - 6, 6, ".scope") == 0;
+    if (!scope || c.path.size() <= unit.size() ||
+        c.path.compare(c.path.size() - unit.size() - 1, unit.size() + 1, "/" + unit) != 0)
+      throw Error("cgroup handle \"" + c.handle + "\" is not the systemd driver's for " + c.path);
+  }
+  return std::make_unique<SystemdManager>(c);
+}
+
+bool is_systemd_handle(const std::string& handle) {
+  return handle.rfind(kHandle, 0) == 0 || handle.rfind(kUserHandle, 0) == 0;
+}
+
+}  // namespace husk::cgroups
