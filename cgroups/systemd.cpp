@@ -148,15 +148,17 @@ class SystemdManager : public Manager {
   // loaded as failed (an OOM kill): reset-failed lets the name be used again.
   void destroy() override {
     if (!inner_) return;  // never started
-    const bool exists = is_dir(root() + path_);
-    if (exists && !owned()) return;
-    call(exists ? "stop" : "reset", {});
+    const Mark::Found found = mark_.find(root() + path_);
+    if (found == Mark::Found::other) return;
+    call(found == Mark::Found::ours ? "stop" : "reset", {});
     inner_->destroy();
   }
   Stats stats() override { return scope().stats(); }
   uint64_t oom_kills() override { return scope().oom_kills(); }
-  std::vector<std::string> created() const override { return {}; }
-  bool owned() const override { return mark_.on(root() + path_); }
+  // The scope is made for this container alone; systemd removes it once empty.
+  std::vector<std::string> created() const override { return {path_}; }
+  // Gone counts too: destroy() then only resets a failed unit of that name.
+  bool owned() const override { return mark_.find(root() + path_) != Mark::Found::other; }
 
  private:
   const std::string& root() const {

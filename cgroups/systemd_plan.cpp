@@ -189,7 +189,7 @@ SystemdUnit systemd_unit(const std::optional<std::string>& cgroups_path, const s
   u.unit = prefix + "-" + name + ".scope";
   if (!valid_unit_chars(u.unit) || u.unit.find('/') != std::string::npos)
     throw path_error(cgroups_path.value_or(""), "\"" + u.unit + "\" is not a valid systemd unit name");
-  u.cgroup = expand_slice(u.slice, "linux.cgroupsPath") + "/" + u.unit;
+  u.cgroup = expand_slice(u.slice, "linux.cgroupsPath: \"" + cgroups_path.value_or("") + "\"") + "/" + u.unit;
   return u;
 }
 

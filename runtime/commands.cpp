@@ -251,7 +251,10 @@ void launch_init(const Global& g, const CreateOptions& o, Creation& c, const std
   p.launcher = &launcher;
   p.on_pid = [&c](pid_t pid) {
     c.rec.oci.pid = pid;
-    if (c.cgroup) c.rec.cgroup_path = c.cgroup->path();  // systemd's, now the scope is there
+    if (c.cgroup && c.cgroup->path() != c.rec.cgroup_path) {  // systemd's answer, now the scope is there
+      c.rec.cgroup_path = c.cgroup->path();
+      c.rec.cgroup_created = c.cgroup->created();
+    }
     c.rec.start_time = process_start_time(pid);
     c.handle.save(c.rec);
     return c.rec.oci;
