@@ -79,8 +79,24 @@ TEST_CASE("features is valid features.json describing this host", "[cli][husk-on
   bool hybrid = ::stat("/sys/fs/cgroup/unified/cgroup.controllers", &st) == 0;
   CHECK(l.at("cgroup").at("v2") == (unified_root || hybrid));
   CHECK(l.at("cgroup").at("v1") == !unified_root);
-  CHECK(l.at("cgroup").at("systemd") == false);  // not implemented, so not claimed
+  // A build with the systemd driver puts husk-systemd next to husk.
+  CHECK(l.at("cgroup").at("systemd") == true);
+  CHECK(l.at("cgroup").at("systemdUser") == true);
   CHECK(l.at("apparmor").at("enabled") == true);  // support, not the host's (test_lsm.cpp)
+}
+
+TEST_CASE("features does not claim the systemd driver when husk-systemd is not installed with husk",
+          "[cli][husk-only][systemd]") {
+  TempDir dir("features");
+  const std::string alone = dir.path + "/husk";
+  fs::copy_file(runtime(), alone);
+  fs::permissions(alone, fs::perms::owner_all);
+  auto r = run({alone, "features"});
+  INFO(r.err);
+  REQUIRE(r.ok());
+  const json& cg = json::parse(r.out).at("linux").at("cgroup");
+  CHECK(cg.at("systemd") == false);
+  CHECK(cg.at("systemdUser") == false);
 }
 
 TEST_CASE("COMMAND --help lists that command's own flags, as runc's does", "[cli][husk-only]") {
