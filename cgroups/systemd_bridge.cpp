@@ -5,11 +5,12 @@
 // only makes the calls and waits for systemd's jobs.
 //
 // stdin: one JSON request, read to end-of-file:
-//   {"bus": "system"|"user", "method": "start"|"set"|"stop", "unit": "x.scope",
+//   {"bus": "system"|"user", "method": "start"|"set"|"stop"|"reset", "unit": "x.scope",
 //    "properties": [{"name": "MemoryMax", "type": "t", "value": 1024}, ...],
 //    "timeoutMs": 30000}
 // Property types are D-Bus signatures: s b t u au ay a(ss) a(st). timeoutMs
-// bounds the wait for the start or stop job (default 30000).
+// bounds the wait for the start or stop job (default 30000). reset is
+// ResetFailedUnit alone (a unit gone already counts as reset).
 // stdout: one JSON reply: {"controlGroup": "/x.slice/x.scope"} for start, {}
 // otherwise (stop may add "warning"), or on failure {"error": "<one line>",
 // "errorName": "<D-Bus error name, or empty>", "errno": N}.
@@ -164,7 +165,7 @@ Request parse_request(const std::string& text) {
   check_object(j, {"bus", "method", "unit", "properties", "timeoutMs"}, "request");
   Request rq;
   rq.bus = one_of(field(j, "bus", "request"), {"system", "user"}, "request.bus");
-  rq.method = one_of(field(j, "method", "request"), {"start", "set", "stop"}, "request.method");
+  rq.method = one_of(field(j, "method", "request"), {"start", "set", "stop", "reset"}, "request.method");
   rq.unit = text_of(field(j, "unit", "request"), "request.unit");
   if (rq.unit.empty()) throw BadRequest("request.unit: empty");
   // The cgroup of any other kind of unit is read from another interface.
@@ -172,7 +173,8 @@ Request parse_request(const std::string& text) {
     throw BadRequest("request.unit: \"" + rq.unit + "\": start takes a .scope or .slice unit");
   if (auto it = j.find("properties"); it != j.end())
     rq.properties = list_of<Property>(*it, "request.properties", property_of);
-  if (rq.method == "stop" && !rq.properties.empty()) throw BadRequest("request.properties: stop takes none");
+  if (rq.method != "start" && rq.method != "set" && !rq.properties.empty())
+    throw BadRequest("request.properties: " + rq.method + " takes none");
   if (auto it = j.find("timeoutMs"); it != j.end()) {
     rq.timeout_ms = number_of(*it, UINT64_MAX / 1000, "request.timeoutMs");
     if (rq.timeout_ms == 0) throw BadRequest("request.timeoutMs: 0 (the job could never finish in time)");
@@ -445,6 +447,15 @@ json set(sd_bus* bus, const Request& rq) {
   return json::object();
 }
 
+json reset(sd_bus* bus, const Request& rq) {
+  try {
+    call_unit(bus, "ResetFailedUnit", rq.unit);
+  } catch (const DbusError& e) {
+    if (e.name() != kNoSuchUnit) throw;  // collected (stopped, or never failed): nothing to reset
+  }
+  return json::object();
+}
+
 json stop(sd_bus* bus, const Request& rq) {
   JobWatch w;
   Slot slot = watch_jobs(bus, w);
@@ -458,11 +469,7 @@ json stop(sd_bus* bus, const Request& rq) {
   if (!result) throw job_timeout(rq);
   json reply = json::object();
   if (*result != "done") reply["warning"] = "systemd job for " + rq.unit + ": " + *result;
-  try {
-    call_unit(bus, "ResetFailedUnit", rq.unit);
-  } catch (const DbusError& e) {
-    if (e.name() != kNoSuchUnit) throw;  // stopped and collected: nothing to reset
-  }
+  reset(bus, rq);
   return reply;
 }
 
@@ -470,7 +477,8 @@ json run(const Request& rq) {
   Bus bus = connect(rq.bus);
   if (rq.method == "start") return start(bus.get(), rq);
   if (rq.method == "set") return set(bus.get(), rq);
-  return stop(bus.get(), rq);
+  if (rq.method == "stop") return stop(bus.get(), rq);
+  return reset(bus.get(), rq);
 }
 
 json error_reply(const std::string& msg, const std::string& name, int err) {

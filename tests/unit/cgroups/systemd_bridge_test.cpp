@@ -121,6 +121,8 @@ TEST_CASE("husk-systemd refuses a malformed request before it opens a bus: exit 
        R"(request.properties[0]: unknown key "flags")"},
       {R"({"bus":"system","method":"stop","unit":"a.scope","properties":[{"name":"X","type":"b","value":true}]})",
        "request.properties: stop takes none"},
+      {R"({"bus":"system","method":"reset","unit":"a.scope","properties":[{"name":"X","type":"b","value":true}]})",
+       "request.properties: reset takes none"},
   }));
   auto r = ask(c.request);
   INFO(r.body.dump());
@@ -254,6 +256,18 @@ TEST_CASE("husk-systemd stop: NoSuchUnit is done already; a failed job a warning
     CHECK(r.code == 0);
     CHECK(sd.calls().front() == R"(StopUnit "husk-a.scope" "replace")");
   }
+}
+
+TEST_CASE("husk-systemd reset: ResetFailedUnit; a unit gone already counts as reset", "[systemd-bridge]") {
+  if (!have_dbus_daemon()) HUSK_SKIP("no dbus-daemon for a private bus (Debian: dbus-daemon)");
+  FakeSystemd sd;
+  auto r = sd.ask(request("reset", "exists.scope"));
+  CHECK(r.code == 0);
+  CHECK(r.body == json::object());
+  r = sd.ask(request("reset", "gone.scope"));
+  CHECK(r.code == 0);
+  CHECK(r.body == json::object());
+  CHECK(sd.calls() == std::vector<std::string>{R"(ResetFailedUnit "exists.scope")", R"(ResetFailedUnit "gone.scope")"});
 }
 
 #else
