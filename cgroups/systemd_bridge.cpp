@@ -398,7 +398,7 @@ std::string start_transient(sd_bus* bus, const Request& rq) {
   return read_path(call(bus, m.get(), what).get(), what);
 }
 
-// For a start that already failed: its own error is the one to report.
+// Errors ignored: the retried start's, or the failed job's, is the one to report.
 void reset_failed_quietly(sd_bus* bus, const std::string& unit) {
   try {
     call_unit(bus, "ResetFailedUnit", unit);
@@ -451,7 +451,7 @@ json reset(sd_bus* bus, const Request& rq) {
   try {
     call_unit(bus, "ResetFailedUnit", rq.unit);
   } catch (const DbusError& e) {
-    if (e.name() != kNoSuchUnit) throw;  // collected (stopped, or never failed): nothing to reset
+    if (e.name() != kNoSuchUnit) throw;  // not loaded (collected, or never there): nothing to reset
   }
   return json::object();
 }
