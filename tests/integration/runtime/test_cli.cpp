@@ -94,7 +94,8 @@ TEST_CASE("features does not claim the systemd driver when husk-systemd is not i
   auto r = run({alone, "features"});
   INFO(r.err);
   REQUIRE(r.ok());
-  const json& cg = json::parse(r.out).at("linux").at("cgroup");
+  const json features = json::parse(r.out);
+  const json& cg = features.at("linux").at("cgroup");
   CHECK(cg.at("systemd") == false);
   CHECK(cg.at("systemdUser") == false);
 }
