@@ -129,7 +129,17 @@ class SystemdManager : public Manager {
   int clone_into_fd() override { return -1; }
 
   void attach(pid_t pid, bool) override {
-    if (inner_) return inner_->attach(pid, false);
+    if (inner_) {
+      try {
+        return inner_->attach(pid, false);
+      } catch (const Error& e) {
+        // The kernel's rule for a move: write access to the common ancestor's cgroup.procs.
+        if (!user_ || e.err() != EACCES) throw;
+        throw Error(std::string(e.what()) + " (an unprivileged caller moves a process into the scope only "
+                    "from a cgroup of its own systemd instance: run husk in the user's session, e.g. "
+                    "under systemd-run --user --scope)", e.err());
+      }
+    }
     start(pid);
   }
   void attach_self(bool) override { throw Error("cgroup " + path_ + ": systemd places the init itself"); }
