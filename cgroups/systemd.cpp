@@ -117,12 +117,13 @@ class SystemdManager : public Manager {
 
   // Before the scope exists (create): kept for attach(), which starts it.
   void apply(const spec::Resources& res) override {
-    spec::Resources r = systemd_resources(res);
+    spec::Resources r = res;
+    if (inner_) fill_quota(r);  // before the rounding, which depends on the period
+    r = systemd_resources(r);
     if (!inner_) {
       pending_ = r;
       return;
     }
-    fill_quota(r);
     call("set", {{"properties", properties(resource_props(r))}});
     scope().apply(r);
   }

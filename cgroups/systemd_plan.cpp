@@ -127,9 +127,9 @@ std::optional<std::pair<std::string, std::string>> device_allow_entry(const spec
 
 // What systemd can hold of device rules: allow everything (its default), or
 // a strict allow list. The last rule for all devices decides the start: a
-// deny-all followed by expressible allows, or an allow-all followed by
-// allows (no-ops); any other rule set (a deny after it, a "*:5") has no
-// systemd form: nullopt.
+// deny-all followed by expressible allows (denies before the first allow
+// are no-ops), or an allow-all followed by allows (no-ops); any other rule
+// set (a deny after an allow, a "*:5") has no systemd form: nullopt.
 struct DevicePolicy {
   bool allow_all = true;
   UnitProperty::StrPairs allow;
@@ -145,7 +145,10 @@ std::optional<DevicePolicy> device_policy(const std::vector<spec::DeviceRule>& r
   if (last == rules.rend()) return std::nullopt;  // what the parent allows stays in force
   DevicePolicy p{last->allow, {}};
   for (auto it = last.base(); it != rules.end(); ++it) {
-    if (!it->allow) return std::nullopt;
+    if (!it->allow) {
+      if (!p.allow_all && p.allow.empty()) continue;  // nothing allowed yet: a no-op
+      return std::nullopt;
+    }
     if (p.allow_all) continue;
     auto entry = device_allow_entry(*it, groups);
     if (!entry) return std::nullopt;

@@ -169,8 +169,11 @@ TEST_CASE("the effective device rules become a strict allow list systemd can hol
 
 TEST_CASE("device rules systemd cannot express leave the policy to husk's own program") {
   husk::spec::Resources r;
-  r.devices = cg::effective_device_rules({{false, "c", 1, 3, "rwm"}}, {});  // a deny among the allows
-  CHECK_FALSE(find(cg::resource_properties(r), "DevicePolicy"));
+  const auto groups = cg::parse_proc_devices("Character devices:\n136 pts\n");
+  r.devices = cg::effective_device_rules({{true, "c", 1, 3, "rwm"}, {false, "c", 1, 3, "w"}}, {});  // a deny among the allows
+  CHECK_FALSE(find(cg::resource_properties(r, false, groups), "DevicePolicy"));
+  r.devices = cg::effective_device_rules({{false, "c", 1, 3, "rwm"}}, {});  // before any allow: a no-op
+  CHECK(find(cg::resource_properties(r, false, groups), "DevicePolicy"));
   r.devices = cg::effective_device_rules({{true, "c", std::nullopt, 5, "r"}}, {});  // "*:5"
   CHECK_FALSE(find(cg::resource_properties(r), "DevicePolicy"));
 }
@@ -233,7 +236,8 @@ TEST_CASE("on cgroup v1 block IO weights and bandwidths are BlockIO properties, 
 TEST_CASE("on cgroup v1 the device rules are systemd's, or refused when it cannot hold them") {
   auto groups = cg::parse_proc_devices("Character devices:\n136 pts\n");
   husk::spec::Resources r;
-  r.devices = cg::effective_device_rules({{false, "a", std::nullopt, std::nullopt, "rwm"}}, {});
+  // A deny before any allow denies nothing more: a no-op.
+  r.devices = cg::effective_device_rules({{false, "a", std::nullopt, std::nullopt, "rwm"}, {false, "c", 1, 5, "r"}}, {});
   auto props = cg::v1_resource_properties(r, groups);
   REQUIRE(find(props, "DevicePolicy"));
   CHECK(std::get<std::string>(find(props, "DevicePolicy")->value) == "strict");
@@ -245,8 +249,10 @@ TEST_CASE("on cgroup v1 the device rules are systemd's, or refused when it canno
   props = cg::v1_resource_properties(r, groups);
   CHECK(std::get<std::string>(find(props, "DevicePolicy")->value) == "auto");
   CHECK(std::get<Prop::StrPairs>(find(props, "DeviceAllow")->value).empty());
-  for (const auto& rule : std::vector<husk::spec::DeviceRule>{{false, "c", 1, 3, "rwm"}, {true, "c", std::nullopt, 5, "r"}}) {
-    r.devices = cg::effective_device_rules({rule}, {});
+  using Rules = std::vector<husk::spec::DeviceRule>;
+  for (const auto& rules : {Rules{{true, "c", 1, 3, "rwm"}, {false, "c", 1, 3, "w"}}, Rules{{true, "c", std::nullopt, 5, "r"}},
+                            Rules{{true, "a", std::nullopt, std::nullopt, "rwm"}, {false, "c", 1, 3, "rwm"}}}) {
+    r.devices = cg::effective_device_rules(rules, {});
     CHECK_THROWS_WITH(cg::v1_resource_properties(r, groups), Catch::Contains("linux.resources.devices"));
   }
   // A major /proc/devices does not list has no systemd name.
