@@ -1,5 +1,6 @@
 // The systemd driver: a transient scope started through husk-systemd (the
-// sd-bus bridge), with the cgroupfs v2 manager for the scope's files.
+// sd-bus bridge), with the cgroupfs manager (v2, or v1 on a hybrid/legacy
+// host) for the scope's files.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -103,9 +104,9 @@ class SystemdManager : public Manager {
   const std::string& path() const override { return path_; }
 
   std::string prepare() override {
-    if (host_hierarchies().mode != Mode::unified)
-      throw Error("--systemd-cgroup: husk's systemd driver needs a cgroup v2 (unified) host; this one is " +
-                  std::string(host_hierarchies().mode == Mode::hybrid ? "hybrid" : "legacy") + ": use cgroupfs");
+    if (user_ && v1())
+      throw Error("--systemd-cgroup: a user's systemd instance needs a cgroup v2 (unified) host; this one is " +
+                  std::string(hier().mode == Mode::hybrid ? "hybrid" : "legacy"));
     if (!user_ && !is_dir("/run/systemd/system"))
       throw Error("--systemd-cgroup: systemd is not running on this host (no /run/systemd/system); use cgroupfs");
     if (::access(config_.bridge.c_str(), X_OK) != 0)
@@ -116,13 +117,14 @@ class SystemdManager : public Manager {
 
   // Before the scope exists (create): kept for attach(), which starts it.
   void apply(const spec::Resources& res) override {
-    spec::Resources r = systemd_resources(res);
+    spec::Resources r = res;
+    if (inner_) fill_quota(r);  // before the rounding, which depends on the period
+    r = systemd_resources(r);
     if (!inner_) {
       pending_ = r;
       return;
     }
-    fill_quota(r);
-    call("set", {{"properties", properties(resource_properties(r, bfq(), device_groups()))}});
+    call("set", {{"properties", properties(resource_props(r))}});
     scope().apply(r);
   }
 
@@ -158,7 +160,7 @@ class SystemdManager : public Manager {
   // loaded as failed (an OOM kill): reset-failed lets the name be used again.
   void destroy() override {
     if (!inner_) return;  // never started
-    const Mark::Found found = mark_.find(root() + path_);
+    const Mark::Found found = mark_.find(mark_root() + path_);
     if (found == Mark::Found::other) return;
     call(found == Mark::Found::ours ? "stop" : "reset", {});
     inner_->destroy();
@@ -168,11 +170,31 @@ class SystemdManager : public Manager {
   // The scope is made for this container alone; systemd removes it once empty.
   std::vector<std::string> created() const override { return {path_}; }
   // Gone counts too: destroy() then only resets a failed unit of that name.
-  bool owned() const override { return mark_.find(root() + path_) != Mark::Found::other; }
+  bool owned() const override {
+    for (const auto& r : roots())
+      if (mark_.find(r + path_) == Mark::Found::other) return false;
+    return true;
+  }
 
  private:
-  const std::string& root() const {
-    return config_.hierarchies ? config_.hierarchies->unified : host_hierarchies().unified;
+  const Hierarchies& hier() const { return config_.hierarchies ? *config_.hierarchies : host_hierarchies(); }
+  bool v1() const { return hier().mode != Mode::unified; }
+  const std::string& root() const { return hier().unified; }
+  // Where systemd always has the scope: the unified hierarchy, or its own
+  // name=systemd one on a legacy host.
+  std::string mark_root() const {
+    auto it = hier().v1.find("name=systemd");
+    return hier().mode == Mode::legacy && it != hier().v1.end() ? it->second : root();
+  }
+  // Every hierarchy the scope has a directory in.
+  std::vector<std::string> roots() const {
+    std::set<std::string> out;
+    for (const auto& [ctl, m] : hier().v1) out.insert(m);
+    if (!root().empty()) out.insert(root());
+    return {out.begin(), out.end()};
+  }
+  std::vector<UnitProperty> resource_props(const spec::Resources& r) const {
+    return v1() ? v1_resource_properties(r, device_groups()) : resource_properties(r, bfq(), device_groups());
   }
   Manager& scope() const {
     if (!inner_) throw Error("systemd: " + unit_ + " is not started");
@@ -187,7 +209,7 @@ class SystemdManager : public Manager {
     c.handle.clear();
     c.created = {path};  // destroy() removes what is left of the scope when it carries our mark
     c.rootless = user_;
-    return make_unified(c, config_.hierarchies ? *config_.hierarchies : host_hierarchies());
+    return v1() ? make_legacy(c, hier()) : make_unified(c, hier());
   }
 
   static DeviceGroups device_groups() {
@@ -208,11 +230,24 @@ class SystemdManager : public Manager {
   }
 
   // cpu.max holds quota and period together: a new period alone keeps the
-  // quota in force (as the cgroupfs manager does), in the unit too.
+  // quota in force (as the cgroupfs manager does), in the unit too. On v1
+  // the unit's quota per second is computed with the period: the other one
+  // comes from its file.
   void fill_quota(spec::Resources& r) const {
-    if (!r.cpu || r.cpu->period.value_or(0) == 0 || r.cpu->quota.value_or(0) != 0) return;
-    auto cur = base::try_read_file(root() + path_ + "/cpu.max");
-    if (cur && cur->rfind("max", 0) != 0) r.cpu->quota = std::stoll(cur->substr(0, cur->find(' ')));
+    if (!r.cpu) return;
+    const bool period = r.cpu->period.value_or(0) != 0, quota = r.cpu->quota.value_or(0) != 0;
+    if (!v1()) {
+      if (!period || quota) return;
+      auto cur = base::try_read_file(root() + path_ + "/cpu.max");
+      if (cur && cur->rfind("max", 0) != 0) r.cpu->quota = std::stoll(cur->substr(0, cur->find(' ')));
+      return;
+    }
+    auto cpu = hier().v1.find("cpu");
+    if (period == quota || cpu == hier().v1.end()) return;
+    auto cur = base::try_read_file(cpu->second + path_ + (quota ? "/cpu.cfs_period_us" : "/cpu.cfs_quota_us"));
+    if (!cur) return;
+    if (quota) r.cpu->period = std::stoull(*cur);
+    else if (std::stoll(*cur) > 0) r.cpu->quota = std::stoll(*cur);
   }
 
   void start(pid_t pid);
@@ -230,19 +265,28 @@ class SystemdManager : public Manager {
 // cgroupfs prepare() does) and every file written. A failure stops it again.
 void SystemdManager::start(pid_t pid) {
   SystemdUnit u{config_.slice, unit_, path_};
-  auto props = scope_properties(u, pid, resource_properties(pending_, false, device_groups()));
+  auto props = scope_properties(u, pid, resource_props(pending_), v1());
   json reply = call("start", {{"properties", properties(props)}});
   try {
     path_ = reply.value("controlGroup", std::string());
     if (path_.empty() || path_[0] != '/' || path_ == "/")
       throw Error("systemd: start " + unit_ + ": no cgroup for the unit (ControlGroup \"" + path_ + "\")");
-    mark_.put(root() + path_);
+    mark_.put(mark_root() + path_);
     inner_ = open_inner(path_);
     inner_->prepare();
+    if (v1()) {
+      // systemd made the scope in its own hierarchies (those with a
+      // directory now) and put the init there; prepare() made the rest.
+      for (const auto& r : roots())
+        if (r != mark_root() && is_dir(r + path_)) mark_.put(r + path_);
+      inner_ = open_inner(path_);  // created: the scope in every hierarchy, for destroy()
+      inner_->attach(pid, false);
+    }
     inner_->apply(pending_);
   } catch (...) {
     try {
       call("stop", {});
+      if (inner_ && v1()) inner_->destroy();  // the hierarchies systemd does not manage
     } catch (const Error&) {
     }
     throw;

@@ -52,8 +52,10 @@ spec::Resources systemd_resources(const spec::Resources& r);
 
 // What StartTransientUnit gets for a new scope: Description, Slice,
 // Delegate, PIDs, the accounting switches, DefaultDependencies=no, then
-// resource_properties().
-std::vector<UnitProperty> scope_properties(const SystemdUnit& u, pid_t pid, const std::vector<UnitProperty>& resources);
+// resource_properties(). `v1`: a cgroup v1/hybrid host (BlockIOAccounting
+// for IOAccounting).
+std::vector<UnitProperty> scope_properties(const SystemdUnit& u, pid_t pid, const std::vector<UnitProperty>& resources,
+                                           bool v1 = false);
 
 // The properties for the file writes of `r` (systemd_resources() applied):
 // derived from v2_writes(r), so a property says what its file says (memory.*,
@@ -65,6 +67,13 @@ std::vector<UnitProperty> scope_properties(const SystemdUnit& u, pid_t pid, cons
 using DeviceGroups = std::vector<std::pair<std::string, int64_t>>;  // ("char-pts", 136)...
 std::vector<UnitProperty> resource_properties(const spec::Resources& r, bool bfq_weight = false,
                                               const DeviceGroups& device_groups = {});
+// The same on a cgroup v1/hybrid host, from v1_writes(r): MemoryLimit,
+// CPUShares, CPUQuotaPerSecUSec (+ CPUQuotaPeriodUSec), TasksMax,
+// BlockIOWeight, BlockIODeviceWeight, BlockIO{Read,Write}Bandwidth (others:
+// the files only, which systemd leaves alone), and the device policy:
+// systemd writes devices.* itself, so rules it cannot hold throw naming
+// linux.resources.devices.
+std::vector<UnitProperty> v1_resource_properties(const spec::Resources& r, const DeviceGroups& device_groups = {});
 // The device groups from /proc/devices text.
 DeviceGroups parse_proc_devices(const std::string& text);
 

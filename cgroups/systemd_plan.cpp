@@ -125,26 +125,79 @@ std::optional<std::pair<std::string, std::string>> device_allow_entry(const spec
   return std::nullopt;
 }
 
-// DevicePolicy=strict with an allow list when the rules are a deny-all
-// followed by allows only (what husk's effective rules are, unless a config
-// denies something on its own); nothing otherwise.
+// What systemd can hold of device rules: allow everything (its default), or
+// a strict allow list. The last rule for all devices decides the start: a
+// deny-all followed by expressible allows (denies before the first allow
+// are no-ops), or an allow-all followed by allows (no-ops); any other rule
+// set (a deny after an allow, a "*:5") has no systemd form: nullopt.
+struct DevicePolicy {
+  bool allow_all = true;
+  UnitProperty::StrPairs allow;
+};
+std::optional<DevicePolicy> device_policy(const std::vector<spec::DeviceRule>& rules, const DeviceGroups& groups) {
+  auto all = [](const spec::DeviceRule& r) {
+    const bool rwm = r.access.empty() || (r.access.find('r') != std::string::npos &&
+                                          r.access.find('w') != std::string::npos && r.access.find('m') != std::string::npos);
+    return (r.type.empty() || r.type == "a") && !r.major && !r.minor && rwm;
+  };
+  if (rules.empty()) return DevicePolicy{};
+  auto last = std::find_if(rules.rbegin(), rules.rend(), all);
+  if (last == rules.rend()) return std::nullopt;  // what the parent allows stays in force
+  DevicePolicy p{last->allow, {}};
+  for (auto it = last.base(); it != rules.end(); ++it) {
+    if (!it->allow) {
+      if (!p.allow_all && p.allow.empty()) continue;  // nothing allowed yet: a no-op
+      return std::nullopt;
+    }
+    if (p.allow_all) continue;
+    auto entry = device_allow_entry(*it, groups);
+    if (!entry) return std::nullopt;
+    p.allow.push_back(*entry);
+  }
+  return p;
+}
+
+// An empty DeviceAllow first: the list is appended to, not replaced.
+void put_device_policy(const std::string& policy, const UnitProperty::StrPairs& allow, std::vector<UnitProperty>& out) {
+  out.push_back({"DeviceAllow", UnitProperty::StrPairs{}});
+  out.push_back({"DevicePolicy", policy});
+  if (!allow.empty()) out.push_back({"DeviceAllow", allow});
+}
+
+// cgroup v2: DevicePolicy=strict with the allow list when systemd can hold
+// the rules; otherwise nothing, and husk's own device program alone decides.
 void device_properties(const std::vector<spec::DeviceRule>& rules, const DeviceGroups& groups,
                        std::vector<UnitProperty>& out) {
-  auto all = [](const spec::DeviceRule& r) { return (r.type.empty() || r.type == "a") && !r.major && !r.minor; };
-  if (rules.empty() || rules[0].allow || !all(rules[0])) return;
-  UnitProperty::StrPairs allow;
-  for (size_t i = 1; i < rules.size(); ++i) {
-    const auto& r = rules[i];
-    if (!r.allow) return;
-    if (all(r)) return;  // allow-all after the deny: systemd's default already
-    auto entry = device_allow_entry(r, groups);
-    if (!entry) return;
-    allow.push_back(*entry);
-  }
-  // An empty DeviceAllow first: the list is appended to, not replaced.
-  out.push_back({"DeviceAllow", UnitProperty::StrPairs{}});
-  out.push_back({"DevicePolicy", std::string("strict")});
-  out.push_back({"DeviceAllow", allow});
+  auto p = device_policy(rules, groups);
+  if (p && !p->allow_all) put_device_policy("strict", p->allow, out);
+}
+
+// cgroup v1: systemd itself rewrites devices.deny/devices.allow on every
+// reload from its properties (with none, it allows everything): rules it
+// cannot hold would be lost, so they are refused.
+void v1_device_properties(const std::vector<spec::DeviceRule>& rules, const DeviceGroups& groups,
+                          std::vector<UnitProperty>& out) {
+  if (rules.empty()) return;  // `update`: the unit keeps its policy
+  auto p = device_policy(rules, groups);
+  if (!p)
+    throw Error("linux.resources.devices: with the systemd cgroup driver on a cgroup v1 host, systemd rewrites "
+                "the device rules on every daemon-reload and can hold only a deny-all followed by allows "
+                "naming a device, a whole major that /proc/devices lists, or all of a type");
+  put_device_policy(p->allow_all ? "auto" : "strict", p->allow, out);
+}
+
+// A v1 file's number: -1 (as v1 takes "no limit") and "max" are infinity.
+uint64_t v1_number(const std::string& v, const std::string& file) {
+  return v == "-1" ? kInfinity : number(v, file);
+}
+
+// blkio "MAJ:MIN VALUE" lines: BlockIO*(device, value).
+void blkio_device_property(const std::string& name, const std::string& file, const std::string& v,
+                           std::vector<UnitProperty>& out) {
+  std::istringstream in(v);
+  std::string dev, value;
+  in >> dev >> value;
+  out.push_back({name, UnitProperty::StrU64s{{"/dev/block/" + dev, number(value, file)}}});
 }
 
 }  // namespace
@@ -244,7 +297,35 @@ std::vector<UnitProperty> resource_properties(const spec::Resources& r, bool bfq
   return out;
 }
 
-std::vector<UnitProperty> scope_properties(const SystemdUnit& u, pid_t pid, const std::vector<UnitProperty>& resources) {
+std::vector<UnitProperty> v1_resource_properties(const spec::Resources& r, const DeviceGroups& device_groups) {
+  static const std::vector<std::pair<std::string, std::string>> kScalars = {
+      {"memory.limit_in_bytes", "MemoryLimit"}, {"cpu.shares", "CPUShares"}, {"blkio.weight", "BlockIOWeight"}};
+  static const std::vector<std::pair<std::string, std::string>> kDevices = {
+      {"blkio.weight_device", "BlockIODeviceWeight"},
+      {"blkio.throttle.read_bps_device", "BlockIOReadBandwidth"},
+      {"blkio.throttle.write_bps_device", "BlockIOWriteBandwidth"}};
+  std::vector<UnitProperty> out;
+  std::optional<uint64_t> quota, period;
+  for (const auto& w : v1_writes(r)) {
+    if (w.file == "cpu.cfs_quota_us") quota = v1_number(w.value, w.file);
+    if (w.file == "cpu.cfs_period_us") period = v1_number(w.value, w.file);
+    if (w.file == "pids.max") out.push_back(*scalar_property(w.file, w.value));
+    for (const auto& [file, name] : kScalars)
+      if (w.file == file) out.push_back({name, v1_number(w.value, file)});
+    for (const auto& [file, name] : kDevices)
+      if (w.file == file) blkio_device_property(name, file, w.value, out);
+  }
+  if (quota) {
+    const uint64_t p = period.value_or(kDefaultPeriod);
+    out.push_back({"CPUQuotaPerSecUSec", *quota == kInfinity ? kInfinity : *quota * kUsecPerSec / p});
+  }
+  if (period) out.push_back({"CPUQuotaPeriodUSec", *period});
+  v1_device_properties(r.devices, device_groups, out);
+  return out;
+}
+
+std::vector<UnitProperty> scope_properties(const SystemdUnit& u, pid_t pid, const std::vector<UnitProperty>& resources,
+                                          bool v1) {
   std::vector<UnitProperty> out = {
       {"Description", std::string("husk container ") + u.unit},
       {"Slice", u.slice},
@@ -252,7 +333,7 @@ std::vector<UnitProperty> scope_properties(const SystemdUnit& u, pid_t pid, cons
       {"PIDs", std::vector<uint32_t>{static_cast<uint32_t>(pid)}},
       {"MemoryAccounting", true},
       {"CPUAccounting", true},
-      {"IOAccounting", true},
+      {v1 ? "BlockIOAccounting" : "IOAccounting", true},
       {"TasksAccounting", true},
       {"DefaultDependencies", false},
   };

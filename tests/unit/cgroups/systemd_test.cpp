@@ -25,6 +25,20 @@ uint64_t u64(const std::vector<Prop>& props, const std::string& name) {
   return std::get<uint64_t>(p->value);
 }
 
+// Weight 500, 8:0 weighted 200 and read-limited to 1 MiB/s.
+husk::spec::Resources blkio_resources() {
+  husk::spec::Resources r;
+  r.block_io = husk::spec::BlockIo{};
+  r.block_io->weight = 500;
+  r.block_io->weight_device.push_back({8, 0, 200, std::nullopt});
+  husk::spec::ThrottleDevice t;
+  t.major = 8;
+  t.minor = 0;
+  t.rate = 1048576;
+  r.block_io->throttle_read_bps.push_back(t);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("a kubelet cgroupsPath is a scope in its nested slice") {
@@ -127,16 +141,7 @@ TEST_CASE("a unified key overrides the structured value, in the unit as in the f
 }
 
 TEST_CASE("block IO weights and throttles name the device by number") {
-  husk::spec::Resources r;
-  r.block_io = husk::spec::BlockIo{};
-  r.block_io->weight = 500;
-  r.block_io->weight_device.push_back({8, 0, 200, std::nullopt});
-  husk::spec::ThrottleDevice t;
-  t.major = 8;
-  t.minor = 0;
-  t.rate = 1048576;
-  r.block_io->throttle_read_bps.push_back(t);
-  auto props = cg::resource_properties(r);
+  auto props = cg::resource_properties(blkio_resources());
   CHECK(u64(props, "IOWeight") == cg::blkio_weight_to_io_weight(500));
   REQUIRE(find(props, "IODeviceWeight"));
   CHECK(std::get<Prop::StrU64s>(find(props, "IODeviceWeight")->value) ==
@@ -164,8 +169,11 @@ TEST_CASE("the effective device rules become a strict allow list systemd can hol
 
 TEST_CASE("device rules systemd cannot express leave the policy to husk's own program") {
   husk::spec::Resources r;
-  r.devices = cg::effective_device_rules({{false, "c", 1, 3, "rwm"}}, {});  // a deny among the allows
-  CHECK_FALSE(find(cg::resource_properties(r), "DevicePolicy"));
+  const auto groups = cg::parse_proc_devices("Character devices:\n136 pts\n");
+  r.devices = cg::effective_device_rules({{true, "c", 1, 3, "rwm"}, {false, "c", 1, 3, "w"}}, {});  // a deny among the allows
+  CHECK_FALSE(find(cg::resource_properties(r, false, groups), "DevicePolicy"));
+  r.devices = cg::effective_device_rules({{false, "c", 1, 3, "rwm"}}, {});  // before any allow: a no-op
+  CHECK(find(cg::resource_properties(r, false, groups), "DevicePolicy"));
   r.devices = cg::effective_device_rules({{true, "c", std::nullopt, 5, "r"}}, {});  // "*:5"
   CHECK_FALSE(find(cg::resource_properties(r), "DevicePolicy"));
 }
@@ -178,4 +186,85 @@ TEST_CASE("a new scope asks for delegation, the init and no default dependencies
   CHECK(std::get<std::vector<uint32_t>>(find(props, "PIDs")->value) == std::vector<uint32_t>{4242});
   CHECK_FALSE(std::get<bool>(find(props, "DefaultDependencies")->value));
   CHECK(props.back().name == "MemoryMax");
+}
+
+TEST_CASE("on cgroup v1 the limits become the v1 properties systemd writes the v1 files from") {
+  husk::spec::Resources r;
+  r.memory = husk::spec::Memory{};
+  r.memory->limit = 67108864;
+  r.pids_limit = 0;
+  r.cpu = husk::spec::Cpu{};
+  r.cpu->shares = 512;
+  r.cpu->quota = 33333;
+  r.cpu->period = 50000;
+  auto props = cg::v1_resource_properties(cg::systemd_resources(r));
+  CHECK(u64(props, "MemoryLimit") == 67108864);
+  CHECK_FALSE(find(props, "MemoryMax"));
+  CHECK(u64(props, "CPUShares") == 512);  // raw shares: v1 has no weights
+  CHECK_FALSE(find(props, "CPUWeight"));
+  CHECK(u64(props, "TasksMax") == 1);
+  // 33333 of 50000 is 666660 us/s: up to 670000, which systemd writes back as 33500.
+  CHECK(u64(props, "CPUQuotaPerSecUSec") == 670000);
+  CHECK(u64(props, "CPUQuotaPeriodUSec") == 50000);
+  CHECK(cg::systemd_resources(r).cpu->quota == 33500);
+  r.memory->limit = -1;
+  r.pids_limit = -1;
+  r.cpu = husk::spec::Cpu{};
+  r.cpu->quota = -1;
+  props = cg::v1_resource_properties(r);
+  CHECK(u64(props, "MemoryLimit") == UINT64_MAX);
+  CHECK(u64(props, "TasksMax") == UINT64_MAX);
+  CHECK(u64(props, "CPUQuotaPerSecUSec") == UINT64_MAX);
+  CHECK_FALSE(find(props, "CPUQuotaPeriodUSec"));  // not asked for: the unit keeps its own
+}
+
+TEST_CASE("on cgroup v1 block IO weights and bandwidths are BlockIO properties, by device number") {
+  husk::spec::Resources r = blkio_resources();
+  r.block_io->throttle_write_bps.push_back(r.block_io->throttle_read_bps[0]);
+  r.block_io->throttle_read_iops.push_back(r.block_io->throttle_read_bps[0]);  // no property: the file alone
+  auto props = cg::v1_resource_properties(r);
+  CHECK(u64(props, "BlockIOWeight") == 500);
+  CHECK_FALSE(find(props, "IOWeight"));
+  CHECK(std::get<Prop::StrU64s>(find(props, "BlockIODeviceWeight")->value) == Prop::StrU64s{{"/dev/block/8:0", 200}});
+  CHECK(std::get<Prop::StrU64s>(find(props, "BlockIOReadBandwidth")->value) ==
+        Prop::StrU64s{{"/dev/block/8:0", 1048576}});
+  CHECK(std::get<Prop::StrU64s>(find(props, "BlockIOWriteBandwidth")->value) ==
+        Prop::StrU64s{{"/dev/block/8:0", 1048576}});
+  CHECK(props.size() == 4);
+}
+
+TEST_CASE("on cgroup v1 the device rules are systemd's, or refused when it cannot hold them") {
+  auto groups = cg::parse_proc_devices("Character devices:\n136 pts\n");
+  husk::spec::Resources r;
+  // A deny before any allow denies nothing more: a no-op.
+  r.devices = cg::effective_device_rules({{false, "a", std::nullopt, std::nullopt, "rwm"}, {false, "c", 1, 5, "r"}}, {});
+  auto props = cg::v1_resource_properties(r, groups);
+  REQUIRE(find(props, "DevicePolicy"));
+  CHECK(std::get<std::string>(find(props, "DevicePolicy")->value) == "strict");
+  const auto& allow = std::get<Prop::StrPairs>(props.back().value);
+  CHECK(allow.front() == std::pair<std::string, std::string>("char-*", "m"));
+  CHECK(std::find(allow.begin(), allow.end(), std::pair<std::string, std::string>("char-pts", "rwm")) != allow.end());
+  // Privileged: everything allowed is systemd's own default, said explicitly.
+  r.devices = cg::effective_device_rules({{true, "a", std::nullopt, std::nullopt, "rwm"}}, {});
+  props = cg::v1_resource_properties(r, groups);
+  CHECK(std::get<std::string>(find(props, "DevicePolicy")->value) == "auto");
+  CHECK(std::get<Prop::StrPairs>(find(props, "DeviceAllow")->value).empty());
+  using Rules = std::vector<husk::spec::DeviceRule>;
+  for (const auto& rules : {Rules{{true, "c", 1, 3, "rwm"}, {false, "c", 1, 3, "w"}}, Rules{{true, "c", std::nullopt, 5, "r"}},
+                            Rules{{true, "a", std::nullopt, std::nullopt, "rwm"}, {false, "c", 1, 3, "rwm"}}}) {
+    r.devices = cg::effective_device_rules(rules, {});
+    CHECK_THROWS_WITH(cg::v1_resource_properties(r, groups), Catch::Contains("linux.resources.devices"));
+  }
+  // A major /proc/devices does not list has no systemd name.
+  r.devices = cg::effective_device_rules({}, {});
+  CHECK_THROWS_WITH(cg::v1_resource_properties(r, {}), Catch::Contains("linux.resources.devices"));
+  r.devices.clear();  // update: the unit keeps its policy
+  CHECK(cg::v1_resource_properties(r).empty());
+}
+
+TEST_CASE("a new scope on cgroup v1 asks for BlockIO accounting, not IO") {
+  auto props = cg::scope_properties(cg::systemd_unit(std::nullopt, "c1", false), 1, {}, true);
+  CHECK(find(props, "BlockIOAccounting"));
+  CHECK_FALSE(find(props, "IOAccounting"));
+  CHECK(find(cg::scope_properties(cg::systemd_unit(std::nullopt, "c1", false), 1, {}), "IOAccounting"));
 }
