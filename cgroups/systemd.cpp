@@ -145,12 +145,21 @@ class SystemdManager : public Manager {
   // Stops the scope (systemd removes its cgroup) only when its cgroup
   // carries our mark: a record naming another unit never stops it. A scope
   // whose processes all exited is gone already, unless systemd keeps it
-  // loaded as failed (an OOM kill): reset-failed lets the name be used again.
+  // loaded as failed (an OOM kill): reset-failed lets the name be used again,
+  // and only that, so a missing helper or bus does not keep the container.
   void destroy() override {
     if (!inner_) return;  // never started
     const Mark::Found found = mark_.find(root() + path_);
     if (found == Mark::Found::other) return;
-    call(found == Mark::Found::ours ? "stop" : "reset", {});
+    if (found == Mark::Found::ours) {
+      call("stop", {});
+    } else {
+      try {
+        call("reset", {});
+      } catch (const Error& e) {
+        if (config_.log) config_.log(std::string(e.what()) + " (the scope is gone already)");
+      }
+    }
     inner_->destroy();
   }
   Stats stats() override { return scope().stats(); }
@@ -242,13 +251,14 @@ void SystemdManager::start(pid_t pid) {
 }  // namespace
 
 std::unique_ptr<Manager> make_systemd(const Config& c) {
-  // A recorded scope's cgroup is named after it: a record pairing another
-  // unit with some cgroup is not one husk wrote.
+  // A recorded scope's cgroup is named after it (or "_" and its name: systemd
+  // escapes a name starting with "_" or "." or a controller's name and a dot):
+  // a record pairing another unit with some cgroup is not one husk wrote.
   if (!c.handle.empty()) {
     const std::string unit = c.handle.substr(c.handle.find(':') + 1);
     const bool scope = unit.size() > 6 && unit.compare(unit.size() - 6, 6, ".scope") == 0;
-    if (!scope || c.path.size() <= unit.size() ||
-        c.path.compare(c.path.size() - unit.size() - 1, unit.size() + 1, "/" + unit) != 0)
+    const std::string leaf = c.path.substr(c.path.rfind('/') + 1);
+    if (!scope || c.path.find('/') == std::string::npos || (leaf != unit && leaf != "_" + unit))
       throw Error("cgroup handle \"" + c.handle + "\" is not the systemd driver's for " + c.path);
   }
   return std::make_unique<SystemdManager>(c);
