@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -14,7 +16,6 @@
 #include "cgroups/internal.h"
 #include "cgroups/systemd.h"
 
-extern char** environ;
 
 namespace husk::cgroups {
 
@@ -56,6 +57,15 @@ std::string read_all(int fd) {
   return out;
 }
 
+// husk-systemd is dynamically linked and runs as root: of husk's environment
+// it gets the variables that choose the bus alone, none of the loader's.
+std::vector<std::string> bridge_environment() {
+  std::vector<std::string> env;
+  for (const char* name : {"DBUS_SYSTEM_BUS_ADDRESS", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"})
+    if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
+  return env;
+}
+
 // One request to husk-systemd (its protocol: stdin one JSON object, stdout
 // the reply); an error reply throws with systemd's message and errno.
 json call_bridge(const std::string& bridge, const json& request, const std::string& what) {
@@ -67,8 +77,12 @@ json call_bridge(const std::string& bridge, const json& request, const std::stri
   posix_spawn_file_actions_adddup2(&fa, in_rd.get(), 0);
   posix_spawn_file_actions_adddup2(&fa, out_wr.get(), 1);
   char* argv[] = {const_cast<char*>(bridge.c_str()), nullptr};
+  std::vector<std::string> env = bridge_environment();
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t child;
-  int rc = posix_spawn(&child, bridge.c_str(), &fa, nullptr, argv, environ);
+  int rc = posix_spawn(&child, bridge.c_str(), &fa, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&fa);
   in_rd.reset();
   out_wr.reset();

@@ -166,3 +166,28 @@ TEST_CASE("delete of a stopped container whose scope is gone works without husk-
     }
   }
 }
+
+// husk-systemd is dynamically linked and runs as root: the loader's
+// variables (LD_PRELOAD, LD_LIBRARY_PATH) from husk's environment would run
+// code in it. It gets only the bus variables. Seen failing before: the
+// bridge's environment held LD_LIBRARY_PATH and everything else of husk's.
+TEST_CASE("husk-systemd gets only the bus variables of husk's environment", "[systemd][security][husk-only]") {
+  if (runtime_is_runc()) HUSK_SKIP("husk's helper");
+  TempDir bin("sdenv");
+  const std::string husk = bin.path + "/husk";
+  fs::copy_file(runtime(), husk);
+  ::chmod(husk.c_str(), 0755);
+  write_file(bin.path + "/husk-systemd", "#!/bin/sh\nenv >" + bin.path + "/bridge-env\ncat >/dev/null\necho '{}'\n", 0755);
+  Container c("sdenv");
+  const std::string unit = "husk-" + c.id + ".scope";
+  plant_stopped(c, "systemd:" + unit, "/husk-test/" + unit);
+  auto d = run({"env", "LD_LIBRARY_PATH=/nonexistent-lib", "HUSK_TEST_OTHER=1", "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/x",
+                husk, "--root", c.root, "delete", c.id});
+  INFO(d.err);
+  CHECK(d.ok());
+  const std::string env = read_file(bin.path + "/bridge-env");
+  INFO(env);
+  CHECK(contains(env, "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/x\n"));
+  CHECK_FALSE(contains(env, "LD_LIBRARY_PATH"));
+  CHECK_FALSE(contains(env, "HUSK_TEST_OTHER"));
+}
