@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -159,20 +160,19 @@ class SystemdManager : public Manager {
   // Stops the scope (systemd removes its cgroup) only when its cgroup
   // carries our mark: a record naming another unit never stops it. A scope
   // whose processes all exited is gone already, unless systemd keeps it
-  // loaded as failed (an OOM kill): reset-failed lets the name be used again,
-  // and only that, so a missing helper or bus does not keep the container.
+  // loaded as failed (an OOM kill): reset-failed lets the name be used again.
+  // Callers kill the processes first and systemd drops an empty scope by
+  // itself: as with runc, only a stop job that timed out (processes that
+  // will not die) fails; a missing helper or bus does not keep the container.
   void destroy() override {
     if (!inner_) return;  // never started
     const Mark::Found found = mark_.find(root() + path_);
     if (found == Mark::Found::other) return;
-    if (found == Mark::Found::ours) {
-      call("stop", {});
-    } else {
-      try {
-        call("reset", {});
-      } catch (const Error& e) {
-        if (config_.log) config_.log(std::string(e.what()) + " (the scope is gone already)");
-      }
+    try {
+      call(found == Mark::Found::ours ? "stop" : "reset", {});
+    } catch (const Error& e) {
+      if (e.err() == ETIMEDOUT) throw;
+      if (config_.log) config_.log(e.what());
     }
     inner_->destroy();
   }

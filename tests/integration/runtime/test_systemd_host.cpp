@@ -138,32 +138,43 @@ TEST_CASE("a scope whose cgroup systemd escaped with a '_' is still the containe
   CHECK_FALSE(fs::exists(c.root + "/" + c.id));
 }
 
-// The scope of a stopped container is gone already: delete only asks systemd
-// to forget a failed unit of that name, which cannot fail the delete (runc
-// ignores it too). Seen failing before: with husk-systemd missing, or the bus
-// down, delete and delete --force exited 1 and kept the state dir forever.
-TEST_CASE("delete of a stopped container whose scope is gone works without husk-systemd or a bus",
-          "[systemd][husk-only]") {
+// delete of a stopped container when systemd cannot be asked (no
+// husk-systemd next to husk, the bus down): its scope gone already (delete
+// would only reset a failed unit of that name) or still there, empty (its
+// processes killed; systemd drops an empty scope by itself). runc goes on as
+// well when StopUnit or ResetFailedUnit fail. Seen failing before: delete and
+// delete --force exited 1 ("systemd: reset ...: run .../husk-systemd (husk's
+// sd-bus helper): No such file or directory", "systemd: stop ...: connect to
+// the systemd system bus") and kept the state dir forever.
+TEST_CASE("delete of a stopped container works without husk-systemd or a bus", "[systemd][husk-only]") {
   if (runtime_is_runc()) HUSK_SKIP("husk's state.json");
   for (const char* bridge : {"", "#!/bin/sh\ncat >/dev/null\necho '{\"error\": \"connect to the systemd system bus: "
                                  "No such file or directory\", \"errno\": 2}'\nexit 1\n"}) {
-    INFO((*bridge ? "a bridge without a bus" : "no husk-systemd"));
     TempDir bin("sdgone");
     const std::string husk = bin.path + "/husk";
     fs::copy_file(runtime(), husk);
     ::chmod(husk.c_str(), 0755);
     if (*bridge) write_file(bin.path + "/husk-systemd", bridge, 0755);
-    for (bool force : {false, true}) {
-      Container c("sdgone");
-      const std::string unit = "husk-" + c.id + ".scope";
-      plant_stopped(c, "systemd:" + unit, "/husk-test/" + unit);
-      std::vector<std::string> argv = {husk, "--root", c.root, "delete", c.id};
-      if (force) argv.insert(argv.begin() + 4, "--force");
-      auto d = run(argv);
-      INFO(d.err);
-      CHECK(d.ok());
-      CHECK_FALSE(fs::exists(c.root + "/" + c.id));
-    }
+    for (bool scope_there : {false, true})
+      for (bool force : {false, true}) {
+        INFO((*bridge ? "a bridge without a bus" : "no husk-systemd") << (scope_there ? ", scope there" : ", scope gone")
+                                                                     << (force ? ", --force" : ""));
+        Container c("sdgone");
+        const std::string unit = "husk-" + c.id + ".scope", path = "/husk-test/" + unit, dir = unified_root() + path;
+        if (scope_there) {
+          fs::create_directories(dir);
+          REQUIRE(::setxattr(dir.c_str(), "trusted.husk.owner", c.id.data(), c.id.size(), 0) == 0);
+        }
+        plant_stopped(c, "systemd:" + unit, path);
+        std::vector<std::string> argv = {husk, "--root", c.root, "delete", c.id};
+        if (force) argv.insert(argv.begin() + 4, "--force");
+        auto d = run(argv);
+        INFO(d.err);
+        CHECK(d.ok());
+        CHECK_FALSE(fs::exists(c.root + "/" + c.id));
+        CHECK_FALSE(fs::exists(dir));
+        ::rmdir(dir.c_str());
+      }
   }
 }
 
