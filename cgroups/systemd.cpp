@@ -7,6 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -15,7 +18,6 @@
 #include "cgroups/internal.h"
 #include "cgroups/systemd.h"
 
-extern char** environ;
 
 namespace husk::cgroups {
 
@@ -57,6 +59,15 @@ std::string read_all(int fd) {
   return out;
 }
 
+// husk-systemd is dynamically linked and runs as root: of husk's environment
+// it gets the variables that choose the bus alone, none of the loader's.
+std::vector<std::string> bridge_environment() {
+  std::vector<std::string> env;
+  for (const char* name : {"DBUS_SYSTEM_BUS_ADDRESS", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"})
+    if (const char* v = std::getenv(name)) env.push_back(std::string(name) + "=" + v);
+  return env;
+}
+
 // One request to husk-systemd (its protocol: stdin one JSON object, stdout
 // the reply); an error reply throws with systemd's message and errno.
 json call_bridge(const std::string& bridge, const json& request, const std::string& what) {
@@ -68,8 +79,12 @@ json call_bridge(const std::string& bridge, const json& request, const std::stri
   posix_spawn_file_actions_adddup2(&fa, in_rd.get(), 0);
   posix_spawn_file_actions_adddup2(&fa, out_wr.get(), 1);
   char* argv[] = {const_cast<char*>(bridge.c_str()), nullptr};
+  std::vector<std::string> env = bridge_environment();
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t child;
-  int rc = posix_spawn(&child, bridge.c_str(), &fa, nullptr, argv, environ);
+  int rc = posix_spawn(&child, bridge.c_str(), &fa, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&fa);
   in_rd.reset();
   out_wr.reset();
@@ -158,11 +173,19 @@ class SystemdManager : public Manager {
   // carries our mark: a record naming another unit never stops it. A scope
   // whose processes all exited is gone already, unless systemd keeps it
   // loaded as failed (an OOM kill): reset-failed lets the name be used again.
+  // Callers kill the processes first and systemd drops an empty scope by
+  // itself: as with runc, only a stop job that timed out (processes that
+  // will not die) fails; a missing helper or bus does not keep the container.
   void destroy() override {
     if (!inner_) return;  // never started
     const Mark::Found found = mark_.find(mark_root() + path_);
     if (found == Mark::Found::other) return;
-    call(found == Mark::Found::ours ? "stop" : "reset", {});
+    try {
+      call(found == Mark::Found::ours ? "stop" : "reset", {});
+    } catch (const Error& e) {
+      if (e.err() == ETIMEDOUT) throw;
+      if (config_.log) config_.log(e.what());
+    }
     inner_->destroy();
   }
   Stats stats() override { return scope().stats(); }
@@ -296,13 +319,14 @@ void SystemdManager::start(pid_t pid) {
 }  // namespace
 
 std::unique_ptr<Manager> make_systemd(const Config& c) {
-  // A recorded scope's cgroup is named after it: a record pairing another
-  // unit with some cgroup is not one husk wrote.
+  // A recorded scope's cgroup is named after it (or "_" and its name: systemd
+  // escapes a name starting with "_" or "." or a controller's name and a dot):
+  // a record pairing another unit with some cgroup is not one husk wrote.
   if (!c.handle.empty()) {
     const std::string unit = c.handle.substr(c.handle.find(':') + 1);
     const bool scope = unit.size() > 6 && unit.compare(unit.size() - 6, 6, ".scope") == 0;
-    if (!scope || c.path.size() <= unit.size() ||
-        c.path.compare(c.path.size() - unit.size() - 1, unit.size() + 1, "/" + unit) != 0)
+    const std::string leaf = c.path.substr(c.path.rfind('/') + 1);
+    if (!scope || c.path.find('/') == std::string::npos || (leaf != unit && leaf != "_" + unit))
       throw Error("cgroup handle \"" + c.handle + "\" is not the systemd driver's for " + c.path);
   }
   return std::make_unique<SystemdManager>(c);

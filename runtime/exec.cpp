@@ -31,6 +31,7 @@
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
 #include "base/error.h"
+#include "base/file.h"
 
 namespace husk::rt {
 
@@ -222,6 +223,28 @@ ExecTarget exec_target(Handle& h, const ExecOptions& o) {
   return t;
 }
 
+// The cgroup an exec'd process joins. A container that nests (a systemd or
+// a runtime inside: what Delegate=yes is for) may have enabled controllers
+// below its cgroup v2, which then can hold no process (EBUSY): as runc does,
+// the process then joins the init's cgroup, when that is below the
+// container's (the init may move only within its delegated subtree).
+cgroups::Config exec_cgroup(const Record& rec) {
+  cgroups::Config c = cgroup_config(rec);
+  const auto& h = cgroups::host_hierarchies();
+  if (h.mode != cgroups::Mode::unified) return c;
+  auto enabled = base::try_read_file(h.unified + rec.cgroup_path + "/cgroup.subtree_control");
+  if (!enabled || enabled->find_first_not_of(" \n") == std::string::npos) return c;
+  const std::string procs = base::try_read_file("/proc/" + std::to_string(rec.oci.pid) + "/cgroup").value_or("");
+  if (procs.rfind("0::", 0) != 0) return c;
+  const std::string init = procs.substr(3, procs.find('\n') - 3);
+  if (init.rfind(rec.cgroup_path + "/", 0) != 0) return c;
+  c.driver = cgroups::Driver::cgroupfs;  // a directory of the container's own: attach only
+  c.path = init;
+  c.handle.clear();
+  c.created.clear();
+  return c;
+}
+
 }  // namespace
 
 int cmd_exec(const Global& g, const ExecOptions& o) {
@@ -240,7 +263,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   c.console_fd = console.child.get();
 
   std::unique_ptr<cgroups::Manager> cgroup;
-  if (!t.rec.cgroup_path.empty()) cgroup = cgroups::make_manager(cgroup_config(t.rec));
+  if (!t.rec.cgroup_path.empty()) cgroup = cgroups::make_manager(exec_cgroup(t.rec));
   ExecLauncher launcher(c, console.child);
   Pipeline p;
   p.spec = &t.container;

@@ -1,10 +1,12 @@
 #include "runtime/self_exe.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/mount.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -72,6 +74,15 @@ int open_through_overlay(const std::string& exe, const std::string& below) {
   return ::openat(mnt.get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }
 
+// The copy ensure_protected_binary re-executes: a sealed memfd or a file on
+// its detached overlay (a husk installed read-only runs from neither).
+bool is_protected_copy(int fd) {
+  struct statfs sf;
+  if (::fstatfs(fd, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC) return true;
+  int seals = ::fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && (seals & F_SEAL_WRITE);
+}
+
 int sealed_memfd_copy(int src) {
   struct stat st;
   if (::fstat(src, &st) != 0) throw sys_error("stat /proc/self/exe");
@@ -112,11 +123,17 @@ std::string companion_path(const std::string& name) {
 void ensure_protected_binary(char** argv, const std::string& scratch_dir) {
   const char* marker = std::getenv(kReexecMarker);
   bool reexeced = marker != nullptr;
-  if (marker) carried_path() = marker;
+  const std::string carried = marker ? marker : "";
   ::unsetenv(kReexecMarker);  // hooks inherit our environment
   Fd self(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
   if (!self) throw sys_error("open /proc/self/exe");
-  if (cannot_be_written(self.get())) return;
+  if (cannot_be_written(self.get())) {
+    // Believed from our own copy only: a husk installed read-only does not
+    // re-execute, and would take from its caller's environment where
+    // husk-systemd (run as root) is.
+    if (reexeced && is_protected_copy(self.get())) carried_path() = carried;
+    return;
+  }
   if (reexeced) throw Error("re-executed husk from a protected copy, but /proc/self/exe is still writable");
 
   char path[4096];
