@@ -164,6 +164,8 @@ bool exists(const std::string& path, const Hierarchies& h = host_hierarchies());
 // True when `path` is "/" or holds the calling process (itself or an ancestor
 // of its cgroup) in any hierarchy: emptying or removing it would hit husk.
 bool contains_self(const std::string& path);
+// The cgroup v2 path ("0::" line) of /proc/<pid>/cgroup; "" when it has none.
+std::string unified_cgroup_of(pid_t pid);
 // True when /proc/<pid>/cgroup puts pid at `path` or below it in every
 // hierarchy husk manages.
 bool process_in(pid_t pid, const std::string& path, const Hierarchies& h = host_hierarchies());

@@ -23,6 +23,11 @@ namespace husk::cgroups {
 
 bool file_exists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
 
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 std::string trim(std::string s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   size_t i = 0;

@@ -56,11 +56,6 @@ Hierarchies detect(const std::string& root) {
   return h;
 }
 
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // /proc/<pid>/cgroup as (hierarchy id, controllers, path); empty when unreadable.
 struct ProcCgroup {
   std::string id, controllers, path;
@@ -134,6 +129,12 @@ bool contains_self(const std::string& path) {
   return false;
 }
 
+std::string unified_cgroup_of(pid_t pid) {
+  for (const auto& c : read_proc_cgroup("/proc/" + std::to_string(pid) + "/cgroup"))
+    if (c.id == "0") return c.path;
+  return "";
+}
+
 bool process_in(pid_t pid, const std::string& path, const Hierarchies& h) {
   bool any = false;
   for (const auto& c : read_proc_cgroup("/proc/" + std::to_string(pid) + "/cgroup")) {
@@ -147,8 +148,7 @@ bool process_in(pid_t pid, const std::string& path, const Hierarchies& h) {
 RootlessHost rootless_host() {
   RootlessHost h;
   h.mode = host_hierarchies().mode;
-  for (const auto& c : read_proc_cgroup("/proc/self/cgroup"))
-    if (c.id == "0") h.own = c.path;
+  h.own = unified_cgroup_of(::getpid());
   h.uid = ::geteuid();
   const std::string root = host_hierarchies().unified;
   // AT_EACCESS: the effective ids decide, as they will for the mkdir and the moves.

@@ -54,6 +54,7 @@ void attach_device_filter(int cgroup_fd, const std::string& cgroup_dir,
 // ------------------------------------------------------------ files (fs.cpp) ---
 
 bool file_exists(const std::string& path);
+bool is_dir(const std::string& path);
 std::string trim(std::string s);
 // Write one value in one write(2), as cgroup files require; returns errno or 0.
 int write_raw(const std::string& path, const std::string& value);
@@ -163,6 +164,9 @@ struct V2Dir {
 // ------------------------------------------------------------- the managers ---
 
 std::unique_ptr<Manager> make_unified(const Config& c, const Hierarchies& h);  // v2.cpp
+// A new cpu.max period alone keeps the quota in force: r gets the one in
+// `cpu_max` (v2.cpp).
+void keep_quota(spec::Resources& r, const std::string& cpu_max);
 std::unique_ptr<Manager> make_legacy(const Config& c, const Hierarchies& h);   // v1.cpp
 std::unique_ptr<Manager> make_none(const Config& c);                           // none.cpp
 std::unique_ptr<Manager> make_systemd(const Config& c);                        // systemd.cpp

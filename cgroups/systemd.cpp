@@ -34,11 +34,6 @@ json to_json(const UnitProperty& p) {
   return {{"name", p.name}, {"type", p.signature()}, {"value", value}};
 }
 
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 void write_all(int fd, const std::string& text) {
   for (size_t off = 0; off < text.size();) {
     ssize_t n = ::write(fd, text.data() + off, text.size() - off);
@@ -259,18 +254,14 @@ class SystemdManager : public Manager {
   void fill_quota(spec::Resources& r) const {
     if (!r.cpu) return;
     const bool period = r.cpu->period.value_or(0) != 0, quota = r.cpu->quota.value_or(0) != 0;
-    if (!v1()) {
-      if (!period || quota) return;
-      auto cur = base::try_read_file(root() + path_ + "/cpu.max");
-      if (cur && cur->rfind("max", 0) != 0) r.cpu->quota = std::stoll(cur->substr(0, cur->find(' ')));
-      return;
-    }
+    if (!v1()) return keep_quota(r, root() + path_ + "/cpu.max");
     auto cpu = hier().v1.find("cpu");
     if (period == quota || cpu == hier().v1.end()) return;
-    auto cur = base::try_read_file(cpu->second + path_ + (quota ? "/cpu.cfs_period_us" : "/cpu.cfs_quota_us"));
+    const std::string file = cpu->second + path_ + (quota ? "/cpu.cfs_period_us" : "/cpu.cfs_quota_us");
+    auto cur = base::try_read_file(file);
     if (!cur) return;
-    if (quota) r.cpu->period = std::stoull(*cur);
-    else if (std::stoll(*cur) > 0) r.cpu->quota = std::stoll(*cur);
+    if (quota) r.cpu->period = parse_u64(*cur, file);
+    else if (int64_t q = parse_i64(*cur, file); q > 0) r.cpu->quota = q;
   }
 
   void start(pid_t pid);

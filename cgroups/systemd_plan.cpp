@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "cgroups/internal.h"
 #include "cgroups/systemd.h"
 
 namespace husk::cgroups {
@@ -37,18 +38,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-uint64_t number(const std::string& v, const std::string& file) {
-  if (v == "max") return kInfinity;
-  size_t used = 0;
-  uint64_t n = 0;
-  try {
-    n = std::stoull(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != v.size() || v[0] == '-') throw Error(file + ": \"" + v + "\" is not a number or max");
-  return n;
-}
 
 // "0-2,5" -> little-endian bitmask bytes, as systemd's AllowedCPUs takes it.
 std::vector<uint8_t> cpu_mask(const std::string& list, const std::string& file) {
@@ -68,9 +57,9 @@ std::optional<UnitProperty> scalar_property(const std::string& file, const std::
       {"memory.min", "MemoryMin"},   {"memory.swap.max", "MemorySwapMax"}, {"cpu.weight", "CPUWeight"},
       {"io.weight", "IOWeight"}};
   for (const auto& [f, name] : kBytes)
-    if (f == file) return UnitProperty{name, number(v, file)};
+    if (f == file) return UnitProperty{name, parse_u64(v, file)};
   // systemd refuses TasksMax=0; 1 stops new tasks as well (the init is one).
-  if (file == "pids.max") return UnitProperty{"TasksMax", std::max<uint64_t>(number(v, file), 1)};
+  if (file == "pids.max") return UnitProperty{"TasksMax", std::max<uint64_t>(parse_u64(v, file), 1)};
   if (file == "cpuset.cpus") return UnitProperty{"AllowedCPUs", cpu_mask(v, file)};
   if (file == "cpuset.mems") return UnitProperty{"AllowedMemoryNodes", cpu_mask(v, file)};
   return std::nullopt;
@@ -81,9 +70,9 @@ void cpu_max_properties(const std::string& v, std::vector<UnitProperty>& out) {
   std::istringstream in(v);
   std::string quota, period;
   in >> quota >> period;
-  uint64_t p = period.empty() ? kDefaultPeriod : number(period, "cpu.max");
+  uint64_t p = period.empty() ? kDefaultPeriod : parse_u64(period, "cpu.max");
   if (p == 0 || p == kInfinity) throw Error("cpu.max: \"" + v + "\": the period must be a positive number");
-  uint64_t q = number(quota, "cpu.max");
+  uint64_t q = parse_u64(quota, "cpu.max");
   out.push_back({"CPUQuotaPerSecUSec", q == kInfinity ? kInfinity : q * kUsecPerSec / p});
   out.push_back({"CPUQuotaPeriodUSec", p});
 }
@@ -97,7 +86,7 @@ void io_device_properties(const std::string& file, const std::string& v, std::ve
   if (file == "io.weight") {
     std::string w;
     in >> w;
-    out.push_back({"IODeviceWeight", UnitProperty::StrU64s{{node, number(w, file)}}});
+    out.push_back({"IODeviceWeight", UnitProperty::StrU64s{{node, parse_u64(w, file)}}});
     return;
   }
   static const std::vector<std::pair<std::string, std::string>> kKeys = {{"rbps", "IOReadBandwidthMax"},
@@ -108,7 +97,7 @@ void io_device_properties(const std::string& file, const std::string& v, std::ve
     auto eq = kv.find('=');
     for (const auto& [key, name] : kKeys)
       if (eq != std::string::npos && kv.substr(0, eq) == key)
-        out.push_back({name, UnitProperty::StrU64s{{node, number(kv.substr(eq + 1), file)}}});
+        out.push_back({name, UnitProperty::StrU64s{{node, parse_u64(kv.substr(eq + 1), file)}}});
   }
 }
 
@@ -188,7 +177,7 @@ void v1_device_properties(const std::vector<spec::DeviceRule>& rules, const Devi
 
 // A v1 file's number: -1 (as v1 takes "no limit") and "max" are infinity.
 uint64_t v1_number(const std::string& v, const std::string& file) {
-  return v == "-1" ? kInfinity : number(v, file);
+  return v == "-1" ? kInfinity : parse_u64(v, file);
 }
 
 // blkio "MAJ:MIN VALUE" lines: BlockIO*(device, value).
@@ -197,7 +186,7 @@ void blkio_device_property(const std::string& name, const std::string& file, con
   std::istringstream in(v);
   std::string dev, value;
   in >> dev >> value;
-  out.push_back({name, UnitProperty::StrU64s{{"/dev/block/" + dev, number(value, file)}}});
+  out.push_back({name, UnitProperty::StrU64s{{"/dev/block/" + dev, parse_u64(value, file)}}});
 }
 
 }  // namespace
@@ -261,8 +250,8 @@ spec::Resources systemd_resources(const spec::Resources& r) {
     std::string quota, period;
     in >> quota >> period;
     if (quota != "max") {
-      uint64_t p = period.empty() ? kDefaultPeriod : number(period, "linux.resources.unified[\"cpu.max\"]");
-      int64_t q = static_cast<int64_t>(number(quota, "linux.resources.unified[\"cpu.max\"]"));
+      uint64_t p = period.empty() ? kDefaultPeriod : parse_u64(period, "linux.resources.unified[\"cpu.max\"]");
+      int64_t q = static_cast<int64_t>(parse_u64(quota, "linux.resources.unified[\"cpu.max\"]"));
       it->second = std::to_string(round_quota(q, p)) + (period.empty() ? "" : " " + period);
     }
   }

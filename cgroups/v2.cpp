@@ -124,9 +124,7 @@ class UnifiedManager : public Manager {
     // cpu.max holds quota and period together: a new period alone (`update
     // --cpu-period`) keeps the quota in force, as on v1 and in runc.
     spec::Resources r = res;
-    if (r.cpu && r.cpu->period.value_or(0) != 0 && r.cpu->quota.value_or(0) == 0)
-      if (auto cur = base::try_read_file(d + "/cpu.max"); cur && cur->rfind("max", 0) != 0)
-        r.cpu->quota = parse_i64(cur->substr(0, cur->find(' ')), d + "/cpu.max");
+    keep_quota(r, d + "/cpu.max");
     std::vector<std::pair<std::string, std::string>> writes;
     for (const auto& w : v2_writes(r, file_exists(d + "/io.bfq.weight")))
       writes.emplace_back(d + "/" + w.file, w.value);
@@ -224,6 +222,12 @@ class UnifiedManager : public Manager {
 };
 
 }  // namespace
+
+void keep_quota(spec::Resources& r, const std::string& cpu_max) {
+  if (!r.cpu || r.cpu->period.value_or(0) == 0 || r.cpu->quota.value_or(0) != 0) return;
+  if (auto cur = base::try_read_file(cpu_max); cur && cur->rfind("max", 0) != 0)
+    r.cpu->quota = parse_i64(cur->substr(0, cur->find(' ')), cpu_max);
+}
 
 std::unique_ptr<Manager> make_unified(const Config& c, const Hierarchies& h) {
   return std::make_unique<UnifiedManager>(c, h);

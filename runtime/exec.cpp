@@ -234,9 +234,7 @@ cgroups::Config exec_cgroup(const Record& rec) {
   if (h.mode != cgroups::Mode::unified) return c;
   auto enabled = base::try_read_file(h.unified + rec.cgroup_path + "/cgroup.subtree_control");
   if (!enabled || enabled->find_first_not_of(" \n") == std::string::npos) return c;
-  const std::string procs = base::try_read_file("/proc/" + std::to_string(rec.oci.pid) + "/cgroup").value_or("");
-  if (procs.rfind("0::", 0) != 0) return c;
-  const std::string init = procs.substr(3, procs.find('\n') - 3);
+  const std::string init = cgroups::unified_cgroup_of(rec.oci.pid);
   if (init.rfind(rec.cgroup_path + "/", 0) != 0) return c;
   c.driver = cgroups::Driver::cgroupfs;  // a directory of the container's own: attach only
   c.path = init;
