@@ -1,11 +1,31 @@
-# Shared by the scripts that run a test binary inside the VM
-# (test-cgroups-v2, test-e2e-v2, test-lsm-vm). Source it; `prog` names the caller.
+# Shared by the test scripts (most run a test binary inside the VM:
+# test-cgroups-v2, test-e2e-v2, test-lsm-vm). Source it; `prog` names the caller.
 
 vm_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 vm_repo=$(dirname "$vm_here")
 
 # find_bin BUILD_DIR NAME: the built executable, or nothing.
 find_bin() { find "$1" -name "$2" -type f -perm -u+x 2>/dev/null | head -n1; }
+
+# apt_ensure LOG PKG...: install the Debian packages that are not installed
+# yet (as root, with one `apt-get update` and retry); apt's output goes to
+# LOG. Fails when a package is still missing: the caller says SKIP or FAIL.
+apt_ensure() {
+  local log=$1 p missing=()
+  shift
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} = 0 ] && return 0
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "not root with apt-get to install ${missing[*]}" >"$log"; return 1; }
+  echo "$prog: installing ${missing[*]} with apt-get"
+  export DEBIAN_FRONTEND=noninteractive
+  timeout 600 apt-get install -y -q --no-install-recommends "${missing[@]}" >"$log" 2>&1 ||
+    { timeout 120 apt-get update -q >>"$log" 2>&1 &&
+      timeout 600 apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$log" 2>&1; }
+}
+# apt_why LOG: apt's first error line, to name in a SKIP.
+apt_why() { grep -m1 -E '^(E|W):' "$1" || tail -1 "$1"; }
 
 # vm_preflight: root and qemu (installed from Debian when missing), else
 # print "SKIP: <reason>" and exit 0: a suite that cannot run here is skipped.
