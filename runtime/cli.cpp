@@ -66,6 +66,7 @@ struct Command {
   int (*run)(const Invocation&);
   size_t max_args;  // positional arguments; the first is the container ID when > 0
   bool launches;    // starts container processes from husk's binary (see self_exe.h)
+  const char* first_arg = "a container ID";  // what the first positional argument is
 };
 
 void create_flags(po::options_description& d) {
@@ -159,6 +160,11 @@ void kill_flags(po::options_description& d) {
 
 void delete_flags(po::options_description& d) {
   d.add_options()("force,f", po::bool_switch(), "kill a running container first");
+}
+
+void check_flags(po::options_description& d) {
+  d.add_options()("policy", po::value<std::string>(),
+                  "baseline, restricted or a YAML policy file (default: the operator's, else baseline)");
 }
 
 void spec_flags(po::options_description& d) {
@@ -258,6 +264,9 @@ const Command kCommands[] = {
      [](In in) { return cmd_list(in.g, in.str("format"), in.flag("quiet")); }, 0, false},
     {"spec", "[--bundle DIR] [--rootless]", "write a default config.json into a bundle", spec_flags,
      [](In in) { return cmd_spec(in.str("bundle"), in.flag("rootless")); }, 0, false},
+    {"check", "[--policy baseline|restricted|FILE.yaml] BUNDLE",
+     "check a bundle's config.json against a policy; exit 1 when it is broken", check_flags,
+     [](In in) { return cmd_check(in.g, in.args[0], in.str("policy")); }, 1, false, "a bundle directory"},
     {"features", "", "print the features husk supports as JSON", nullptr, [](In) { return cmd_features(); }, 0,
      false},
 };
@@ -305,7 +314,7 @@ void check_args(const Command& c, const std::vector<std::string>& args) {
   if (args.size() > c.max_args)
     throw Error("\"" + cmd + "\" takes at most " + std::to_string(c.max_args) + " argument(s), got " +
                 std::to_string(args.size()));
-  if (c.max_args > 0 && args.empty()) throw Error("\"" + cmd + "\" requires a container ID");
+  if (c.max_args > 0 && args.empty()) throw Error("\"" + cmd + "\" requires " + c.first_arg);
 }
 
 // `exec ID sh -c x`, `ps ID -ef`: flags after the ID belong to the command. Cut the
@@ -539,6 +548,8 @@ int cli_main(int argc, char** argv) {
 
   Global g;
   if (!global_settings(settings, c, g)) return 1;
+  const std::string called_as = argc > 0 ? argv[0] : "husk";
+  g.binary_name = called_as.substr(called_as.rfind('/') + 1);
   return run_command(c, cmd, *line, settings, g, preserve_fds);
 }
 

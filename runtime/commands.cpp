@@ -26,6 +26,7 @@
 #include "cgroups/systemd.h"
 #include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
+#include "policy/policy.h"
 #include "runtime/console.h"
 #include "runtime/foreground.h"
 #include "runtime/hooks.h"
@@ -145,6 +146,40 @@ struct Bundle {
   std::string dir, config_text, rootfs;
   spec::Spec spec;
 };
+
+// The operator's config file: $HUSK_CONFIG (set by whoever runs husk, never
+// by a bundle), else /etc/husk/config.yaml.
+std::string operator_config_path() {
+  const char* env = std::getenv("HUSK_CONFIG");
+  return env && *env ? env : "/etc/husk/config.yaml";
+}
+
+// The policy argument the operator enforces for this root and name; "" when
+// there is no config file. A config that cannot be read fails the command:
+// an operator's policy is never skipped silently.
+std::string operator_policy(const Global& g) {
+  const std::string path = operator_config_path();
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return "";
+  return policy::select_policy(policy::parse_operator_config(spec::read_json_file(path), path), g.root, g.binary_name);
+}
+
+// create and run refuse a bundle that breaks the operator's policy, naming
+// every error finding in the one line the engines show.
+void enforce_operator_policy(const Global& g, const Bundle& b) {
+  const std::string arg = operator_policy(g);
+  if (arg.empty()) return;
+  const policy::Policy p = policy::load_policy(arg);
+  std::string errors;
+  for (const auto& f : policy::evaluate(b.spec, p, b.dir)) {
+    if (f.severity != policy::Severity::error) {
+      log::debug("policy " + p.name + ": warn " + f.field + " = " + f.value + " (" + f.rule + ")");
+      continue;
+    }
+    errors += (errors.empty() ? "" : "; ") + f.field + " = " + f.value + " (" + f.rule + ": " + f.why + ")";
+  }
+  if (!errors.empty())
+    throw Error("config.json breaks the operator's policy " + p.name + " (" + operator_config_path() + "): " + errors);
+}
 
 Bundle open_bundle(const std::string& bundle_arg) {
   Bundle b;
@@ -419,6 +454,7 @@ spec::State visible_state(const Record& rec) {
 
 int cmd_create(const Global& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
+  enforce_operator_policy(g, b);
   check_console_flags(*b.spec.process, o, true);
   ConsoleChannel console = open_console_channel(b.spec.process->terminal, o.console_socket);
   auto c = create_container(g, o, std::move(b), console.child.get());
@@ -434,6 +470,7 @@ int cmd_start(const Global& g, const std::string& id) {
 
 int cmd_run(const Global& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
+  enforce_operator_policy(g, b);
   check_console_flags(*b.spec.process, o, o.detach);
   bool terminal = b.spec.process->terminal;
 
@@ -588,6 +625,18 @@ int cmd_spec(const std::string& bundle, bool rootless) {
   if (::access(path.c_str(), F_OK) == 0) throw Error("File " + path + " exists. Remove it first");
   write_file_atomic(path, spec::default_config_json(rootless), 0644);
   return 0;
+}
+
+int cmd_check(const Global& g, const std::string& bundle, const std::string& policy_arg) {
+  std::string arg = policy_arg.empty() ? operator_policy(g) : policy_arg;
+  policy::Policy policy = policy::load_policy(arg.empty() ? "baseline" : arg);
+  spec::Spec spec = spec::load_bundle(bundle);
+  std::vector<policy::Finding> findings = policy::evaluate(spec, policy, absolute_dir(bundle, "bundle"));
+  if (findings.empty())
+    std::cout << bundle << ": no findings under policy " << policy.name << "\n";
+  else
+    std::cout << policy::findings_table(findings);
+  return policy::violated(findings) ? 1 : 0;
 }
 
 int cmd_features() {

@@ -15,6 +15,7 @@ struct Global {
   std::string seccomp_cache;  // outside --root, which another runtime may list
   bool systemd_cgroup = false;
   bool rootless = false;  // detect_rootless(): no privileges over the host's cgroups and ids
+  std::string binary_name;  // the file name husk was called as (argv[0]): picks an operator policy
 };
 
 struct CreateOptions {
@@ -39,6 +40,9 @@ int cmd_delete(const Global& g, const std::string& id, bool force);
 int cmd_list(const Global& g, const std::string& format, bool quiet);
 int cmd_spec(const std::string& bundle, bool rootless);
 int cmd_features();
+// Prints the findings of policy::evaluate as a table; 1 when one is an error.
+// `policy` empty: the operator's policy for this root and name, else baseline.
+int cmd_check(const Global& g, const std::string& bundle, const std::string& policy);
 
 }  // namespace husk::rt
 

@@ -1,0 +1,89 @@
+// Policy checks of a bundle's config.json before anything is created
+// (`husk check`): each rule looks at the OCI fields that weaken isolation and
+// reports a finding naming the field, its value and why it matters. Pure
+// logic: no syscalls, so every rule unit-tests without root.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "spec/spec.h"
+
+namespace husk::policy {
+
+enum class Severity { off, warn, error };
+
+// "error", "warn", "off"; an Error naming `field` otherwise.
+Severity parse_severity(const std::string& text, const std::string& field);
+const char* severity_name(Severity s);
+
+struct Finding {
+  Severity severity = Severity::error;
+  std::string rule;   // "host-namespaces"
+  std::string field;  // "linux.namespaces"
+  std::string value;  // "network: absent (the host's)"
+  std::string why;    // one sentence for the user
+};
+
+struct Policy {
+  std::string name;  // "baseline", "restricted" or the policy file
+  // Rule id -> severity; a rule that is absent is off.
+  std::map<std::string, Severity> rules;
+  // Capabilities allowed beyond the level's own list ("CAP_NET_RAW").
+  std::vector<std::string> allowed_capabilities;
+  // Host directories a bind mount may come from (with everything below them).
+  std::vector<std::string> allowed_mount_sources;
+  // Sysctls allowed beyond the level's safe list.
+  std::vector<std::string> allowed_sysctls;
+  // Restricted: only CAP_NET_BIND_SERVICE may be kept (Kubernetes' Pod
+  // Security Standards); otherwise the baseline's list.
+  bool restricted_capabilities = false;
+};
+
+// Every rule id, in the order findings are reported.
+const std::vector<std::string>& rule_ids();
+
+// The built-in levels: "baseline" and "restricted" map Kubernetes' Pod
+// Security Standards onto OCI fields (restricted is baseline plus more);
+// anything else is an Error.
+Policy builtin(const std::string& level);
+
+// A YAML policy (`shown` names it in errors):
+//   level: baseline            # optional: start from a built-in level
+//   rules: {writable-root: error, no-memory-limit: off}
+//   allow: {capabilities: [CAP_NET_RAW], mountSources: [/srv], sysctls: [net.core.somaxconn]}
+// Unknown keys, rule ids and severities are errors naming them.
+Policy parse_policy_yaml(const std::string& text, const std::string& shown);
+
+// `arg` of --policy: a built-in level's name or a YAML file's path.
+Policy load_policy(const std::string& arg);
+
+// The findings of `spec` (validated) under `policy`; `bundle` is the bundle
+// directory (bind mounts from inside it are the bundle's own files).
+std::vector<Finding> evaluate(const spec::Spec& spec, const Policy& policy, const std::string& bundle);
+
+// True when a finding has severity error.
+bool violated(const std::vector<Finding>& findings);
+
+// Aligned table SEVERITY RULE FIELD VALUE WHY, one finding a line, header first.
+std::string findings_table(const std::vector<Finding>& findings);
+
+// The operator's husk config file (default /etc/husk/config.yaml): the policy
+// `create` enforces on every bundle, chosen by husk's --root or by the name
+// husk was called as (a symlink per RuntimeClass handler), else `policy`:
+//   policy: baseline
+//   roots: {/run/containerd/husk-strict: restricted}
+//   binaries: {husk-strict: /etc/husk/strict.yaml}
+// Values are built-in levels or policy files. Nothing a bundle says is read.
+struct OperatorConfig {
+  std::string policy;
+  std::map<std::string, std::string> roots;     // cleaned absolute --root -> policy
+  std::map<std::string, std::string> binaries;  // file name -> policy
+};
+OperatorConfig parse_operator_config(const std::string& text, const std::string& shown);
+// The policy argument in force: the root's, else the binary name's, else
+// the default; "" when none.
+std::string select_policy(const OperatorConfig& config, const std::string& root, const std::string& binary_name);
+
+}  // namespace husk::policy

@@ -1,0 +1,221 @@
+// policy::evaluate on a table of bundles: each gives exactly the findings
+// expected, under the built-in levels and a YAML policy.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "policy/policy.h"
+
+using namespace husk::policy;
+using Catch::Contains;
+using json = nlohmann::json;
+
+namespace {
+
+const char* kBundle = "/srv/bundles/app";
+
+// `husk spec` with a read-only root, NNP, a non-root user, default-deny
+// seccomp and memory/pids limits: nothing for restricted to say.
+json hardened() {
+  json j = json::parse(husk::spec::default_config_json(false));
+  j["root"]["readonly"] = true;
+  j["process"]["noNewPrivileges"] = true;
+  j["process"]["user"] = {{"uid", 1000}, {"gid", 1000}};
+  j["process"]["capabilities"] = {{"bounding", {"CAP_NET_BIND_SERVICE"}}, {"effective", json::array()},
+                                  {"permitted", json::array()}};
+  j["linux"]["seccomp"] = {{"defaultAction", "SCMP_ACT_ERRNO"},
+                           {"syscalls", {{{"names", {"read", "write", "exit_group"}}, {"action", "SCMP_ACT_ALLOW"}}}}};
+  j["linux"]["resources"]["memory"] = {{"limit", 64 << 20}};
+  j["linux"]["resources"]["pids"] = {{"limit", 100}};
+  return j;
+}
+
+std::vector<std::string> rules_of(const json& j, const Policy& p) {
+  std::vector<std::string> out;
+  for (const auto& f : evaluate(husk::spec::parse(j.dump()), p, kBundle))
+    out.push_back(std::string(severity_name(f.severity)) + " " + f.rule + " " + f.field + " = " + f.value);
+  return out;
+}
+
+void drop_namespace(json& j, const std::string& type) {
+  auto& ns = j["linux"]["namespaces"];
+  for (auto it = ns.begin(); it != ns.end(); ++it)
+    if ((*it)["type"] == type) {
+      ns.erase(it);
+      return;
+    }
+}
+
+json bind(const std::string& src, const std::string& dst) {
+  return {{"destination", dst}, {"type", "bind"}, {"source", src}, {"options", {"rbind", "ro"}}};
+}
+
+}  // namespace
+
+TEST_CASE("a hardened bundle has no findings, even under restricted", "[policy]") {
+  CHECK(rules_of(hardened(), builtin("restricted")).empty());
+  CHECK(rules_of(hardened(), builtin("baseline")).empty());
+}
+
+TEST_CASE("husk spec's runc-style default passes baseline with a seccomp warning only", "[policy]") {
+  json j = json::parse(husk::spec::default_config_json(false));
+  CHECK(rules_of(j, builtin("baseline")) ==
+        std::vector<std::string>{"warn no-seccomp linux.seccomp = absent"});
+  auto restricted = evaluate(husk::spec::parse(j.dump()), builtin("restricted"), kBundle);
+  CHECK(violated(restricted));
+  CHECK_FALSE(violated(evaluate(husk::spec::parse(j.dump()), builtin("baseline"), kBundle)));
+}
+
+TEST_CASE("a privileged container: every rule that makes it privileged", "[policy]") {
+  json j = hardened();
+  j["process"]["capabilities"]["bounding"] = {"CAP_SYS_ADMIN", "CAP_NET_BIND_SERVICE", "CAP_CHOWN"};
+  j["process"]["capabilities"]["effective"] = {"CAP_SYS_ADMIN"};
+  j["process"]["apparmorProfile"] = "unconfined";
+  j["linux"]["maskedPaths"] = json::array();
+  j["linux"]["devices"] = {{{"path", "/dev/sda"}, {"type", "b"}, {"major", 8}, {"minor", 0}},
+                           {{"path", "/dev/null"}, {"type", "c"}, {"major", 1}, {"minor", 3}}};
+  j["linux"]["resources"]["devices"] = {{{"allow", true}, {"access", "rwm"}}};
+  j["linux"]["seccomp"] = {{"defaultAction", "SCMP_ACT_ALLOW"}};
+  CHECK(rules_of(j, builtin("baseline")) ==
+        std::vector<std::string>{
+            "error privileged-capabilities process.capabilities = CAP_SYS_ADMIN (bounding, effective)",
+            "error host-devices linux.devices[0] = /dev/sda (b 8:0)",
+            "error host-devices linux.resources.devices[0] = allow a *:* rwm",
+            "error unmasked-proc linux.maskedPaths = empty",
+            "error apparmor-unconfined process.apparmorProfile = unconfined",
+            "warn seccomp-default-allow linux.seccomp.defaultAction = SCMP_ACT_ALLOW"});
+  // restricted keeps only NET_BIND_SERVICE: CHOWN is reported too.
+  CHECK_THAT(rules_of(j, builtin("restricted"))[0], Contains("CAP_CHOWN (bounding)"));
+}
+
+TEST_CASE("host namespaces: absent or the host init's, and the network left reachable", "[policy]") {
+  json j = hardened();
+  drop_namespace(j, "network");
+  j["linux"]["namespaces"].push_back({{"type", "network"}, {"path", "/proc/1/ns/net"}});
+  drop_namespace(j, "pid");
+  CHECK(rules_of(j, builtin("baseline")) ==
+        std::vector<std::string>{
+            "error host-namespaces linux.namespaces (network) = /proc/1/ns/net",
+            "error host-namespaces linux.namespaces (pid) = absent: the host's"});
+  CHECK(rules_of(j, builtin("restricted")).back() ==
+        "warn network-not-isolated linux.namespaces (network) = /proc/1/ns/net");
+  // A pod's sandbox namespace joined by path is not the host's.
+  json pod = hardened();
+  drop_namespace(pod, "network");
+  pod["linux"]["namespaces"].push_back({{"type", "network"}, {"path", "/var/run/netns/cni-1234"}});
+  CHECK(rules_of(pod, builtin("baseline")).empty());
+}
+
+TEST_CASE("mounts: host paths, credentials and engine sockets; deny wins over allow", "[policy]") {
+  json j = hardened();
+  j["mounts"].push_back(bind("/var/run/docker.sock", "/var/run/docker.sock"));            // 7
+  j["mounts"].push_back(bind("/home/alice/.ssh", "/root/.ssh"));                          // 8
+  j["mounts"].push_back(bind("/home/alice", "/work"));                                    // 9
+  j["mounts"].push_back(bind("/srv/data", "/data"));                                      // 10
+  j["mounts"].push_back(bind("/var/lib/containerd/io.containerd.grpc.v1.cri/x/hosts", "/etc/hosts"));  // 11
+  j["mounts"].push_back(bind("volumes/cache", "/cache"));                                 // 12: in the bundle
+  j["mounts"].push_back(bind("/srv/bundles/app/../../../etc", "/x"));                     // 13
+  j["mounts"].push_back(bind("/", "/host"));                                              // 14
+  j["mounts"].push_back(bind("/opt/proj/.aws/credentials", "/creds"));                   // 15
+  j["mounts"].push_back(bind("/run/containerd", "/run/containerd"));                      // 16
+  auto got = rules_of(j, builtin("baseline"));
+  CHECK(got == std::vector<std::string>{
+                   "error host-path-mounts mounts[10].source = /srv/data",
+                   "error host-path-mounts mounts[13].source = /srv/bundles/app/../../../etc",
+                   "error sensitive-mounts mounts[7].source = /var/run/docker.sock",
+                   "error sensitive-mounts mounts[8].source = /home/alice/.ssh",
+                   "error sensitive-mounts mounts[9].source = /home/alice",
+                   "error sensitive-mounts mounts[14].source = /",
+                   "error sensitive-mounts mounts[15].source = /opt/proj/.aws/credentials",
+                   "error sensitive-mounts mounts[16].source = /run/containerd"});
+  // Allowing a source covers /srv/data but never a credential directory.
+  Policy p = parse_policy_yaml("level: baseline\nallow:\n  mountSources: [/srv, /home]\n", "p.yaml");
+  got = rules_of(j, p);
+  CHECK(std::count_if(got.begin(), got.end(), [](const std::string& s) { return s.find("/srv/data") != std::string::npos; }) == 0);
+  CHECK(std::count_if(got.begin(), got.end(), [](const std::string& s) { return s.find("sensitive-mounts") != std::string::npos; }) == 6);
+}
+
+TEST_CASE("sysctls, SELinux types, NNP, root, limits, writable root", "[policy]") {
+  json j = hardened();
+  j["linux"]["sysctl"] = {{"net.ipv4.ip_unprivileged_port_start", "0"}, {"kernel.msgmax", "1"}};
+  j["process"]["selinuxLabel"] = "system_u:system_r:spc_t:s0";
+  j["process"]["noNewPrivileges"] = false;
+  j["process"]["user"] = {{"uid", 0}, {"gid", 0}};
+  j["root"]["readonly"] = false;
+  j["linux"]["resources"] = json::object();
+  CHECK(rules_of(j, builtin("restricted")) ==
+        std::vector<std::string>{
+            "error unsafe-sysctls linux.sysctl[\"kernel.msgmax\"] = 1",
+            "error selinux-type process.selinuxLabel = system_u:system_r:spc_t:s0",
+            "error no-new-privileges process.noNewPrivileges = false",
+            "error root-user process.user.uid = 0",
+            "warn writable-root root.readonly = false",
+            "warn no-memory-limit linux.resources.memory.limit = absent",
+            "warn no-pids-limit linux.resources.pids.limit = absent"});
+  // Root mapped by a user namespace is not the host's root.
+  j["linux"]["namespaces"].push_back({{"type", "user"}});
+  j["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+  j["linux"]["gidMappings"] = {{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}};
+  auto got = rules_of(j, builtin("restricted"));
+  CHECK(std::find(got.begin(), got.end(), "error root-user process.user.uid = 0") == got.end());
+}
+
+TEST_CASE("YAML policies: severities, allow lists and errors naming the field", "[policy]") {
+  Policy p = parse_policy_yaml(
+      "level: restricted\nrules:\n  writable-root: error\n  no-memory-limit: 'off'\n"
+      "allow:\n  capabilities: [CAP_CHOWN]\n  sysctls: [kernel.msgmax]\n",
+      "strict.yaml");
+  json j = hardened();
+  j["root"]["readonly"] = false;
+  j["process"]["capabilities"]["bounding"].push_back("CAP_CHOWN");
+  j["linux"]["sysctl"] = {{"kernel.msgmax", "1"}};
+  j["linux"]["resources"].erase("memory");
+  CHECK(rules_of(j, p) == std::vector<std::string>{"error writable-root root.readonly = false"});
+
+  // Without a level, only the rules it names.
+  Policy only = parse_policy_yaml("rules: {no-pids-limit: warn}", "only.yaml");
+  json bare = json::parse(husk::spec::default_config_json(false));
+  CHECK(rules_of(bare, only) == std::vector<std::string>{"warn no-pids-limit linux.resources.pids.limit = absent"});
+
+  CHECK_THROWS_WITH(parse_policy_yaml("rules: {no-such-rule: error}", "p.yaml"), "p.yaml: rules.no-such-rule: unknown rule");
+  CHECK_THROWS_WITH(parse_policy_yaml("rules: {root-user: fatal}", "p.yaml"),
+                    "p.yaml: rules.root-user: \"fatal\" is not a severity (error, warn or off)");
+  CHECK_THROWS_WITH(parse_policy_yaml("level: paranoid", "p.yaml"),
+                    Contains("p.yaml: policy \"paranoid\": not a built-in level"));
+  CHECK_THROWS_WITH(parse_policy_yaml("allow: {capabilities: [CAP_BOGUS]}", "p.yaml"),
+                    "p.yaml: allow.capabilities: unknown capability \"CAP_BOGUS\"");
+  CHECK_THROWS_WITH(parse_policy_yaml("allow: {mountSources: [srv]}", "p.yaml"),
+                    "p.yaml: allow.mountSources: \"srv\" is not an absolute path");
+  CHECK_THROWS_WITH(parse_policy_yaml("polcy: {}", "p.yaml"), "p.yaml: polcy: unknown key (level, rules, allow)");
+  CHECK_THROWS_WITH(parse_policy_yaml("rules: [a, b", "p.yaml"), Contains("p.yaml: line 1:"));
+  CHECK_THROWS_WITH(parse_policy_yaml("- a\n- b\n", "p.yaml"), "p.yaml: expected a map (level, rules, allow)");
+}
+
+TEST_CASE("the findings table has a header and one aligned line per finding", "[policy]") {
+  json j = hardened();
+  j["process"]["apparmorProfile"] = "unconfined";
+  std::string table = findings_table(evaluate(husk::spec::parse(j.dump()), builtin("baseline"), kBundle));
+  CHECK(table ==
+        "SEVERITY  RULE                 FIELD                    VALUE       WHY\n"
+        "error     apparmor-unconfined  process.apparmorProfile  unconfined  AppArmor confinement is turned off\n");
+}
+
+TEST_CASE("the operator's config picks the policy by --root, then binary name, then default", "[policy]") {
+  OperatorConfig c = parse_operator_config(
+      "policy: baseline\nroots:\n  /run/containerd/strict/: restricted\nbinaries:\n  husk-strict: /etc/husk/s.yaml\n",
+      "/etc/husk/config.yaml");
+  CHECK(select_policy(c, "/run/containerd/strict", "husk-strict") == "restricted");
+  CHECK(select_policy(c, "/run/containerd//strict", "husk") == "restricted");
+  CHECK(select_policy(c, "/run/husk", "husk-strict") == "/etc/husk/s.yaml");
+  CHECK(select_policy(c, "/run/husk", "husk") == "baseline");
+  CHECK(select_policy(parse_operator_config("", "c.yaml"), "/run/husk", "husk").empty());
+  CHECK(select_policy(parse_operator_config("binaries: {husk-strict: restricted}", "c.yaml"), "/run/husk", "husk").empty());
+  CHECK_THROWS_WITH(parse_operator_config("polcy: restricted", "c.yaml"), "c.yaml: polcy: unknown key (policy, roots, binaries)");
+  CHECK_THROWS_WITH(parse_operator_config("roots: {run/x: restricted}", "c.yaml"), "c.yaml: roots.run/x: not an absolute path");
+  CHECK_THROWS_WITH(parse_operator_config("policy: [a]", "c.yaml"),
+                    "c.yaml: policy: expected a policy (baseline, restricted or a file)");
+}
+
+TEST_CASE("an operator's policy file is named by an absolute path", "[policy]") {
+  CHECK_THROWS_WITH(parse_operator_config("policy: strict.yaml", "c.yaml"),
+                    "c.yaml: policy: \"strict.yaml\" is neither baseline, restricted nor an absolute path");
+}
