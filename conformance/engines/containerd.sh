@@ -172,6 +172,7 @@ containerd_tests() {
   check "ctr task delete -f of a running task" 0 "" sh -c \
     "$(printf '%q ' "${RUN[@]}") -d $IMAGE husk-force sleep 1000 && $(printf '%q ' "${CTR[@]}") task delete -f husk-force"
   "${CTR[@]}" container rm husk-force >/dev/null 2>&1
+  containerd_policy_tests
   check_no_stray_husk "containerd: no husk process left behind" "/run/containerd/runc/$CTR_NS"
   containerd_issue8_tests
 }

@@ -17,7 +17,7 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 events_logfile_path = "$WORK/podman/events.log"
 runtime = "husk"
-runtime_supports_json = ["crun", "runc", "husk"]
+runtime_supports_json = ["crun", "runc", "husk", "husk-strict"]
 tmp_dir = "$WORK/podman/tmp"
 static_dir = "$WORK/podman/root/libpod"
 volume_path = "$WORK/podman/root/volumes"
@@ -163,5 +163,6 @@ podman_tests() {
   else
     skip "podman run --device: no char device (fuse, tun, kmsg, loop-control) on this host"
   fi
+  podman_policy_tests
   check_no_stray_husk "podman: no husk process left behind" "$WORK/podman"
 }
