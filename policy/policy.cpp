@@ -50,7 +50,7 @@ const std::set<std::string> kEngineSockets = {"docker.sock", "containerd.sock", 
 const std::set<std::pair<int64_t, int64_t>> kDefaultDevices = {{1, 3}, {1, 5}, {1, 7}, {1, 8}, {1, 9}, {5, 0}};
 
 const std::vector<std::string> kRuleIds = {
-    "host-namespaces", "privileged-capabilities", "host-path-mounts", "sensitive-mounts", "host-devices",
+    "host-namespaces", "host-hooks", "privileged-capabilities", "host-path-mounts", "sensitive-mounts", "host-devices",
     "unmasked-proc",   "unsafe-sysctls",          "apparmor-unconfined", "selinux-type", "no-seccomp",
     "seccomp-default-allow", "no-new-privileges", "root-user", "network-not-isolated", "writable-root",
     "no-memory-limit", "no-pids-limit"};
@@ -110,13 +110,14 @@ std::string join(const std::vector<std::string>& v) {
 
 class Checker {
  public:
-  Checker(const spec::Spec& s, const Policy& p, const std::string& bundle)
-      : spec_(s), policy_(p), bundle_(clean_path(bundle)) {}
+  Checker(const spec::Spec& s, const Policy& p, const std::string& bundle, const Resolver& resolve)
+      : spec_(s), policy_(p), bundle_(clean_path(bundle)), resolve_(resolve) {}
 
   std::vector<Finding> run() {
     const spec::Linux empty;
     const spec::Linux& linux_ = spec_.linux_ ? *spec_.linux_ : empty;
     namespaces(linux_);
+    hooks();
     capabilities();
     mounts();
     devices(linux_);
@@ -140,19 +141,40 @@ class Checker {
     findings_.push_back({it->second, rule, field, value, why});
   }
 
+  // /proc/1/ns/*, /proc/self/ns/*: the host init's or husk's own namespaces.
+  static bool is_host_namespace(const std::string& path) {
+    std::string p = clean_path(path);
+    for (const char* prefix : {"/proc/1/ns/", "/proc/self/ns/", "/proc/thread-self/ns/"})
+      if (p.rfind(prefix, 0) == 0) return true;
+    return false;
+  }
+
   void namespaces(const spec::Linux& l) {
+    for (size_t i = 0; i < l.namespaces.size(); ++i)
+      if (is_host_namespace(l.namespaces[i].path))
+        add("host-namespaces", "linux.namespaces[" + std::to_string(i) + "].path", l.namespaces[i].path,
+            "the container joins the host's " + l.namespaces[i].type + " namespace");
     for (const char* type : {"network", "pid", "ipc"}) {
       const spec::Namespace* ns = l.find_namespace(type);
       std::string field = std::string("linux.namespaces (") + type + ")";
       if (!ns)
         add("host-namespaces", field, "absent: the host's", std::string("the container shares the host's ") + type + " namespace");
-      else if (clean_path(ns->path).rfind("/proc/1/", 0) == 0)
-        add("host-namespaces", field, ns->path, std::string("the container joins the host init's ") + type + " namespace");
+
       const bool network = std::string(type) == "network";
-      if (network && (!ns || !ns->path.empty()))
+      if (network && (!ns || !ns->path.empty()) && !(ns && is_host_namespace(ns->path)))
         add("network-not-isolated", field, ns ? ns->path : "absent: the host's",
             "code in the container can reach the network (a new network namespace cuts it off)");
     }
+  }
+
+  void hooks() {
+    const std::pair<const char*, const std::vector<spec::Hook>*> host_side[] = {
+        {"prestart", &spec_.hooks.prestart}, {"createRuntime", &spec_.hooks.create_runtime},
+        {"poststart", &spec_.hooks.poststart}, {"poststop", &spec_.hooks.poststop}};
+    for (const auto& [kind, list] : host_side)
+      for (size_t i = 0; i < list->size(); ++i)
+        add("host-hooks", std::string("hooks.") + kind + "[" + std::to_string(i) + "].path", (*list)[i].path,
+            "runs on the host, with the runtime's privileges, outside every namespace of the container");
   }
 
   void capabilities() {
@@ -178,26 +200,49 @@ class Checker {
                                           : "a capability beyond the engines' default set widens what root in the container can do to the host");
   }
 
+  // The host paths a mount exposes: a bind's source, an overlay's layers.
+  static std::vector<std::pair<std::string, std::string>> host_paths(const spec::Mount& m, size_t i) {
+    std::vector<std::pair<std::string, std::string>> out;  // field, path
+    const std::string at = "mounts[" + std::to_string(i) + "]";
+    if (is_bind(m)) out.push_back({at + ".source", m.source});
+    if (m.type != "overlay") return out;
+    for (size_t j = 0; j < m.options.size(); ++j) {
+      const std::string& o = m.options[j];
+      const std::string field = at + ".options[" + std::to_string(j) + "]";
+      for (const char* key : {"lowerdir=", "upperdir=", "workdir="}) {
+        if (o.rfind(key, 0) != 0) continue;
+        std::istringstream dirs(o.substr(std::string(key).size()));
+        std::string dir;
+        while (std::getline(dirs, dir, ':'))
+          if (!dir.empty()) out.push_back({field, dir});
+      }
+    }
+    return out;
+  }
+
   void mounts() {
     for (size_t i = 0; i < spec_.mounts.size(); ++i) {
       const auto& m = spec_.mounts[i];
-      if (!is_bind(m)) continue;
-      std::string field = "mounts[" + std::to_string(i) + "].source";
-      std::string src = m.source.empty() || m.source[0] == '/' ? clean_path(m.source) : clean_path(bundle_ + "/" + m.source);
-      if (src.empty()) {
-        add("host-path-mounts", field, m.source, "a bind source with \"..\" cannot be checked");
-        continue;
-      }
-      std::string secret = secret_reason(src);
-      if (!secret.empty()) {
-        add("sensitive-mounts", field, m.source, secret + ": credentials or root on the host become readable");
-        continue;
-      }
-      if (!bundle_.empty() && bundle_ != "/" && is_below(src, bundle_)) continue;
-      bool allowed = std::any_of(policy_.allowed_mount_sources.begin(), policy_.allowed_mount_sources.end(),
-                                 [&](const std::string& d) { return is_below(src, clean_path(d)); });
-      if (!allowed) add("host-path-mounts", field, m.source, "a host path is visible in the container (" + m.destination + ")");
+      for (const auto& [field, source] : host_paths(m, i)) host_path(field, source, m.destination);
     }
+  }
+
+  void host_path(const std::string& field, const std::string& source, const std::string& destination) {
+    std::string src = source.empty() || source[0] == '/' ? clean_path(source) : clean_path(bundle_ + "/" + source);
+    if (src.empty()) {
+      add("host-path-mounts", field, source, "a host path with \"..\" cannot be checked");
+      return;
+    }
+    if (resolve_) src = clean_path(resolve_(src));
+    std::string secret = secret_reason(src);
+    if (!secret.empty()) {
+      add("sensitive-mounts", field, source, secret + ": credentials or root on the host become readable");
+      return;
+    }
+    if (!bundle_.empty() && bundle_ != "/" && is_below(src, bundle_)) return;
+    bool allowed = std::any_of(policy_.allowed_mount_sources.begin(), policy_.allowed_mount_sources.end(),
+                               [&](const std::string& d) { return is_below(src, clean_path(d)); });
+    if (!allowed) add("host-path-mounts", field, source, "a host path is visible in the container (" + destination + ")");
   }
 
   void devices(const spec::Linux& l) {
@@ -284,6 +329,7 @@ class Checker {
   const spec::Spec& spec_;
   const Policy& policy_;
   std::string bundle_;
+  const Resolver& resolve_;
   std::vector<Finding> findings_;
 };
 
@@ -315,11 +361,11 @@ Policy builtin(const std::string& level) {
   for (const char* id : {"host-namespaces", "privileged-capabilities", "host-path-mounts", "sensitive-mounts",
                          "host-devices", "unmasked-proc", "unsafe-sysctls", "apparmor-unconfined", "selinux-type"})
     p.rules[id] = Severity::error;
-  p.rules["no-seccomp"] = p.rules["seccomp-default-allow"] = Severity::warn;
+  p.rules["no-seccomp"] = p.rules["seccomp-default-allow"] = p.rules["host-hooks"] = Severity::warn;
   p.allowed_mount_sources = kEngineDirs;
   if (level == "restricted") {
     p.restricted_capabilities = true;
-    for (const char* id : {"no-seccomp", "seccomp-default-allow", "no-new-privileges", "root-user"})
+    for (const char* id : {"no-seccomp", "seccomp-default-allow", "no-new-privileges", "root-user", "host-hooks"})
       p.rules[id] = Severity::error;
     for (const char* id : {"network-not-isolated", "writable-root", "no-memory-limit", "no-pids-limit"})
       p.rules[id] = Severity::warn;
@@ -346,8 +392,9 @@ std::string findings_table(const std::vector<Finding>& findings) {
   return out;
 }
 
-std::vector<Finding> evaluate(const spec::Spec& spec, const Policy& policy, const std::string& bundle) {
-  return Checker(spec, policy, bundle).run();
+std::vector<Finding> evaluate(const spec::Spec& spec, const Policy& policy, const std::string& bundle,
+                              const Resolver& resolve) {
+  return Checker(spec, policy, bundle, resolve).run();
 }
 
 }  // namespace husk::policy

@@ -4,6 +4,7 @@
 // logic: no syscalls, so every rule unit-tests without root.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -61,7 +62,12 @@ Policy load_policy(const std::string& arg);
 
 // The findings of `spec` (validated) under `policy`; `bundle` is the bundle
 // directory (bind mounts from inside it are the bundle's own files).
-std::vector<Finding> evaluate(const spec::Spec& spec, const Policy& policy, const std::string& bundle);
+// `resolve` turns a host path a mount names into the one it reaches (the
+// runtime passes realpath: a symlink in the bundle may point anywhere); by
+// default paths are judged as written.
+using Resolver = std::function<std::string(const std::string&)>;
+std::vector<Finding> evaluate(const spec::Spec& spec, const Policy& policy, const std::string& bundle,
+                              const Resolver& resolve = {});
 
 // True when a finding has severity error.
 bool violated(const std::vector<Finding>& findings);

@@ -163,6 +163,13 @@ std::string operator_policy(const Global& g) {
   return policy::select_policy(policy::parse_operator_config(spec::read_json_file(path), path), g.root, g.binary_name);
 }
 
+// What a host path a mount names reaches now (symlinks in the bundle
+// followed); a path that does not exist is judged as written.
+std::string resolve_host_path(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
+}
+
 // create and run refuse a bundle that breaks the operator's policy, naming
 // every error finding in the one line the engines show.
 void enforce_operator_policy(const Global& g, const Bundle& b) {
@@ -170,7 +177,7 @@ void enforce_operator_policy(const Global& g, const Bundle& b) {
   if (arg.empty()) return;
   const policy::Policy p = policy::load_policy(arg);
   std::string errors;
-  for (const auto& f : policy::evaluate(b.spec, p, b.dir)) {
+  for (const auto& f : policy::evaluate(b.spec, p, b.dir, resolve_host_path)) {
     if (f.severity != policy::Severity::error) {
       log::debug("policy " + p.name + ": warn " + f.field + " = " + f.value + " (" + f.rule + ")");
       continue;
@@ -631,7 +638,7 @@ int cmd_check(const Global& g, const std::string& bundle, const std::string& pol
   std::string arg = policy_arg.empty() ? operator_policy(g) : policy_arg;
   policy::Policy policy = policy::load_policy(arg.empty() ? "baseline" : arg);
   spec::Spec spec = spec::load_bundle(bundle);
-  std::vector<policy::Finding> findings = policy::evaluate(spec, policy, absolute_dir(bundle, "bundle"));
+  std::vector<policy::Finding> findings = policy::evaluate(spec, policy, absolute_dir(bundle, "bundle"), resolve_host_path);
   if (findings.empty())
     std::cout << bundle << ": no findings under policy " << policy.name << "\n";
   else

@@ -158,3 +158,22 @@ TEST_CASE("the operator's policy follows the name husk is called as", "[policy][
   INFO(plain.err);
   CHECK(plain.code == 0);
 }
+
+TEST_CASE("a symlink in the bundle cannot carry a credential past the operator's policy", "[policy][husk-only]") {
+  TempDir etc("husk-it-policy-link-");
+  const std::string config = etc.path + "/config.yaml";
+  write_file(config, "policy: baseline\n");
+  Container c("policy-link");
+  REQUIRE(::symlink("/etc/shadow", (c.bundle + "/passwords").c_str()) == 0);
+  c.args({"cat", "/passwords"});
+  c.cfg["mounts"].push_back({{"destination", "/passwords"}, {"type", "bind"}, {"source", "passwords"},
+                             {"options", {"bind", "ro"}}});
+  c.write_config();
+  auto r = husk_with(config, {"--root", c.root, "run", "--bundle", c.bundle, c.id});
+  CHECK(r.code != 0);
+  CHECK(r.out.empty());
+  CHECK(contains(r.err, "passwords (sensitive-mounts: holds or is /etc/shadow"));
+  auto checked = run({runtime(), "check", c.bundle});
+  CHECK(checked.code == 1);
+  CHECK(contains(checked.out, "sensitive-mounts"));
+}

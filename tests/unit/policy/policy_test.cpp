@@ -94,15 +94,15 @@ TEST_CASE("host namespaces: absent or the host init's, and the network left reac
   drop_namespace(j, "pid");
   CHECK(rules_of(j, builtin("baseline")) ==
         std::vector<std::string>{
-            "error host-namespaces linux.namespaces (network) = /proc/1/ns/net",
+            "error host-namespaces linux.namespaces[4].path = /proc/1/ns/net",
             "error host-namespaces linux.namespaces (pid) = absent: the host's"});
-  CHECK(rules_of(j, builtin("restricted")).back() ==
-        "warn network-not-isolated linux.namespaces (network) = /proc/1/ns/net");
   // A pod's sandbox namespace joined by path is not the host's.
   json pod = hardened();
   drop_namespace(pod, "network");
   pod["linux"]["namespaces"].push_back({{"type", "network"}, {"path", "/var/run/netns/cni-1234"}});
   CHECK(rules_of(pod, builtin("baseline")).empty());
+  CHECK(rules_of(pod, builtin("restricted")) ==
+        std::vector<std::string>{"warn network-not-isolated linux.namespaces (network) = /var/run/netns/cni-1234"});
 }
 
 TEST_CASE("mounts: host paths, credentials and engine sockets; deny wins over allow", "[policy]") {
@@ -218,4 +218,30 @@ TEST_CASE("the operator's config picks the policy by --root, then binary name, t
 TEST_CASE("an operator's policy file is named by an absolute path", "[policy]") {
   CHECK_THROWS_WITH(parse_operator_config("policy: strict.yaml", "c.yaml"),
                     "c.yaml: policy: \"strict.yaml\" is neither baseline, restricted nor an absolute path");
+}
+
+TEST_CASE("hostile bundles: symlinked sources, overlay layers, hooks, the host's namespaces", "[policy]") {
+  json j = hardened();
+  j["mounts"].push_back(bind("keys", "/keys"));  // 7: in the bundle, but a symlink to ~/.ssh
+  j["mounts"].push_back({{"destination", "/o"}, {"type", "overlay"}, {"source", "overlay"},
+                         {"options", {"lowerdir=/home/alice:/srv/x", "upperdir=/srv/bundles/app/u", "workdir=/srv/bundles/app/w"}}});
+  j["hooks"]["createRuntime"] = {{{"path", "/bin/sh"}, {"args", {"sh", "-c", "cp /bin/sh /tmp"}}}};
+  j["hooks"]["createContainer"] = {{{"path", "/bin/true"}}};  // runs in the container's namespaces
+  j["linux"]["namespaces"].push_back({{"type", "user"}, {"path", "/proc/self/ns/user"}});
+  Resolver resolve = [](const std::string& p) {
+    return p == "/srv/bundles/app/keys" ? std::string("/home/alice/.ssh") : p;
+  };
+  std::vector<std::string> got;
+  for (const auto& f : evaluate(husk::spec::parse(j.dump()), builtin("restricted"), kBundle, resolve))
+    got.push_back(std::string(severity_name(f.severity)) + " " + f.rule + " " + f.field + " = " + f.value);
+  CHECK(got == std::vector<std::string>{
+                   "error host-namespaces linux.namespaces[6].path = /proc/self/ns/user",
+                   "error host-hooks hooks.createRuntime[0].path = /bin/sh",
+                   "error host-path-mounts mounts[8].options[0] = /srv/x",
+                   "error sensitive-mounts mounts[7].source = keys",
+                   "error sensitive-mounts mounts[8].options[0] = /home/alice"});
+  // Without the resolver the symlink is judged as the bundle's own file.
+  auto lexical = rules_of(j, builtin("restricted"));
+  CHECK(std::find(lexical.begin(), lexical.end(), "error sensitive-mounts mounts[7].source = keys") == lexical.end());
+  CHECK(std::find(lexical.begin(), lexical.end(), "error host-namespaces linux.namespaces[6].path = /proc/self/ns/user") != lexical.end());
 }
