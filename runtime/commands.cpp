@@ -33,6 +33,7 @@
 #include "runtime/init.h"
 #include "runtime/launch.h"
 #include "runtime/log.h"
+#include "runtime/operator_policy.h"
 #include "runtime/lsm.h"
 #include "runtime/self_exe.h"
 #include "runtime/signals.h"
@@ -146,47 +147,6 @@ struct Bundle {
   std::string dir, config_text, rootfs;
   spec::Spec spec;
 };
-
-// The operator's config file: $HUSK_CONFIG (set by whoever runs husk, never
-// by a bundle), else /etc/husk/config.yaml.
-std::string operator_config_path() {
-  const char* env = std::getenv("HUSK_CONFIG");
-  return env && *env ? env : "/etc/husk/config.yaml";
-}
-
-// The policy argument the operator enforces for this root and name; "" when
-// there is no config file. A config that cannot be read fails the command:
-// an operator's policy is never skipped silently.
-std::string operator_policy(const Global& g) {
-  const std::string path = operator_config_path();
-  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return "";
-  return policy::select_policy(policy::parse_operator_config(spec::read_json_file(path), path), g.root, g.binary_name);
-}
-
-// What a host path a mount names reaches now (symlinks in the bundle
-// followed); a path that does not exist is judged as written.
-std::string resolve_host_path(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
-
-// create and run refuse a bundle that breaks the operator's policy, naming
-// every error finding in the one line the engines show.
-void enforce_operator_policy(const Global& g, const Bundle& b) {
-  const std::string arg = operator_policy(g);
-  if (arg.empty()) return;
-  const policy::Policy p = policy::load_policy(arg);
-  std::string errors;
-  for (const auto& f : policy::evaluate(b.spec, p, b.dir, resolve_host_path)) {
-    if (f.severity != policy::Severity::error) {
-      log::debug("policy " + p.name + ": warn " + f.field + " = " + f.value + " (" + f.rule + ")");
-      continue;
-    }
-    errors += (errors.empty() ? "" : "; ") + f.field + " = " + f.value + " (" + f.rule + ": " + f.why + ")";
-  }
-  if (!errors.empty())
-    throw Error("config.json breaks the operator's policy " + p.name + " (" + operator_config_path() + "): " + errors);
-}
 
 Bundle open_bundle(const std::string& bundle_arg) {
   Bundle b;
@@ -461,7 +421,7 @@ spec::State visible_state(const Record& rec) {
 
 int cmd_create(const Global& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
-  enforce_operator_policy(g, b);
+  enforce_operator_policy(g, b.spec, b.dir);
   check_console_flags(*b.spec.process, o, true);
   ConsoleChannel console = open_console_channel(b.spec.process->terminal, o.console_socket);
   auto c = create_container(g, o, std::move(b), console.child.get());
@@ -477,7 +437,7 @@ int cmd_start(const Global& g, const std::string& id) {
 
 int cmd_run(const Global& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
-  enforce_operator_policy(g, b);
+  enforce_operator_policy(g, b.spec, b.dir);
   check_console_flags(*b.spec.process, o, o.detach);
   bool terminal = b.spec.process->terminal;
 

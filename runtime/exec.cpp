@@ -25,6 +25,7 @@
 #include "runtime/launch.h"
 #include "runtime/log.h"
 #include "runtime/lsm.h"
+#include "runtime/operator_policy.h"
 #include "runtime/process.h"
 #include "runtime/state.h"
 #include "runtime/sync.h"
@@ -248,6 +249,7 @@ cgroups::Config exec_cgroup(const Record& rec) {
 int cmd_exec(const Global& g, const ExecOptions& o) {
   std::optional<Handle> h(Handle::open(Store(g.root), o.id));
   ExecTarget t = exec_target(*h, o);
+  enforce_operator_policy_on_exec(g, t.container, t.proc);
   ExecChild c{t.container, t.proc, {}, -1, -1, o.preserve_fds, -1, nullptr};
   std::vector<Fd> ns_fds = open_init_namespaces(t.rec, t.container, c);
 

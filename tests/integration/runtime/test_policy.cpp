@@ -177,3 +177,29 @@ TEST_CASE("a symlink in the bundle cannot carry a credential past the operator's
   CHECK(checked.code == 1);
   CHECK(contains(checked.out, "sensitive-mounts"));
 }
+
+TEST_CASE("exec under the operator's policy: --cap and a root user are refused, a plain exec runs",
+          "[policy][husk-only]") {
+  TempDir etc("husk-it-policy-exec-");
+  const std::string config = etc.path + "/config.yaml";
+  Container c("policy-exec");
+  harden(c);
+  c.cfg["linux"]["seccomp"]["syscalls"][0]["names"].push_back("nanosleep");
+  c.cfg["linux"]["seccomp"]["syscalls"][0]["names"].push_back("clock_nanosleep");
+  write_file(config, "roots:\n  " + c.root + ": restricted\n");
+  c.args({"sleep", "30"});
+  c.write_config();
+  REQUIRE(husk_with(config, {"--root", c.root, "run", "-d", "--bundle", c.bundle, c.id}).ok());
+  auto ok = husk_with(config, {"--root", c.root, "exec", c.id, "id", "-u"});
+  INFO(ok.err);
+  CHECK(ok.code == 0);
+  CHECK(ok.out == "1000\n");
+  auto cap = husk_with(config, {"--root", c.root, "exec", "--cap", "CAP_SYS_ADMIN", c.id, "true"});
+  CHECK(cap.code != 0);
+  CHECK(contains(cap.err, "exec: the process breaks the operator's policy restricted"));
+  CHECK(contains(cap.err, "CAP_SYS_ADMIN"));
+  auto root = husk_with(config, {"--root", c.root, "exec", "-u", "0", c.id, "true"});
+  CHECK(root.code != 0);
+  CHECK(contains(root.err, "process.user.uid = 0 (root-user"));
+  c.del(true);
+}
