@@ -27,6 +27,20 @@ apt_ensure() {
 # apt_why LOG: apt's first error line, to name in a SKIP.
 apt_why() { grep -m1 -E '^(E|W):' "$1" || tail -1 "$1"; }
 
+# ctest_skips BUILD_DIR [CTEST ARGS...]: ctest; a unit binary that skipped
+# cases (exit 77, tests/skip.h) is "Skipped" to ctest and its output is not
+# shown: print its SKIP lines from ctest's log and exit 77, as the other
+# suites do, so a skip is never counted as a pass.
+ctest_skips() {
+  local dir=$1 log
+  shift
+  ctest --test-dir "$dir" --output-on-failure "$@" || return 1
+  log=$dir/Testing/Temporary/LastTest.log
+  grep -q '^SKIP: ' "$log" 2>/dev/null || return 0
+  grep -h '^SKIP: ' "$log" | sort -u
+  return 77
+}
+
 # vm_preflight: root and qemu (installed from Debian when missing), else
 # print "SKIP: <reason>" and exit 0: a suite that cannot run here is skipped.
 vm_preflight() {
