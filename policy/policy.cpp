@@ -26,13 +26,41 @@ const std::set<std::string> kSafeSysctls = {
 const std::set<std::string> kSelinuxTypes = {"container_t", "container_init_t", "container_kvm_t",
                                              "container_engine_t"};
 
-// Where the engines keep what they bind into their containers (hosts files,
-// secrets, /dev/shm, image volumes): not the host's own files.
+// Where the engines keep what they bind into one container (its hosts file,
+// /dev/shm, volumes, its rootfs): one container's directory, never the whole
+// store, which holds every other container's secrets and layers.
 const std::vector<std::string> kEngineDirs = {
-    "/var/lib/containerd", "/run/containerd",        "/var/lib/containers",        "/run/containers",
-    "/var/run/containers", "/run/libpod",            "/var/lib/kubelet/pods",      "/var/lib/docker/containers",
-    "/dev/null",           "/dev/zero",              "/dev/full",                  "/dev/random",
-    "/dev/urandom",        "/dev/tty"};
+    // containerd (CRI and ctr), k3s, nerdctl
+    "/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/*",
+    "/var/lib/containerd/io.containerd.grpc.v1.cri/containers/*",
+    "/run/containerd/io.containerd.grpc.v1.cri/sandboxes/*",
+    "/run/containerd/io.containerd.runtime.v2.task/*/*",
+    "/var/lib/rancher/k3s/agent/containerd/io.containerd.grpc.v1.cri/sandboxes/*",
+    "/run/k3s/containerd/io.containerd.runtime.v2.task/*/*",
+    "/var/lib/nerdctl/*/containers/*/*",
+    // kubelet: a pod's volumes, etc-hosts and termination logs
+    "/var/lib/kubelet/pods/*/volumes/*/*", "/var/lib/kubelet/pods/*/volume-subpaths/*/*",
+    "/var/lib/kubelet/pods/*/etc-hosts", "/var/lib/kubelet/pods/*/containers/*/*",
+    // podman, CRI-O (root and rootless)
+    "/var/lib/containers/storage/overlay-containers/*/userdata",
+    "/run/containers/storage/overlay-containers/*/userdata",
+    "/var/lib/containers/storage/overlay/*/merged", "/var/lib/containers/storage/volumes/*/_data",
+    "/run/user/*/containers/overlay-containers/*/userdata",
+    "/home/*/.local/share/containers/storage/overlay-containers/*/userdata",
+    "/home/*/.local/share/containers/storage/overlay/*/merged",
+    "/home/*/.local/share/containers/storage/volumes/*/_data",
+    // Docker
+    "/var/lib/docker/containers/*", "/var/lib/docker/volumes/*/_data", "/var/lib/docker/overlay2/*/merged",
+    // the devices every engine binds when it cannot mknod
+    "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"};
+
+// Non-bind mount types a container may have, and where.
+const std::set<std::string> kMountTypes = {"proc", "sysfs", "tmpfs", "devpts", "mqueue", "cgroup", "cgroup2", "overlay"};
+
+// The masked and read-only entries without which /proc and /sys show or
+// change the host (every engine's defaults hold them).
+const std::vector<std::string> kMustMask = {"/proc/kcore", "/proc/keys", "/proc/timer_list", "/sys/firmware"};
+const std::vector<std::string> kMustReadonly = {"/proc/sys", "/proc/sysrq-trigger"};
 
 // Files that give whoever reads them the user's or the host's credentials,
 // and the sockets that give root on the host. A mount of one of them, of
@@ -50,7 +78,8 @@ const std::set<std::string> kEngineSockets = {"docker.sock", "containerd.sock", 
 const std::set<std::pair<int64_t, int64_t>> kDefaultDevices = {{1, 3}, {1, 5}, {1, 7}, {1, 8}, {1, 9}, {5, 0}};
 
 const std::vector<std::string> kRuleIds = {
-    "host-namespaces", "host-hooks", "privileged-capabilities", "host-path-mounts", "sensitive-mounts", "host-devices",
+    "host-namespaces", "host-hooks", "privileged-capabilities", "host-path-mounts", "sensitive-mounts", "mount-types",
+    "host-root-mapping", "host-devices",
     "unmasked-proc",   "unsafe-sysctls",          "apparmor-unconfined", "selinux-type", "no-seccomp",
     "seccomp-default-allow", "no-new-privileges", "root-user", "network-not-isolated", "writable-root",
     "no-memory-limit", "no-pids-limit"};
@@ -70,8 +99,28 @@ std::string clean_path(const std::string& path) {
 }
 
 bool is_below(const std::string& path, const std::string& dir) {
+  if (dir.empty()) return false;
   if (dir == "/") return true;
   return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
+std::vector<std::string> components(const std::string& path) {
+  std::vector<std::string> out;
+  std::istringstream parts(path);
+  std::string part;
+  while (std::getline(parts, part, '/'))
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+// is_below where a "*" component of `pattern` matches any one name.
+bool is_below_pattern(const std::string& path, const std::string& pattern) {
+  if (pattern.find('*') == std::string::npos) return is_below(path, pattern);
+  const auto p = components(path), want = components(pattern);
+  if (p.size() < want.size()) return false;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (want[i] != "*" && want[i] != p[i]) return false;
+  return true;
 }
 
 bool is_bind(const spec::Mount& m) {
@@ -86,11 +135,7 @@ std::string secret_reason(const std::string& src) {
   std::string name = src.substr(src.rfind('/') + 1);
   if (kEngineSockets.count(name)) return "a container engine's socket";
   // A home directory, or the tree holding them, or a credential dir in one.
-  std::istringstream parts(src);
-  std::string part;
-  std::vector<std::string> comps;
-  while (std::getline(parts, part, '/'))
-    if (!part.empty()) comps.push_back(part);
+  const std::vector<std::string> comps = components(src);
   if (comps.empty() || (comps[0] == "home" && comps.size() <= 2)) return "holds the users' credential directories";
   for (size_t i = 0; i < comps.size(); ++i) {
     for (const auto& s : kHomeSecrets) {
@@ -110,8 +155,8 @@ std::string join(const std::vector<std::string>& v) {
 
 class Checker {
  public:
-  Checker(const spec::Spec& s, const Policy& p, const std::string& bundle, const Resolver& resolve)
-      : spec_(s), policy_(p), bundle_(clean_path(bundle)), resolve_(resolve) {}
+  Checker(const spec::Spec& s, const Policy& p, const std::string& bundle, const HostProbe& probe)
+      : spec_(s), policy_(p), bundle_(clean_path(bundle)), probe_(probe) {}
 
   std::vector<Finding> run() {
     const spec::Linux empty;
@@ -119,7 +164,9 @@ class Checker {
     namespaces(linux_);
     hooks();
     capabilities();
+    root();
     mounts();
+    id_maps(linux_);
     devices(linux_);
     proc(linux_);
     sysctls(linux_);
@@ -141,17 +188,19 @@ class Checker {
     findings_.push_back({it->second, rule, field, value, why});
   }
 
-  // /proc/1/ns/*, /proc/self/ns/*: the host init's or husk's own namespaces.
-  static bool is_host_namespace(const std::string& path) {
+  // /proc/1/ns/*, /proc/self/ns/* as written, or (asked of the host) the
+  // same namespace reached through any other path, e.g. a kernel thread's.
+  bool is_host_namespace(const std::string& path, const std::string& type) const {
+    if (path.empty()) return false;
     std::string p = clean_path(path);
     for (const char* prefix : {"/proc/1/ns/", "/proc/self/ns/", "/proc/thread-self/ns/"})
       if (p.rfind(prefix, 0) == 0) return true;
-    return false;
+    return probe_.host_namespace && probe_.host_namespace(path, type);
   }
 
   void namespaces(const spec::Linux& l) {
     for (size_t i = 0; i < l.namespaces.size(); ++i)
-      if (is_host_namespace(l.namespaces[i].path))
+      if (is_host_namespace(l.namespaces[i].path, l.namespaces[i].type))
         add("host-namespaces", "linux.namespaces[" + std::to_string(i) + "].path", l.namespaces[i].path,
             "the container joins the host's " + l.namespaces[i].type + " namespace");
     for (const char* type : {"network", "pid", "ipc"}) {
@@ -161,20 +210,27 @@ class Checker {
         add("host-namespaces", field, "absent: the host's", std::string("the container shares the host's ") + type + " namespace");
 
       const bool network = std::string(type) == "network";
-      if (network && (!ns || !ns->path.empty()) && !(ns && is_host_namespace(ns->path)))
+      if (network && (!ns || !ns->path.empty()) && !(ns && is_host_namespace(ns->path, type)))
         add("network-not-isolated", field, ns ? ns->path : "absent: the host's",
             "code in the container can reach the network (a new network namespace cuts it off)");
     }
   }
 
+  // Every hook is a host program the runtime runs with its own privileges:
+  // createContainer before the root is pivoted and privileges dropped,
+  // startContainer before the seccomp filter is loaded.
   void hooks() {
-    const std::pair<const char*, const std::vector<spec::Hook>*> host_side[] = {
-        {"prestart", &spec_.hooks.prestart}, {"createRuntime", &spec_.hooks.create_runtime},
-        {"poststart", &spec_.hooks.poststart}, {"poststop", &spec_.hooks.poststop}};
-    for (const auto& [kind, list] : host_side)
-      for (size_t i = 0; i < list->size(); ++i)
-        add("host-hooks", std::string("hooks.") + kind + "[" + std::to_string(i) + "].path", (*list)[i].path,
-            "runs on the host, with the runtime's privileges, outside every namespace of the container");
+    const std::pair<const char*, const std::vector<spec::Hook>*> kinds[] = {
+        {"prestart", &spec_.hooks.prestart},          {"createRuntime", &spec_.hooks.create_runtime},
+        {"createContainer", &spec_.hooks.create_container}, {"startContainer", &spec_.hooks.start_container},
+        {"poststart", &spec_.hooks.poststart},        {"poststop", &spec_.hooks.poststop}};
+    for (const auto& [kind, list] : kinds)
+      for (size_t i = 0; i < list->size(); ++i) {
+        const std::string& path = (*list)[i].path;
+        if (std::count(policy_.allowed_hooks.begin(), policy_.allowed_hooks.end(), clean_path(path))) continue;
+        add("host-hooks", std::string("hooks.") + kind + "[" + std::to_string(i) + "].path", path,
+            "a host program the runtime runs with its privileges, before the container's confinement is complete");
+      }
   }
 
   void capabilities() {
@@ -200,18 +256,24 @@ class Checker {
                                           : "a capability beyond the engines' default set widens what root in the container can do to the host");
   }
 
-  // The host paths a mount exposes: a bind's source, an overlay's layers.
+  // The host paths a mount exposes: a bind's source, an overlay's layers
+  // (in any option: the kernel splits the data string on commas).
   static std::vector<std::pair<std::string, std::string>> host_paths(const spec::Mount& m, size_t i) {
     std::vector<std::pair<std::string, std::string>> out;  // field, path
     const std::string at = "mounts[" + std::to_string(i) + "]";
     if (is_bind(m)) out.push_back({at + ".source", m.source});
     if (m.type != "overlay") return out;
     for (size_t j = 0; j < m.options.size(); ++j) {
-      const std::string& o = m.options[j];
       const std::string field = at + ".options[" + std::to_string(j) + "]";
-      for (const char* key : {"lowerdir=", "upperdir=", "workdir="}) {
-        if (o.rfind(key, 0) != 0) continue;
-        std::istringstream dirs(o.substr(std::string(key).size()));
+      std::istringstream opts(m.options[j]);
+      std::string o;
+      while (std::getline(opts, o, ',')) {
+        const size_t eq = o.find('=');
+        if (eq == std::string::npos) continue;
+        const std::string key = o.substr(0, eq);
+        if (key != "lowerdir" && key != "lowerdir+" && key != "upperdir" && key != "workdir" && key != "datadir+")
+          continue;
+        std::istringstream dirs(o.substr(eq + 1));
         std::string dir;
         while (std::getline(dirs, dir, ':'))
           if (!dir.empty()) out.push_back({field, dir});
@@ -220,11 +282,36 @@ class Checker {
     return out;
   }
 
+  static bool has_option(const spec::Mount& m, const std::string& want) {
+    for (const auto& o : m.options) {
+      std::istringstream opts(o);
+      std::string one;
+      while (std::getline(opts, one, ','))
+        if (one == want) return true;
+    }
+    return false;
+  }
+
   void mounts() {
     for (size_t i = 0; i < spec_.mounts.size(); ++i) {
       const auto& m = spec_.mounts[i];
       for (const auto& [field, source] : host_paths(m, i)) host_path(field, source, m.destination);
+      if (is_bind(m)) continue;
+      const std::string field = "mounts[" + std::to_string(i) + "]";
+      if (!kMountTypes.count(m.type))
+        add("mount-types", field + ".type", m.type.empty() ? "(none)" : m.type,
+            "a filesystem beyond proc, sysfs, tmpfs, devpts, mqueue, cgroup and overlay (a host disk, binfmt_misc, debugfs...)");
+      else if (m.type == "proc" && clean_path(m.destination) != "/proc")
+        add("mount-types", field + ".destination", m.destination, "a proc mount outside /proc is not masked: /proc/sys and the rest are writable there");
+      else if ((m.type == "sysfs" || m.type == "cgroup" || m.type == "cgroup2") && !has_option(m, "ro"))
+        add("mount-types", field + ".options", m.type + " without ro", "the host's sysfs or cgroup settings become writable");
     }
+  }
+
+  // root.path, resolved: the bundle's own rootfs or an engine's.
+  void root() {
+    if (!spec_.root) return;
+    host_path("root.path", spec_.root->path, "/");
   }
 
   void host_path(const std::string& field, const std::string& source, const std::string& destination) {
@@ -233,7 +320,7 @@ class Checker {
       add("host-path-mounts", field, source, "a host path with \"..\" cannot be checked");
       return;
     }
-    if (resolve_) src = clean_path(resolve_(src));
+    if (probe_.resolve) src = clean_path(probe_.resolve(src));
     std::string secret = secret_reason(src);
     if (!secret.empty()) {
       add("sensitive-mounts", field, source, secret + ": credentials or root on the host become readable");
@@ -241,8 +328,31 @@ class Checker {
     }
     if (!bundle_.empty() && bundle_ != "/" && is_below(src, bundle_)) return;
     bool allowed = std::any_of(policy_.allowed_mount_sources.begin(), policy_.allowed_mount_sources.end(),
-                               [&](const std::string& d) { return is_below(src, clean_path(d)); });
+                               [&](const std::string& d) { return is_below_pattern(src, d); });
     if (!allowed) add("host-path-mounts", field, source, "a host path is visible in the container (" + destination + ")");
+  }
+
+  // An id map that reaches host root: files made in the container belong to
+  // the host's root (a setuid-root binary on the host), or the container's
+  // root is the host's.
+  void id_maps(const spec::Linux& l) {
+    auto reaches_root = [](const std::vector<spec::IdMapping>& maps) {
+      return std::any_of(maps.begin(), maps.end(), [](const spec::IdMapping& m) { return m.host_id == 0 && m.size > 0; });
+    };
+    if (reaches_root(l.uid_mappings) || reaches_root(l.gid_mappings))
+      add("host-root-mapping", "linux.uidMappings", "hostID 0", "the user namespace maps an id to the host's root");
+    for (size_t i = 0; i < spec_.mounts.size(); ++i) {
+      const auto& m = spec_.mounts[i];
+      if (!spec::is_idmapped(m) || has_option(m, "ro")) continue;
+      auto either = [](const std::vector<spec::IdMapping>& maps) {
+        return std::any_of(maps.begin(), maps.end(), [](const spec::IdMapping& x) {
+          return x.size > 0 && (x.host_id == 0 || x.container_id == 0);
+        });
+      };
+      if (either(m.uid_mappings) || either(m.gid_mappings))
+        add("host-root-mapping", "mounts[" + std::to_string(i) + "].uidMappings", "id 0",
+            "a writable idmapped mount whose files can become the host root's (setuid binaries included)");
+    }
   }
 
   void devices(const spec::Linux& l) {
@@ -254,20 +364,33 @@ class Checker {
           "a host device beyond the default set is reachable");
     }
     if (!l.resources) return;
+    // Opening (r, w) counts; "m" alone only lets mknod make the node. A
+    // negative number is a wildcard, as for the cgroup.
+    auto number = [](const std::optional<int64_t>& n) { return n && *n >= 0 ? std::to_string(*n) : std::string("*"); };
     for (size_t i = 0; i < l.resources->devices.size(); ++i) {
       const auto& r = l.resources->devices[i];
-      if (!r.allow || r.major || r.minor) continue;
-      if (r.type.empty() || r.type == "a" || r.type == "b")
-        add("host-devices", "linux.resources.devices[" + std::to_string(i) + "]",
-            "allow " + (r.type.empty() ? std::string("a") : r.type) + " *:* " + r.access,
-            "every host device of that type may be opened (as a privileged container)");
+      if (!r.allow || r.access.find_first_of("rw") == std::string::npos) continue;
+      const std::string type = r.type.empty() ? "a" : r.type;
+      const bool any_major = number(r.major) == "*";
+      if (type == "c" && !any_major) continue;
+      add("host-devices", "linux.resources.devices[" + std::to_string(i) + "]",
+          "allow " + type + " " + number(r.major) + ":" + number(r.minor) + " " + r.access,
+          type == "b" ? "a host block device may be opened: its filesystem, whatever is on it"
+                      : "every host device of that type may be opened (as a privileged container)");
     }
   }
 
   void proc(const spec::Linux& l) {
-    if (l.masked_paths.empty())
-      add("unmasked-proc", "linux.maskedPaths", "empty",
-          "/proc/kcore, /proc/keys, /sys/firmware and the like show host information");
+    auto missing = [](const std::vector<std::string>& have, const std::vector<std::string>& need) {
+      std::vector<std::string> out;
+      for (const auto& p : need)
+        if (std::find(have.begin(), have.end(), p) == have.end()) out.push_back(p);
+      return out;
+    };
+    if (auto m = missing(l.masked_paths, kMustMask); !m.empty())
+      add("unmasked-proc", "linux.maskedPaths", "lacks " + join(m), "/proc/kcore, /proc/keys, /sys/firmware and the like show host information");
+    if (auto m = missing(l.readonly_paths, kMustReadonly); !m.empty())
+      add("unmasked-proc", "linux.readonlyPaths", "lacks " + join(m), "the host's kernel settings under /proc/sys become writable");
   }
 
   void sysctls(const spec::Linux& l) {
@@ -303,6 +426,9 @@ class Checker {
     if (a == "SCMP_ACT_ALLOW" || a == "SCMP_ACT_LOG")
       add("seccomp-default-allow", "linux.seccomp.defaultAction", a,
           "a deny list: system calls it does not name, new ones included, are allowed");
+    else if (a == "SCMP_ACT_TRACE" || a == "SCMP_ACT_NOTIFY")
+      add("seccomp-default-allow", "linux.seccomp.defaultAction", a,
+          "system calls it does not name are decided by a tracer or agent, not the filter");
   }
 
   void process_rules(const spec::Linux& l) {
@@ -329,7 +455,7 @@ class Checker {
   const spec::Spec& spec_;
   const Policy& policy_;
   std::string bundle_;
-  const Resolver& resolve_;
+  const HostProbe& probe_;
   std::vector<Finding> findings_;
 };
 
@@ -358,14 +484,15 @@ Policy builtin(const std::string& level) {
   p.name = level;
   if (level != "baseline" && level != "restricted")
     throw Error("policy \"" + level + "\": not a built-in level (baseline, restricted) nor a file");
-  for (const char* id : {"host-namespaces", "privileged-capabilities", "host-path-mounts", "sensitive-mounts",
-                         "host-devices", "unmasked-proc", "unsafe-sysctls", "apparmor-unconfined", "selinux-type"})
+  for (const char* id : {"host-namespaces", "host-hooks", "privileged-capabilities", "host-path-mounts",
+                         "sensitive-mounts", "mount-types", "host-root-mapping", "host-devices", "unmasked-proc",
+                         "unsafe-sysctls", "apparmor-unconfined", "selinux-type"})
     p.rules[id] = Severity::error;
-  p.rules["no-seccomp"] = p.rules["seccomp-default-allow"] = p.rules["host-hooks"] = Severity::warn;
+  p.rules["no-seccomp"] = p.rules["seccomp-default-allow"] = Severity::warn;
   p.allowed_mount_sources = kEngineDirs;
   if (level == "restricted") {
     p.restricted_capabilities = true;
-    for (const char* id : {"no-seccomp", "seccomp-default-allow", "no-new-privileges", "root-user", "host-hooks"})
+    for (const char* id : {"no-seccomp", "seccomp-default-allow", "no-new-privileges", "root-user"})
       p.rules[id] = Severity::error;
     for (const char* id : {"network-not-isolated", "writable-root", "no-memory-limit", "no-pids-limit"})
       p.rules[id] = Severity::warn;
@@ -393,8 +520,8 @@ std::string findings_table(const std::vector<Finding>& findings) {
 }
 
 std::vector<Finding> evaluate(const spec::Spec& spec, const Policy& policy, const std::string& bundle,
-                              const Resolver& resolve) {
-  return Checker(spec, policy, bundle, resolve).run();
+                              const HostProbe& probe) {
+  return Checker(spec, policy, bundle, probe).run();
 }
 
 }  // namespace husk::policy

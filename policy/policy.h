@@ -33,10 +33,13 @@ struct Policy {
   std::map<std::string, Severity> rules;
   // Capabilities allowed beyond the level's own list ("CAP_NET_RAW").
   std::vector<std::string> allowed_capabilities;
-  // Host directories a bind mount may come from (with everything below them).
+  // Host directories a bind mount may come from (with everything below them);
+  // a "*" component matches any one name (/var/lib/kubelet/pods/*/volumes).
   std::vector<std::string> allowed_mount_sources;
   // Sysctls allowed beyond the level's safe list.
   std::vector<std::string> allowed_sysctls;
+  // Hook programs the operator trusts (GPU and CDI hooks), by absolute path.
+  std::vector<std::string> allowed_hooks;
   // Restricted: only CAP_NET_BIND_SERVICE may be kept (Kubernetes' Pod
   // Security Standards); otherwise the baseline's list.
   bool restricted_capabilities = false;
@@ -53,21 +56,30 @@ Policy builtin(const std::string& level);
 // A YAML policy (`shown` names it in errors):
 //   level: baseline            # optional: start from a built-in level
 //   rules: {writable-root: error, no-memory-limit: off}
-//   allow: {capabilities: [CAP_NET_RAW], mountSources: [/srv], sysctls: [net.core.somaxconn]}
-// Unknown keys, rule ids and severities are errors naming them.
+//   allow: {capabilities: [CAP_NET_RAW], mountSources: [/srv], sysctls: [net.core.somaxconn],
+//           hooks: [/usr/bin/nvidia-ctk]}
+// `level` is required (a file that forgot it would turn every rule off).
+// Unknown or repeated keys, rule ids and severities are errors naming them.
 Policy parse_policy_yaml(const std::string& text, const std::string& shown);
 
 // `arg` of --policy: a built-in level's name or a YAML file's path.
 Policy load_policy(const std::string& arg);
 
+// What only the host can answer, for the runtime to fill in; by default
+// paths are judged as written.
+struct HostProbe {
+  // The path a host path reaches now (realpath: a symlink in the bundle may
+  // point anywhere).
+  std::function<std::string(const std::string&)> resolve;
+  // True when namespace file `path` is the same namespace (device and inode)
+  // as the host init's or the runtime's own of that OCI type.
+  std::function<bool(const std::string& path, const std::string& type)> host_namespace;
+};
+
 // The findings of `spec` (validated) under `policy`; `bundle` is the bundle
 // directory (bind mounts from inside it are the bundle's own files).
-// `resolve` turns a host path a mount names into the one it reaches (the
-// runtime passes realpath: a symlink in the bundle may point anywhere); by
-// default paths are judged as written.
-using Resolver = std::function<std::string(const std::string&)>;
 std::vector<Finding> evaluate(const spec::Spec& spec, const Policy& policy, const std::string& bundle,
-                              const Resolver& resolve = {});
+                              const HostProbe& probe = {});
 
 // True when a finding has severity error.
 bool violated(const std::vector<Finding>& findings);
@@ -82,6 +94,7 @@ std::string findings_table(const std::vector<Finding>& findings);
 //   roots: {/run/containerd/husk-strict: restricted}
 //   binaries: {husk-strict: /etc/husk/strict.yaml}
 // Values are built-in levels or policy files. Nothing a bundle says is read.
+// A file without any of the three keys, or with one twice, is an error.
 struct OperatorConfig {
   std::string policy;
   std::map<std::string, std::string> roots;     // cleaned absolute --root -> policy

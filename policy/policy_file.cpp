@@ -19,10 +19,34 @@ std::vector<std::string> string_list(const YAML::Node& node, const std::string& 
   return out;
 }
 
+// The keys of a map, each once: YAML lets a repeated key through, and which
+// of the two a reader takes is a guess no policy may depend on.
+std::vector<std::pair<std::string, YAML::Node>> entries(const YAML::Node& map, const std::string& where) {
+  std::vector<std::pair<std::string, YAML::Node>> out;
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) throw Error(where + ": a key that is not a name");
+    std::string key = kv.first.as<std::string>();
+    for (const auto& seen : out)
+      if (seen.first == key) throw Error((where.empty() ? "" : where + ".") + key + ": given twice");
+    out.emplace_back(key, kv.second);
+  }
+  return out;
+}
+
+// An absolute path without "..", ".", "//" or a trailing "/": compared as
+// written, so it must mean what it says.
+std::string clean_absolute(const std::string& path, const std::string& field) {
+  bool clean = !path.empty() && path[0] == '/' && (path.size() == 1 || path.back() != '/') &&
+               path.find("//") == std::string::npos && path.find("/./") == std::string::npos &&
+               path.find("/../") == std::string::npos && !path.ends_with("/..") && !path.ends_with("/.");
+  if (!clean) throw Error(field + ": \"" + path + "\" is not a clean absolute path");
+  return path;
+}
+
 void parse_allow(const YAML::Node& allow, Policy& p) {
-  if (!allow.IsMap()) throw Error("allow: expected a map (capabilities, mountSources, sysctls)");
-  for (const auto& kv : allow) {
-    const std::string key = kv.first.as<std::string>();
+  if (!allow.IsMap()) throw Error("allow: expected a map (capabilities, mountSources, sysctls, hooks)");
+  for (const auto& kv : entries(allow, "allow")) {
+    const std::string key = kv.first;
     const std::string field = "allow." + key;
     if (key == "capabilities") {
       for (const auto& cap : string_list(kv.second, field)) {
@@ -30,15 +54,14 @@ void parse_allow(const YAML::Node& allow, Policy& p) {
         p.allowed_capabilities.push_back(cap);
       }
     } else if (key == "mountSources") {
-      for (const auto& dir : string_list(kv.second, field)) {
-        if (dir.empty() || dir[0] != '/') throw Error(field + ": \"" + dir + "\" is not an absolute path");
-        p.allowed_mount_sources.push_back(dir);
-      }
+      for (const auto& dir : string_list(kv.second, field)) p.allowed_mount_sources.push_back(clean_absolute(dir, field));
+    } else if (key == "hooks") {
+      for (const auto& path : string_list(kv.second, field)) p.allowed_hooks.push_back(clean_absolute(path, field));
     } else if (key == "sysctls") {
       auto list = string_list(kv.second, field);
       p.allowed_sysctls.insert(p.allowed_sysctls.end(), list.begin(), list.end());
     } else {
-      throw Error(field + ": unknown key (capabilities, mountSources, sysctls)");
+      throw Error(field + ": unknown key (capabilities, mountSources, sysctls, hooks)");
     }
   }
 }
@@ -79,8 +102,10 @@ OperatorConfig parse_operator_config(const std::string& text, const std::string&
     OperatorConfig c;
     if (root.IsNull()) return c;
     if (!root.IsMap()) throw Error("expected a map (policy, roots, binaries)");
-    for (const auto& kv : root) {
-      const std::string key = kv.first.as<std::string>();
+    const auto keys = entries(root, "");
+    if (keys.empty()) throw Error("no policy, roots or binaries: an operator's config must say which policy applies");
+    for (const auto& kv : keys) {
+      const std::string key = kv.first;
       if (key == "policy") {
         c.policy = scalar(kv.second, key);
       } else if (key == "roots") {
@@ -112,22 +137,20 @@ Policy parse_policy_yaml(const std::string& text, const std::string& shown) {
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) throw Error("expected a map (level, rules, allow)");
-    Policy p;
+    const auto keys = entries(root, "");
+    // Required: a file without it would start from no rule at all.
+    if (!root["level"] || !root["level"].IsScalar()) throw Error("level: required, baseline or restricted");
+    Policy p = builtin(root["level"].as<std::string>());
     p.name = shown;
-    if (root["level"]) {
-      if (!root["level"].IsScalar()) throw Error("level: expected baseline or restricted");
-      p = builtin(root["level"].as<std::string>());
-      p.name = shown;
-    }
-    for (const auto& kv : root) {
-      const std::string key = kv.first.as<std::string>();
+    for (const auto& kv : keys) {
+      const std::string key = kv.first;
       if (key == "level") continue;
       if (key == "allow") {
         parse_allow(kv.second, p);
       } else if (key == "rules") {
         if (!kv.second.IsMap()) throw Error("rules: expected a map of rule: error|warn|off");
-        for (const auto& rule : kv.second) {
-          const std::string id = rule.first.as<std::string>();
+        for (const auto& rule : entries(kv.second, "rules")) {
+          const std::string id = rule.first;
           const std::string field = "rules." + id;
           if (std::find(rule_ids().begin(), rule_ids().end(), id) == rule_ids().end())
             throw Error(field + ": unknown rule");

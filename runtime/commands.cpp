@@ -152,6 +152,11 @@ Bundle open_bundle(const std::string& bundle_arg) {
   Bundle b;
   b.dir = absolute_dir(bundle_arg, "bundle");
   b.spec = load_config(b.dir, b.config_text);
+  // A relative bind source is the bundle's (config.md; runc works in the
+  // bundle directory), never husk's caller's working directory.
+  for (auto& m : b.spec.mounts)
+    if (!m.source.empty() && m.source[0] != '/' && (m.type == "bind" || ns::parse_mount_options(m.options).bind))
+      m.source = b.dir + "/" + m.source;
   const std::string& root = b.spec.root->path;
   b.rootfs = absolute_dir(root[0] == '/' ? root : b.dir + "/" + root, "rootfs");
   return b;
@@ -598,7 +603,7 @@ int cmd_check(const Global& g, const std::string& bundle, const std::string& pol
   std::string arg = policy_arg.empty() ? operator_policy(g) : policy_arg;
   policy::Policy policy = policy::load_policy(arg.empty() ? "baseline" : arg);
   spec::Spec spec = spec::load_bundle(bundle);
-  std::vector<policy::Finding> findings = policy::evaluate(spec, policy, absolute_dir(bundle, "bundle"), resolve_host_path);
+  std::vector<policy::Finding> findings = policy::evaluate(spec, policy, absolute_dir(bundle, "bundle"), host_probe());
   if (findings.empty())
     std::cout << bundle << ": no findings under policy " << policy.name << "\n";
   else

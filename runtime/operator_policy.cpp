@@ -1,6 +1,7 @@
 #include "runtime/operator_policy.h"
 
 #include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,6 +27,21 @@ std::string errors_of(const policy::Policy& p, const std::vector<policy::Finding
   return errors;
 }
 
+std::string resolve_host_path(const std::string& path) {
+  char buf[PATH_MAX];
+  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
+}
+
+bool is_host_namespace(const std::string& path, const std::string& type) {
+  const std::string name = type == "network" ? "net" : type == "mount" ? "mnt" : type;
+  struct stat target, host;
+  if (::stat(path.c_str(), &target) != 0) return false;
+  for (const std::string owner : {"/proc/1/ns/", "/proc/self/ns/"})
+    if (::stat((owner + name).c_str(), &host) == 0 && host.st_dev == target.st_dev && host.st_ino == target.st_ino)
+      return true;
+  return false;
+}
+
 }  // namespace
 
 std::string operator_config_path() {
@@ -36,20 +52,20 @@ std::string operator_config_path() {
 
 std::string operator_policy(const Global& g) {
   const std::string path = operator_config_path();
-  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) return "";
+  // Only a path that is not there at all means "no policy": a dangling
+  // symlink or an unreadable file fails the command.
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return "";
   return policy::select_policy(policy::parse_operator_config(spec::read_json_file(path), path), g.root, g.binary_name);
 }
 
-std::string resolve_host_path(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
+policy::HostProbe host_probe() { return {resolve_host_path, is_host_namespace}; }
 
 void enforce_operator_policy(const Global& g, const spec::Spec& spec, const std::string& bundle_dir) {
   const std::string arg = operator_policy(g);
   if (arg.empty()) return;
   const policy::Policy p = policy::load_policy(arg);
-  const std::string errors = errors_of(p, policy::evaluate(spec, p, bundle_dir, resolve_host_path), false);
+  const std::string errors = errors_of(p, policy::evaluate(spec, p, bundle_dir, host_probe()), false);
   if (!errors.empty())
     throw Error("config.json breaks the operator's policy " + p.name + " (" + operator_config_path() + "): " + errors);
 }
@@ -60,7 +76,7 @@ void enforce_operator_policy_on_exec(const Global& g, const spec::Spec& containe
   const policy::Policy p = policy::load_policy(arg);
   spec::Spec with_process = container;
   with_process.process = proc;
-  const std::string errors = errors_of(p, policy::evaluate(with_process, p, ""), true);
+  const std::string errors = errors_of(p, policy::evaluate(with_process, p, "", host_probe()), true);
   if (!errors.empty())
     throw Error("exec: the process breaks the operator's policy " + p.name + " (" + operator_config_path() + "): " + errors);
 }

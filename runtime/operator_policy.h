@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "policy/policy.h"
 #include "runtime/commands.h"
 #include "spec/spec.h"
 
@@ -16,8 +17,10 @@ std::string operator_config_path();
 // operator's policy is never skipped silently.
 std::string operator_policy(const Global& g);
 
-// What a host path reaches now (symlinks followed); as written when missing.
-std::string resolve_host_path(const std::string& path);
+// The host's answers for policy::evaluate: paths resolved (symlinks
+// followed), namespaces compared by device and inode with the host init's
+// and husk's own.
+policy::HostProbe host_probe();
 
 // create and run: refuse a bundle that breaks the policy, naming every error
 // finding in the one line the engines show.

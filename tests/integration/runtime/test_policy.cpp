@@ -203,3 +203,18 @@ TEST_CASE("exec under the operator's policy: --cap and a root user are refused, 
   CHECK(contains(root.err, "process.user.uid = 0 (root-user"));
   c.del(true);
 }
+
+TEST_CASE("a relative bind source is the bundle's, whatever husk's working directory", "[policy][mounts]") {
+  Container c("relative-bind");
+  REQUIRE(::mkdir((c.bundle + "/etc").c_str(), 0755) == 0);
+  write_file(c.bundle + "/etc/hostname", "from-the-bundle\n");
+  c.cfg["mounts"].push_back({{"destination", "/h"}, {"type", "bind"}, {"source", "etc"}, {"options", {"rbind", "ro"}}});
+  c.args({"cat", "/h/hostname"});
+  c.write_config();
+  SpawnOpts from_root;
+  from_root.cwd = "/";  // where "etc" would be the host's /etc
+  auto r = c.run({}, from_root);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out == "from-the-bundle\n");
+}

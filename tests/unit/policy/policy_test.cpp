@@ -80,7 +80,7 @@ TEST_CASE("a privileged container: every rule that makes it privileged", "[polic
             "error privileged-capabilities process.capabilities = CAP_SYS_ADMIN (bounding, effective)",
             "error host-devices linux.devices[0] = /dev/sda (b 8:0)",
             "error host-devices linux.resources.devices[0] = allow a *:* rwm",
-            "error unmasked-proc linux.maskedPaths = empty",
+            "error unmasked-proc linux.maskedPaths = lacks /proc/kcore, /proc/keys, /proc/timer_list, /sys/firmware",
             "error apparmor-unconfined process.apparmorProfile = unconfined",
             "warn seccomp-default-allow linux.seccomp.defaultAction = SCMP_ACT_ALLOW"});
   // restricted keeps only NET_BIND_SERVICE: CHOWN is reported too.
@@ -111,16 +111,18 @@ TEST_CASE("mounts: host paths, credentials and engine sockets; deny wins over al
   j["mounts"].push_back(bind("/home/alice/.ssh", "/root/.ssh"));                          // 8
   j["mounts"].push_back(bind("/home/alice", "/work"));                                    // 9
   j["mounts"].push_back(bind("/srv/data", "/data"));                                      // 10
-  j["mounts"].push_back(bind("/var/lib/containerd/io.containerd.grpc.v1.cri/x/hosts", "/etc/hosts"));  // 11
+  j["mounts"].push_back(bind("/var/lib/containerd/io.containerd.grpc.v1.cri/sandboxes/abc/hosts", "/etc/hosts"));  // 11
   j["mounts"].push_back(bind("volumes/cache", "/cache"));                                 // 12: in the bundle
   j["mounts"].push_back(bind("/srv/bundles/app/../../../etc", "/x"));                     // 13
   j["mounts"].push_back(bind("/", "/host"));                                              // 14
   j["mounts"].push_back(bind("/opt/proj/.aws/credentials", "/creds"));                   // 15
   j["mounts"].push_back(bind("/run/containerd", "/run/containerd"));                      // 16
+  j["mounts"].push_back(bind("/var/lib/kubelet/pods", "/pods"));  // 17: every pod's secrets, not one pod's volume
   auto got = rules_of(j, builtin("baseline"));
   CHECK(got == std::vector<std::string>{
                    "error host-path-mounts mounts[10].source = /srv/data",
                    "error host-path-mounts mounts[13].source = /srv/bundles/app/../../../etc",
+                   "error host-path-mounts mounts[17].source = /var/lib/kubelet/pods",
                    "error sensitive-mounts mounts[7].source = /var/run/docker.sock",
                    "error sensitive-mounts mounts[8].source = /home/alice/.ssh",
                    "error sensitive-mounts mounts[9].source = /home/alice",
@@ -171,21 +173,25 @@ TEST_CASE("YAML policies: severities, allow lists and errors naming the field", 
   j["linux"]["resources"].erase("memory");
   CHECK(rules_of(j, p) == std::vector<std::string>{"error writable-root root.readonly = false"});
 
-  // Without a level, only the rules it names.
-  Policy only = parse_policy_yaml("rules: {no-pids-limit: warn}", "only.yaml");
-  json bare = json::parse(husk::spec::default_config_json(false));
-  CHECK(rules_of(bare, only) == std::vector<std::string>{"warn no-pids-limit linux.resources.pids.limit = absent"});
+  // A file that forgot its level would turn every rule off.
+  CHECK_THROWS_WITH(parse_policy_yaml("rules: {no-pids-limit: warn}", "only.yaml"),
+                    "only.yaml: level: required, baseline or restricted");
+  // Repeated keys and paths that are not clean fail instead of meaning something else.
+  CHECK_THROWS_WITH(parse_policy_yaml("level: restricted\nlevel: baseline\n", "p.yaml"), "p.yaml: level: given twice");
+  CHECK_THROWS_WITH(parse_policy_yaml("level: baseline\nrules: {root-user: off, root-user: error}", "p.yaml"),
+                    "p.yaml: rules.root-user: given twice");
+  for (const char* dir : {"/srv/../srv", "/srv/", "//srv", "/srv/.", "srv", ""})
+    CHECK_THROWS_WITH(parse_policy_yaml(std::string("level: baseline\nallow: {mountSources: ['") + dir + "']}", "p.yaml"),
+                      std::string("p.yaml: allow.mountSources: \"") + dir + "\" is not a clean absolute path");
 
-  CHECK_THROWS_WITH(parse_policy_yaml("rules: {no-such-rule: error}", "p.yaml"), "p.yaml: rules.no-such-rule: unknown rule");
-  CHECK_THROWS_WITH(parse_policy_yaml("rules: {root-user: fatal}", "p.yaml"),
+  CHECK_THROWS_WITH(parse_policy_yaml("level: baseline\nrules: {no-such-rule: error}", "p.yaml"), "p.yaml: rules.no-such-rule: unknown rule");
+  CHECK_THROWS_WITH(parse_policy_yaml("level: baseline\nrules: {root-user: fatal}", "p.yaml"),
                     "p.yaml: rules.root-user: \"fatal\" is not a severity (error, warn or off)");
   CHECK_THROWS_WITH(parse_policy_yaml("level: paranoid", "p.yaml"),
                     Contains("p.yaml: policy \"paranoid\": not a built-in level"));
-  CHECK_THROWS_WITH(parse_policy_yaml("allow: {capabilities: [CAP_BOGUS]}", "p.yaml"),
+  CHECK_THROWS_WITH(parse_policy_yaml("level: baseline\nallow: {capabilities: [CAP_BOGUS]}", "p.yaml"),
                     "p.yaml: allow.capabilities: unknown capability \"CAP_BOGUS\"");
-  CHECK_THROWS_WITH(parse_policy_yaml("allow: {mountSources: [srv]}", "p.yaml"),
-                    "p.yaml: allow.mountSources: \"srv\" is not an absolute path");
-  CHECK_THROWS_WITH(parse_policy_yaml("polcy: {}", "p.yaml"), "p.yaml: polcy: unknown key (level, rules, allow)");
+  CHECK_THROWS_WITH(parse_policy_yaml("level: baseline\npolcy: {}", "p.yaml"), "p.yaml: polcy: unknown key (level, rules, allow)");
   CHECK_THROWS_WITH(parse_policy_yaml("rules: [a, b", "p.yaml"), Contains("p.yaml: line 1:"));
   CHECK_THROWS_WITH(parse_policy_yaml("- a\n- b\n", "p.yaml"), "p.yaml: expected a map (level, rules, allow)");
 }
@@ -226,9 +232,10 @@ TEST_CASE("hostile bundles: symlinked sources, overlay layers, hooks, the host's
   j["mounts"].push_back({{"destination", "/o"}, {"type", "overlay"}, {"source", "overlay"},
                          {"options", {"lowerdir=/home/alice:/srv/x", "upperdir=/srv/bundles/app/u", "workdir=/srv/bundles/app/w"}}});
   j["hooks"]["createRuntime"] = {{{"path", "/bin/sh"}, {"args", {"sh", "-c", "cp /bin/sh /tmp"}}}};
-  j["hooks"]["createContainer"] = {{{"path", "/bin/true"}}};  // runs in the container's namespaces
+  j["hooks"]["createContainer"] = {{{"path", "/bin/true"}}};  // host root too: before pivot and the privilege drop
   j["linux"]["namespaces"].push_back({{"type", "user"}, {"path", "/proc/self/ns/user"}});
-  Resolver resolve = [](const std::string& p) {
+  HostProbe resolve;
+  resolve.resolve = [](const std::string& p) {
     return p == "/srv/bundles/app/keys" ? std::string("/home/alice/.ssh") : p;
   };
   std::vector<std::string> got;
@@ -237,6 +244,7 @@ TEST_CASE("hostile bundles: symlinked sources, overlay layers, hooks, the host's
   CHECK(got == std::vector<std::string>{
                    "error host-namespaces linux.namespaces[6].path = /proc/self/ns/user",
                    "error host-hooks hooks.createRuntime[0].path = /bin/sh",
+                   "error host-hooks hooks.createContainer[0].path = /bin/true",
                    "error host-path-mounts mounts[8].options[0] = /srv/x",
                    "error sensitive-mounts mounts[7].source = keys",
                    "error sensitive-mounts mounts[8].options[0] = /home/alice"});
@@ -244,4 +252,69 @@ TEST_CASE("hostile bundles: symlinked sources, overlay layers, hooks, the host's
   auto lexical = rules_of(j, builtin("restricted"));
   CHECK(std::find(lexical.begin(), lexical.end(), "error sensitive-mounts mounts[7].source = keys") == lexical.end());
   CHECK(std::find(lexical.begin(), lexical.end(), "error host-namespaces linux.namespaces[6].path = /proc/self/ns/user") != lexical.end());
+}
+
+TEST_CASE("red team: non-bind mounts, hidden overlay layers, root.path, device wildcards, id maps", "[policy]") {
+  json j = hardened();
+  j["mounts"].push_back({{"destination", "/h"}, {"type", "ext4"}, {"source", "/dev/vda"}});               // 7
+  j["mounts"].push_back({{"destination", "/b"}, {"type", "binfmt_misc"}, {"source", "binfmt_misc"}});     // 8
+  j["mounts"].push_back({{"destination", "/p"}, {"type", "proc"}, {"source", "proc"}});                   // 9
+  j["mounts"].push_back({{"destination", "/s"}, {"type", "sysfs"}, {"source", "sysfs"}, {"options", {"nosuid"}}});  // 10
+  j["mounts"].push_back({{"destination", "/o"}, {"type", "overlay"}, {"source", "overlay"},
+                         {"options", {"index=off,lowerdir=/etc:/usr"}}});                               // 11
+  j["mounts"].push_back({{"destination", "/i"}, {"type", "bind"}, {"source", "/srv/bundles/app/data"},
+                         {"options", {"rbind", "idmap"}},
+                         {"uidMappings", {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}}},
+                         {"gidMappings", {{{"containerID", 0}, {"hostID", 1000}, {"size", 1}}}}});      // 12
+  j["root"]["path"] = "/usr";
+  j["linux"]["resources"]["devices"] = {{{"allow", false}, {"access", "rwm"}},
+                                        {{"allow", true}, {"type", "a"}, {"major", -1}, {"minor", -1}, {"access", "rwm"}},
+                                        {{"allow", true}, {"type", "b"}, {"major", 7}, {"minor", 0}, {"access", "rw"}},
+                                        {{"allow", true}, {"type", "b"}, {"access", "m"}},
+                                        {{"allow", true}, {"type", "c"}, {"major", 136}, {"access", "rwm"}}};
+  j["linux"]["seccomp"]["defaultAction"] = "SCMP_ACT_NOTIFY";
+  j["linux"]["seccomp"]["listenerPath"] = "/run/agent.sock";
+  j["linux"]["namespaces"].push_back({{"type", "user"}});
+  j["linux"]["uidMappings"] = {{{"containerID", 0}, {"hostID", 0}, {"size", 65536}}};
+  j["linux"]["gidMappings"] = {{{"containerID", 0}, {"hostID", 0}, {"size", 65536}}};
+  CHECK(rules_of(j, builtin("baseline")) ==
+        std::vector<std::string>{
+            "error host-path-mounts root.path = /usr",
+            "error host-path-mounts mounts[11].options[0] = /usr",
+            "error sensitive-mounts mounts[11].options[0] = /etc",
+            "error mount-types mounts[7].type = ext4",
+            "error mount-types mounts[8].type = binfmt_misc",
+            "error mount-types mounts[9].destination = /p",
+            "error mount-types mounts[10].options = sysfs without ro",
+            "error host-root-mapping linux.uidMappings = hostID 0",
+            "error host-root-mapping mounts[12].uidMappings = id 0",
+            "error host-devices linux.resources.devices[1] = allow a *:* rwm",
+            "error host-devices linux.resources.devices[2] = allow b 7:0 rw",
+            "warn seccomp-default-allow linux.seccomp.defaultAction = SCMP_ACT_NOTIFY"});
+  j["root"]["path"] = "/root";
+  auto got = rules_of(j, builtin("baseline"));
+  CHECK(std::find(got.begin(), got.end(), "error sensitive-mounts root.path = /root") != got.end());
+}
+
+TEST_CASE("namespaces the host probe says are the host's, through any path", "[policy]") {
+  json j = hardened();
+  j["linux"]["namespaces"] = {{{"type", "pid"}, {"path", "/proc/2/ns/pid"}}, {{"type", "network"}, {"path", "/proc/2/ns/net"}},
+                              {{"type", "ipc"}}, {{"type", "mount"}, {"path", "/proc/77/ns/mnt"}}};
+  HostProbe probe;
+  probe.host_namespace = [](const std::string& path, const std::string&) { return path.rfind("/proc/2/", 0) == 0; };
+  std::vector<std::string> got;
+  for (const auto& f : evaluate(husk::spec::parse(j.dump()), builtin("restricted"), kBundle, probe))
+    got.push_back(f.rule + " " + f.field + " = " + f.value);
+  CHECK(got == std::vector<std::string>{"host-namespaces linux.namespaces[0].path = /proc/2/ns/pid",
+                                        "host-namespaces linux.namespaces[1].path = /proc/2/ns/net"});
+}
+
+TEST_CASE("hooks the operator allows, and an operator config that says nothing", "[policy]") {
+  json j = hardened();
+  j["hooks"]["prestart"] = {{{"path", "/usr/bin/nvidia-ctk"}}, {{"path", "/tmp/evil"}}};
+  Policy p = parse_policy_yaml("level: restricted\nallow: {hooks: [/usr/bin/nvidia-ctk]}", "p.yaml");
+  CHECK(rules_of(j, p) == std::vector<std::string>{"error host-hooks hooks.prestart[1].path = /tmp/evil"});
+  CHECK_THROWS_WITH(parse_operator_config("# nothing yet\n{}", "c.yaml"),
+                    "c.yaml: no policy, roots or binaries: an operator's config must say which policy applies");
+  CHECK_THROWS_WITH(parse_operator_config("policy: restricted\npolicy: baseline", "c.yaml"), "c.yaml: policy: given twice");
 }
