@@ -94,13 +94,24 @@ std::string trim_path(const std::string& path) {
   return out;
 }
 
+// `parse()`, its errors naming the file `shown` (and the line, for YAML's).
+template <class Parse>
+auto naming_file(const std::string& shown, Parse parse) -> decltype(parse()) {
+  try {
+    return parse();
+  } catch (const YAML::Exception& e) {
+    throw Error(shown + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  } catch (const Error& e) {
+    rethrow_with(shown, e);
+  }
+}
+
 }  // namespace
 
 OperatorConfig parse_operator_config(const std::string& text, const std::string& shown) {
-  try {
+  return naming_file(shown, [&] {
     YAML::Node root = YAML::Load(text);
     OperatorConfig c;
-    if (root.IsNull()) return c;
     if (!root.IsMap()) throw Error("expected a map (policy, roots, binaries)");
     const auto keys = entries(root, "");
     if (keys.empty()) throw Error("no policy, roots or binaries: an operator's config must say which policy applies");
@@ -120,11 +131,7 @@ OperatorConfig parse_operator_config(const std::string& text, const std::string&
       }
     }
     return c;
-  } catch (const YAML::Exception& e) {
-    throw Error(shown + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  } catch (const Error& e) {
-    rethrow_with(shown, e);
-  }
+  });
 }
 
 std::string select_policy(const OperatorConfig& config, const std::string& root, const std::string& binary_name) {
@@ -134,7 +141,7 @@ std::string select_policy(const OperatorConfig& config, const std::string& root,
 }
 
 Policy parse_policy_yaml(const std::string& text, const std::string& shown) {
-  try {
+  return naming_file(shown, [&] {
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) throw Error("expected a map (level, rules, allow)");
     const auto keys = entries(root, "");
@@ -162,11 +169,7 @@ Policy parse_policy_yaml(const std::string& text, const std::string& shown) {
       }
     }
     return p;
-  } catch (const YAML::Exception& e) {
-    throw Error(shown + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
-  } catch (const Error& e) {
-    rethrow_with(shown, e);
-  }
+  });
 }
 
 Policy load_policy(const std::string& arg) {

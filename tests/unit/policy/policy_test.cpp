@@ -213,7 +213,7 @@ TEST_CASE("the operator's config picks the policy by --root, then binary name, t
   CHECK(select_policy(c, "/run/containerd//strict", "husk") == "restricted");
   CHECK(select_policy(c, "/run/husk", "husk-strict") == "/etc/husk/s.yaml");
   CHECK(select_policy(c, "/run/husk", "husk") == "baseline");
-  CHECK(select_policy(parse_operator_config("", "c.yaml"), "/run/husk", "husk").empty());
+  CHECK_THROWS_WITH(parse_operator_config("", "c.yaml"), "c.yaml: expected a map (policy, roots, binaries)");
   CHECK(select_policy(parse_operator_config("binaries: {husk-strict: restricted}", "c.yaml"), "/run/husk", "husk").empty());
   CHECK_THROWS_WITH(parse_operator_config("polcy: restricted", "c.yaml"), "c.yaml: polcy: unknown key (policy, roots, binaries)");
   CHECK_THROWS_WITH(parse_operator_config("roots: {run/x: restricted}", "c.yaml"), "c.yaml: roots.run/x: not an absolute path");
