@@ -208,7 +208,7 @@ MountStep plan_mount(const spec::Mount& m, size_t index, const MountHost& host) 
   s.source = m.source;
   s.options = parse_mount_options(m.options);
   s.real_directory = m.type == "proc" || m.type == "sysfs";
-  bool bind = s.options.bind || m.type == "bind";
+  bool bind = spec::is_bind(m);
   if (spec::is_idmapped(m)) {
     if (!bind) throw Error(s.what + ": idmap is only supported on bind mounts");
     s.kind = MountStep::Kind::Idmapped;

@@ -1,8 +1,12 @@
 #include "policy/policy.h"
 
+#include <sys/mount.h>
+
 #include <algorithm>
 #include <set>
 #include <sstream>
+
+#include "namespaces/namespaces.h"
 
 namespace husk::policy {
 namespace {
@@ -123,9 +127,11 @@ bool is_below_pattern(const std::string& path, const std::string& pattern) {
   return true;
 }
 
-bool is_bind(const spec::Mount& m) {
-  if (m.type == "bind") return true;
-  return std::any_of(m.options.begin(), m.options.end(), [](const std::string& o) { return o == "bind" || o == "rbind"; });
+// Read-only as the mount code will make it: the last of ro/rw wins, and
+// "rro" sets the recursive attribute.
+bool is_read_only(const spec::Mount& m) {
+  const ns::MountOptions mo = ns::parse_mount_options(m.options);
+  return (mo.flags & MS_RDONLY) || (mo.attr_set & MOUNT_ATTR_RDONLY);
 }
 
 // Why a bind source exposes credentials, or "".
@@ -257,15 +263,15 @@ class Checker {
   }
 
   // The host paths a mount exposes: a bind's source, an overlay's layers
-  // (in any option: the kernel splits the data string on commas).
+  // (from the data string the kernel gets, commas split as it does).
   static std::vector<std::pair<std::string, std::string>> host_paths(const spec::Mount& m, size_t i) {
     std::vector<std::pair<std::string, std::string>> out;  // field, path
     const std::string at = "mounts[" + std::to_string(i) + "]";
-    if (is_bind(m)) out.push_back({at + ".source", m.source});
+    if (spec::is_bind(m)) out.push_back({at + ".source", m.source});
     if (m.type != "overlay") return out;
     for (size_t j = 0; j < m.options.size(); ++j) {
-      const std::string field = at + ".options[" + std::to_string(j) + "]";
-      std::istringstream opts(m.options[j]);
+      // What this option adds to the data string (nothing for a flag).
+      std::istringstream opts(ns::parse_mount_options({m.options[j]}).data);
       std::string o;
       while (std::getline(opts, o, ',')) {
         const size_t eq = o.find('=');
@@ -276,34 +282,24 @@ class Checker {
         std::istringstream dirs(o.substr(eq + 1));
         std::string dir;
         while (std::getline(dirs, dir, ':'))
-          if (!dir.empty()) out.push_back({field, dir});
+          if (!dir.empty()) out.push_back({at + ".options[" + std::to_string(j) + "]", dir});
       }
     }
     return out;
-  }
-
-  static bool has_option(const spec::Mount& m, const std::string& want) {
-    for (const auto& o : m.options) {
-      std::istringstream opts(o);
-      std::string one;
-      while (std::getline(opts, one, ','))
-        if (one == want) return true;
-    }
-    return false;
   }
 
   void mounts() {
     for (size_t i = 0; i < spec_.mounts.size(); ++i) {
       const auto& m = spec_.mounts[i];
       for (const auto& [field, source] : host_paths(m, i)) host_path(field, source, m.destination);
-      if (is_bind(m)) continue;
+      if (spec::is_bind(m)) continue;
       const std::string field = "mounts[" + std::to_string(i) + "]";
       if (!kMountTypes.count(m.type))
         add("mount-types", field + ".type", m.type.empty() ? "(none)" : m.type,
             "a filesystem beyond proc, sysfs, tmpfs, devpts, mqueue, cgroup and overlay (a host disk, binfmt_misc, debugfs...)");
       else if (m.type == "proc" && clean_path(m.destination) != "/proc")
         add("mount-types", field + ".destination", m.destination, "a proc mount outside /proc is not masked: /proc/sys and the rest are writable there");
-      else if ((m.type == "sysfs" || m.type == "cgroup" || m.type == "cgroup2") && !has_option(m, "ro"))
+      else if ((m.type == "sysfs" || m.type == "cgroup" || m.type == "cgroup2") && !is_read_only(m))
         add("mount-types", field + ".options", m.type + " without ro", "the host's sysfs or cgroup settings become writable");
     }
   }
@@ -343,7 +339,7 @@ class Checker {
       add("host-root-mapping", "linux.uidMappings", "hostID 0", "the user namespace maps an id to the host's root");
     for (size_t i = 0; i < spec_.mounts.size(); ++i) {
       const auto& m = spec_.mounts[i];
-      if (!spec::is_idmapped(m) || has_option(m, "ro")) continue;
+      if (!spec::is_idmapped(m) || is_read_only(m)) continue;
       auto either = [](const std::vector<spec::IdMapping>& maps) {
         return std::any_of(maps.begin(), maps.end(), [](const spec::IdMapping& x) {
           return x.size > 0 && (x.host_id == 0 || x.container_id == 0);

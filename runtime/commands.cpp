@@ -155,7 +155,7 @@ Bundle open_bundle(const std::string& bundle_arg) {
   // A relative bind source is the bundle's (config.md; runc works in the
   // bundle directory), never husk's caller's working directory.
   for (auto& m : b.spec.mounts)
-    if (!m.source.empty() && m.source[0] != '/' && (m.type == "bind" || ns::parse_mount_options(m.options).bind))
+    if (!m.source.empty() && m.source[0] != '/' && spec::is_bind(m))
       m.source = b.dir + "/" + m.source;
   const std::string& root = b.spec.root->path;
   b.rootfs = absolute_dir(root[0] == '/' ? root : b.dir + "/" + root, "rootfs");

@@ -55,6 +55,10 @@ struct Mount {
 // own user namespace mapping.
 bool is_idmapped(const Mount& m);
 
+// The one rule for "this mount is a bind mount": type "bind", or a "bind" or
+// "rbind" option (each option string matched whole, as the mount code does).
+bool is_bind(const Mount& m);
+
 struct Rlimit {
   std::string type;  // "RLIMIT_NOFILE"
   uint64_t soft = 0;

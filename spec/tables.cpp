@@ -70,6 +70,13 @@ bool is_idmapped(const Mount& m) {
   return false;
 }
 
+bool is_bind(const Mount& m) {
+  if (m.type == "bind") return true;
+  for (const auto& o : m.options)
+    if (o == "bind" || o == "rbind") return true;
+  return false;
+}
+
 bool Linux::has_namespace(const std::string& type) const {
   return find_namespace(type) != nullptr;
 }

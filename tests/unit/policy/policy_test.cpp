@@ -259,7 +259,8 @@ TEST_CASE("red team: non-bind mounts, hidden overlay layers, root.path, device w
   j["mounts"].push_back({{"destination", "/h"}, {"type", "ext4"}, {"source", "/dev/vda"}});               // 7
   j["mounts"].push_back({{"destination", "/b"}, {"type", "binfmt_misc"}, {"source", "binfmt_misc"}});     // 8
   j["mounts"].push_back({{"destination", "/p"}, {"type", "proc"}, {"source", "proc"}});                   // 9
-  j["mounts"].push_back({{"destination", "/s"}, {"type", "sysfs"}, {"source", "sysfs"}, {"options", {"nosuid"}}});  // 10
+  // 10: "ro" then "rw": the mount code's last word is rw.
+  j["mounts"].push_back({{"destination", "/s"}, {"type", "sysfs"}, {"source", "sysfs"}, {"options", {"ro", "nosuid", "rw"}}});
   j["mounts"].push_back({{"destination", "/o"}, {"type", "overlay"}, {"source", "overlay"},
                          {"options", {"index=off,lowerdir=/etc:/usr"}}});                               // 11
   j["mounts"].push_back({{"destination", "/i"}, {"type", "bind"}, {"source", "/srv/bundles/app/data"},
