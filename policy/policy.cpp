@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "namespaces/namespaces.h"
+#include "policy/internal.h"
 
 namespace husk::policy {
 namespace {
@@ -87,20 +88,6 @@ const std::vector<std::string> kRuleIds = {
     "unmasked-proc",   "unsafe-sysctls",          "apparmor-unconfined", "selinux-type", "no-seccomp",
     "seccomp-default-allow", "no-new-privileges", "root-user", "network-not-isolated", "writable-root",
     "no-memory-limit", "no-pids-limit"};
-
-// "/a//b/" -> "/a/b"; "" for a path that is not absolute or has "..".
-std::string clean_path(const std::string& path) {
-  if (path.empty() || path[0] != '/') return "";
-  std::string out;
-  std::istringstream parts(path);
-  std::string part;
-  while (std::getline(parts, part, '/')) {
-    if (part.empty() || part == ".") continue;
-    if (part == "..") return "";
-    out += "/" + part;
-  }
-  return out.empty() ? "/" : out;
-}
 
 bool is_below(const std::string& path, const std::string& dir) {
   if (dir.empty()) return false;
@@ -456,6 +443,19 @@ class Checker {
 };
 
 }  // namespace
+
+std::string clean_path(const std::string& path) {
+  if (path.empty() || path[0] != '/') return "";
+  std::string out;
+  std::istringstream parts(path);
+  std::string part;
+  while (std::getline(parts, part, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") return "";
+    out += "/" + part;
+  }
+  return out.empty() ? "/" : out;
+}
 
 Severity parse_severity(const std::string& text, const std::string& field) {
   if (text == "error") return Severity::error;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "policy/internal.h"
 #include "policy/policy.h"
 
 namespace husk::policy {
@@ -36,10 +37,7 @@ std::vector<std::pair<std::string, YAML::Node>> entries(const YAML::Node& map, c
 // An absolute path without "..", ".", "//" or a trailing "/": compared as
 // written, so it must mean what it says.
 std::string clean_absolute(const std::string& path, const std::string& field) {
-  bool clean = !path.empty() && path[0] == '/' && (path.size() == 1 || path.back() != '/') &&
-               path.find("//") == std::string::npos && path.find("/./") == std::string::npos &&
-               path.find("/../") == std::string::npos && !path.ends_with("/..") && !path.ends_with("/.");
-  if (!clean) throw Error(field + ": \"" + path + "\" is not a clean absolute path");
+  if (path.empty() || clean_path(path) != path) throw Error(field + ": \"" + path + "\" is not a clean absolute path");
   return path;
 }
 
@@ -78,19 +76,7 @@ std::string scalar(const YAML::Node& node, const std::string& field) {
 std::map<std::string, std::string> policy_map(const YAML::Node& node, const std::string& field) {
   if (!node.IsMap()) throw Error(field + ": expected a map of name: policy");
   std::map<std::string, std::string> out;
-  for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    out[key] = scalar(kv.second, field + "." + key);
-  }
-  return out;
-}
-
-// "/a//b/" -> "/a/b" (a --root is compared as written, without resolving it).
-std::string trim_path(const std::string& path) {
-  std::string out;
-  for (char c : path)
-    if (!(c == '/' && !out.empty() && out.back() == '/')) out += c;
-  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  for (const auto& [key, value] : entries(node, field)) out[key] = scalar(value, field + "." + key);
   return out;
 }
 
@@ -121,8 +107,9 @@ OperatorConfig parse_operator_config(const std::string& text, const std::string&
         c.policy = scalar(kv.second, key);
       } else if (key == "roots") {
         for (const auto& [dir, policy] : policy_map(kv.second, key)) {
-          if (dir.empty() || dir[0] != '/') throw Error("roots." + dir + ": not an absolute path");
-          c.roots[trim_path(dir)] = policy;
+          // A --root is compared as written, not resolved.
+          if (clean_path(dir).empty()) throw Error("roots." + dir + ": not an absolute path");
+          c.roots[clean_path(dir)] = policy;
         }
       } else if (key == "binaries") {
         c.binaries = policy_map(kv.second, key);
@@ -135,7 +122,7 @@ OperatorConfig parse_operator_config(const std::string& text, const std::string&
 }
 
 std::string select_policy(const OperatorConfig& config, const std::string& root, const std::string& binary_name) {
-  if (auto it = config.roots.find(trim_path(root)); it != config.roots.end()) return it->second;
+  if (auto it = config.roots.find(clean_path(root)); it != config.roots.end()) return it->second;
   if (auto it = config.binaries.find(binary_name); it != config.binaries.end()) return it->second;
   return config.policy;
 }

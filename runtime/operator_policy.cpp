@@ -13,20 +13,6 @@
 namespace husk::rt {
 namespace {
 
-// The error findings as one line; the warnings go to the debug log.
-std::string errors_of(const policy::Policy& p, const std::vector<policy::Finding>& findings, bool process_only) {
-  std::string errors;
-  for (const auto& f : findings) {
-    if (process_only && f.field.rfind("process.", 0) != 0) continue;
-    if (f.severity != policy::Severity::error) {
-      log::debug("policy " + p.name + ": warn " + f.field + " = " + f.value + " (" + f.rule + ")");
-      continue;
-    }
-    errors += (errors.empty() ? "" : "; ") + f.field + " = " + f.value + " (" + f.rule + ": " + f.why + ")";
-  }
-  return errors;
-}
-
 std::string resolve_host_path(const std::string& path) {
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
@@ -40,6 +26,27 @@ bool is_host_namespace(const std::string& path, const std::string& type) {
     if (::stat((owner + name).c_str(), &host) == 0 && host.st_dev == target.st_dev && host.st_ino == target.st_ino)
       return true;
   return false;
+}
+
+// Throws `what` + " breaks the operator's policy ..." naming every error
+// finding (of the process.* fields alone when process_only); the warnings
+// go to the debug log.
+void enforce(const Global& g, const std::string& what, const spec::Spec& spec, const std::string& bundle_dir,
+             const policy::HostProbe& probe, bool process_only) {
+  const std::string arg = operator_policy(g);
+  if (arg.empty()) return;
+  const policy::Policy p = policy::load_policy(arg);
+  std::string errors;
+  for (const auto& f : policy::evaluate(spec, p, bundle_dir, probe)) {
+    if (process_only && f.field.rfind("process.", 0) != 0) continue;
+    if (f.severity != policy::Severity::error) {
+      log::debug("policy " + p.name + ": warn " + f.field + " = " + f.value + " (" + f.rule + ")");
+      continue;
+    }
+    errors += (errors.empty() ? "" : "; ") + f.field + " = " + f.value + " (" + f.rule + ": " + f.why + ")";
+  }
+  if (!errors.empty())
+    throw Error(what + " breaks the operator's policy " + p.name + " (" + operator_config_path() + "): " + errors);
 }
 
 }  // namespace
@@ -62,23 +69,17 @@ std::string operator_policy(const Global& g) {
 policy::HostProbe host_probe() { return {resolve_host_path, is_host_namespace}; }
 
 void enforce_operator_policy(const Global& g, const spec::Spec& spec, const std::string& bundle_dir) {
-  const std::string arg = operator_policy(g);
-  if (arg.empty()) return;
-  const policy::Policy p = policy::load_policy(arg);
-  const std::string errors = errors_of(p, policy::evaluate(spec, p, bundle_dir, host_probe()), false);
-  if (!errors.empty())
-    throw Error("config.json breaks the operator's policy " + p.name + " (" + operator_config_path() + "): " + errors);
+  enforce(g, "config.json", spec, bundle_dir, host_probe(), false);
 }
 
 void enforce_operator_policy_on_exec(const Global& g, const spec::Spec& container, const spec::Process& proc) {
-  const std::string arg = operator_policy(g);
-  if (arg.empty()) return;
-  const policy::Policy p = policy::load_policy(arg);
-  spec::Spec with_process = container;
-  with_process.process = proc;
-  const std::string errors = errors_of(p, policy::evaluate(with_process, p, "", host_probe()), true);
-  if (!errors.empty())
-    throw Error("exec: the process breaks the operator's policy " + p.name + " (" + operator_config_path() + "): " + errors);
+  // Only the process and what root-user reads of the namespaces: mounts,
+  // hooks and devices passed at create, and need no path resolved again.
+  spec::Spec only;
+  only.process = proc;
+  only.linux_.emplace();
+  only.linux_->namespaces = container.linux_->namespaces;
+  enforce(g, "exec: the process", only, "", {}, true);
 }
 
 }  // namespace husk::rt

@@ -71,9 +71,10 @@ TEST_CASE("check: a table of bundles gives exactly their findings and exit statu
        }, 1, {"error     host-namespaces       linux.namespaces (network)", "warn      network-not-isolated  linux.namespaces (network)"}},
       {"docker.sock", [](Container& c) {
          harden(c);
-         c.cfg["mounts"].push_back({{"destination", "/var/run/docker.sock"}, {"type", "bind"},
-                                    {"source", "/var/run/docker.sock"}, {"options", {"rbind"}}});
-       }, 1, {"error     sensitive-mounts  mounts[" + std::to_string(Container("n").cfg["mounts"].size()) + "].source"}},
+         json sock = {{"destination", "/var/run/docker.sock"}, {"type", "bind"},
+                      {"source", "/var/run/docker.sock"}, {"options", {"rbind"}}};
+         c.cfg["mounts"].insert(c.cfg["mounts"].begin(), sock);
+       }, 1, {"error     sensitive-mounts  mounts[0].source"}},
       {"no seccomp", [](Container& c) {
          harden(c);
          c.cfg["linux"].erase("seccomp");
@@ -142,6 +143,17 @@ TEST_CASE("create under the operator's policy: refused with the findings, nothin
   auto bad = husk_with(config, {"--root", other.root, "run", "--bundle", other.bundle, other.id});
   CHECK(bad.code != 0);
   CHECK(contains(bad.err, config + ": line "));
+  // Nor one a caller made a FIFO (it would block create) or a dangling symlink.
+  const std::string fifo = etc.path + "/fifo.yaml", dangling = etc.path + "/gone.yaml";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  REQUIRE(::symlink((etc.path + "/nowhere").c_str(), dangling.c_str()) == 0);
+  for (const auto& path : {fifo, dangling}) {
+    auto r = husk_with(path, {"--root", other.root, "run", "--bundle", other.bundle, other.id});
+    INFO(path << ": " << r.err);
+    CHECK(r.code != 0);
+    CHECK_FALSE(r.timed_out);
+    CHECK(contains(r.err, path));
+  }
 }
 
 TEST_CASE("the operator's policy follows the name husk is called as", "[policy][husk-only]") {

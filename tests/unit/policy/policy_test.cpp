@@ -29,9 +29,9 @@ json hardened() {
   return j;
 }
 
-std::vector<std::string> rules_of(const json& j, const Policy& p) {
+std::vector<std::string> rules_of(const json& j, const Policy& p, const HostProbe& probe = {}) {
   std::vector<std::string> out;
-  for (const auto& f : evaluate(husk::spec::parse(j.dump()), p, kBundle))
+  for (const auto& f : evaluate(husk::spec::parse(j.dump()), p, kBundle, probe))
     out.push_back(std::string(severity_name(f.severity)) + " " + f.rule + " " + f.field + " = " + f.value);
   return out;
 }
@@ -238,10 +238,7 @@ TEST_CASE("hostile bundles: symlinked sources, overlay layers, hooks, the host's
   resolve.resolve = [](const std::string& p) {
     return p == "/srv/bundles/app/keys" ? std::string("/home/alice/.ssh") : p;
   };
-  std::vector<std::string> got;
-  for (const auto& f : evaluate(husk::spec::parse(j.dump()), builtin("restricted"), kBundle, resolve))
-    got.push_back(std::string(severity_name(f.severity)) + " " + f.rule + " " + f.field + " = " + f.value);
-  CHECK(got == std::vector<std::string>{
+  CHECK(rules_of(j, builtin("restricted"), resolve) == std::vector<std::string>{
                    "error host-namespaces linux.namespaces[6].path = /proc/self/ns/user",
                    "error host-hooks hooks.createRuntime[0].path = /bin/sh",
                    "error host-hooks hooks.createContainer[0].path = /bin/true",
@@ -303,11 +300,9 @@ TEST_CASE("namespaces the host probe says are the host's, through any path", "[p
                               {{"type", "ipc"}}, {{"type", "mount"}, {"path", "/proc/77/ns/mnt"}}};
   HostProbe probe;
   probe.host_namespace = [](const std::string& path, const std::string&) { return path.rfind("/proc/2/", 0) == 0; };
-  std::vector<std::string> got;
-  for (const auto& f : evaluate(husk::spec::parse(j.dump()), builtin("restricted"), kBundle, probe))
-    got.push_back(f.rule + " " + f.field + " = " + f.value);
-  CHECK(got == std::vector<std::string>{"host-namespaces linux.namespaces[0].path = /proc/2/ns/pid",
-                                        "host-namespaces linux.namespaces[1].path = /proc/2/ns/net"});
+  CHECK(rules_of(j, builtin("restricted"), probe) ==
+        std::vector<std::string>{"error host-namespaces linux.namespaces[0].path = /proc/2/ns/pid",
+                                 "error host-namespaces linux.namespaces[1].path = /proc/2/ns/net"});
 }
 
 TEST_CASE("hooks the operator allows, and an operator config that says nothing", "[policy]") {
@@ -318,4 +313,6 @@ TEST_CASE("hooks the operator allows, and an operator config that says nothing",
   CHECK_THROWS_WITH(parse_operator_config("# nothing yet\n{}", "c.yaml"),
                     "c.yaml: no policy, roots or binaries: an operator's config must say which policy applies");
   CHECK_THROWS_WITH(parse_operator_config("policy: restricted\npolicy: baseline", "c.yaml"), "c.yaml: policy: given twice");
+  CHECK_THROWS_WITH(parse_operator_config("binaries: {husk-strict: restricted, husk-strict: baseline}", "c.yaml"),
+                    "c.yaml: binaries.husk-strict: given twice");
 }
