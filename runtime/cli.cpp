@@ -170,7 +170,8 @@ void check_flags(po::options_description& d) {
 void spec_flags(po::options_description& d) {
   d.add_options()
       ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
-      ("rootless", po::bool_switch(), "a config for unprivileged users");
+      ("rootless", po::bool_switch(), "a config for unprivileged users")
+      ("permissive", po::bool_switch(), "runc's template as it is: no seccomp profile");
 }
 
 CreateOptions create_request(const Invocation& in) {
@@ -262,8 +263,8 @@ const Command kCommands[] = {
      [](In in) { return cmd_delete(in.g, in.id(), in.flag("force")); }, 1, false},
     {"list", "[--format table|json] [--quiet]", "list containers", list_flags,
      [](In in) { return cmd_list(in.g, in.str("format"), in.flag("quiet")); }, 0, false},
-    {"spec", "[--bundle DIR] [--rootless]", "write a default config.json into a bundle", spec_flags,
-     [](In in) { return cmd_spec(in.str("bundle"), in.flag("rootless")); }, 0, false},
+    {"spec", "[--bundle DIR] [--rootless] [--permissive]", "write a default config.json into a bundle", spec_flags,
+     [](In in) { return cmd_spec(in.str("bundle"), {in.flag("rootless"), in.flag("permissive")}); }, 0, false},
     {"check", "[--policy baseline|restricted|FILE.yaml] BUNDLE",
      "check a bundle's config.json against a policy; exit 1 when it is broken", check_flags,
      [](In in) { return cmd_check(in.g, in.args[0], in.str("policy")); }, 1, false, "a bundle directory"},

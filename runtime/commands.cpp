@@ -40,6 +40,7 @@
 #include "runtime/state.h"
 #include "runtime/util.h"
 #include "seccomp/seccomp.h"
+#include "spec/defaults.h"
 #include "base/error.h"
 #include "base/file.h"
 
@@ -592,10 +593,10 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
   return 0;
 }
 
-int cmd_spec(const std::string& bundle, bool rootless) {
+int cmd_spec(const std::string& bundle, const spec::ConfigDefaults& d) {
   std::string path = bundle + "/config.json";
   if (::access(path.c_str(), F_OK) == 0) throw Error("File " + path + " exists. Remove it first");
-  write_file_atomic(path, spec::default_config_json(rootless), 0644);
+  write_file_atomic(path, spec::default_config_json(d), 0644);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "spec/defaults.h"
 #include "spec/spec.h"
 
 namespace husk::rt {
@@ -38,7 +39,7 @@ int cmd_state(const Global& g, const std::string& id);
 int cmd_kill(const Global& g, const std::string& id, const std::string& signal, bool all);
 int cmd_delete(const Global& g, const std::string& id, bool force);
 int cmd_list(const Global& g, const std::string& format, bool quiet);
-int cmd_spec(const std::string& bundle, bool rootless);
+int cmd_spec(const std::string& bundle, const spec::ConfigDefaults& d);
 int cmd_features();
 // Prints the findings of policy::evaluate as a table; 1 when one is an error.
 // `policy` empty: the operator's policy for this root and name, else baseline.

@@ -354,12 +354,6 @@ std::string read_json_file_at(int dirfd, const std::string& name, const std::str
 // given, receives the file's text (the runtime keeps a copy of it).
 Spec load_bundle(const std::string& bundle_dir, std::string* config_text = nullptr);
 
-// `husk spec` output (tab-indented JSON, ociVersion kOciVersionMax): runc's
-// template with hostname "husk" and a cgroup namespace. rootless: adds a user
-// namespace mapping 0 to geteuid()/getegid() (size 1), drops the network
-// namespace, linux.resources, the cgroup mount and devpts gid=5, and binds /sys.
-std::string default_config_json(bool rootless);
-
 // Convert a linux.resources JSON object (as `update --resources` receives it)
 // to the model and check it with validate_resources(); paths in messages are
 // relative to the object ("memory.limit: expected int64").

@@ -28,17 +28,21 @@ TEST_CASE("spec writes a config that runs, and never overwrites one", "[cli]") {
   CHECK(again.code != 0);
   CHECK(contains(again.err, "exists"));
 
-  // The generated config, with the template's rootfs and a command, runs.
-  Container c("spec-run");
-  json generated = cfg;
-  generated["process"]["terminal"] = false;
-  generated["process"]["args"] = {"sh", "-c", "echo from-spec"};
-  generated["linux"]["cgroupsPath"] = c.cfg["linux"]["cgroupsPath"];
-  c.cfg = generated;
-  auto out = c.run();
-  INFO(out.err);
-  CHECK(out.code == 0);
-  CHECK(out.out == "from-spec\n");
+  // The generated config, with the template's rootfs and a command, runs;
+  // its seccomp profile refuses a user namespace, --permissive's does not.
+  TempDir loose("husk-it-spec-permissive-");
+  REQUIRE(run({runtime(), "spec", "--permissive", "--bundle", loose.path}).ok());
+  for (const std::string& bundle : {dir.path, loose.path}) {
+    Container c("spec-run");
+    json generated = json::parse(read_file(bundle + "/config.json"));
+    generated["process"]["terminal"] = false;
+    generated["process"]["args"] = {"sh", "-c", "echo from-spec; unshare -U true 2>/dev/null && echo userns"};
+    generated["linux"]["cgroupsPath"] = c.cfg["linux"]["cgroupsPath"];
+    c.cfg = generated;
+    auto out = c.run();
+    INFO(bundle << ": " << out.err);
+    CHECK(out.out == (bundle == dir.path ? "from-spec\n" : "from-spec\nuserns\n"));
+  }
 }
 
 TEST_CASE("spec --rootless maps the calling user into a user namespace, with a network namespace", "[cli]") {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "policy/policy.h"
+#include "spec/defaults.h"
 
 using namespace husk::policy;
 using Catch::Contains;
@@ -13,17 +14,13 @@ namespace {
 
 const char* kBundle = "/srv/bundles/app";
 
-// `husk spec` with a read-only root, NNP, a non-root user, default-deny
-// seccomp and memory/pids limits: nothing for restricted to say.
+// `husk spec` (read-only root, NNP, its default-deny seccomp profile) with a
+// non-root user and memory/pids limits: nothing for restricted to say.
 json hardened() {
-  json j = json::parse(husk::spec::default_config_json(false));
-  j["root"]["readonly"] = true;
-  j["process"]["noNewPrivileges"] = true;
+  json j = json::parse(husk::spec::default_config_json({}));
   j["process"]["user"] = {{"uid", 1000}, {"gid", 1000}};
   j["process"]["capabilities"] = {{"bounding", {"CAP_NET_BIND_SERVICE"}}, {"effective", json::array()},
                                   {"permitted", json::array()}};
-  j["linux"]["seccomp"] = {{"defaultAction", "SCMP_ACT_ERRNO"},
-                           {"syscalls", {{{"names", {"read", "write", "exit_group"}}, {"action", "SCMP_ACT_ALLOW"}}}}};
   j["linux"]["resources"]["memory"] = {{"limit", 64 << 20}};
   j["linux"]["resources"]["pids"] = {{"limit", 100}};
   return j;
@@ -56,8 +53,9 @@ TEST_CASE("a hardened bundle has no findings, even under restricted", "[policy]"
   CHECK(rules_of(hardened(), builtin("baseline")).empty());
 }
 
-TEST_CASE("husk spec's runc-style default passes baseline with a seccomp warning only", "[policy]") {
-  json j = json::parse(husk::spec::default_config_json(false));
+TEST_CASE("husk spec's default passes baseline; --permissive with a seccomp warning only", "[policy]") {
+  CHECK(rules_of(json::parse(husk::spec::default_config_json({})), builtin("baseline")).empty());
+  json j = json::parse(husk::spec::default_config_json({.permissive = true}));
   CHECK(rules_of(j, builtin("baseline")) ==
         std::vector<std::string>{"warn no-seccomp linux.seccomp = absent"});
   auto restricted = evaluate(husk::spec::parse(j.dump()), builtin("restricted"), kBundle);

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -30,6 +31,7 @@
 #include "helpers.h"
 #include "skip.h"
 #include "seccomp/seccomp.h"
+#include "spec/defaults.h"
 
 using namespace husk;
 using namespace seccomp_test;
@@ -513,4 +515,56 @@ TEST_CASE("bench: plan, compile and load of a Docker-sized profile", "[.][bench]
          << prog.insns.size() << " insns; plan " << plan_us << " us, compile " << compile_us
          << " us, compile (cache hit) " << cached_us << " us, load(Program) " << load_us << " us");
   }
+}
+
+namespace {
+
+husk::spec::Seccomp husk_default_profile(bool allow_nested) {
+  nlohmann::json cfg = {{"ociVersion", "1.2.0"},
+                        {"root", {{"path", "rootfs"}}},
+                        {"process", {{"args", {"sh"}}, {"cwd", "/"}}},
+                        {"linux", {{"seccomp", husk::spec::default_seccomp(allow_nested)}}}};
+  return *husk::spec::parse(cfg.dump()).linux_->seccomp;
+}
+
+}  // namespace
+
+TEST_CASE("load: husk's default profile lets a program run and refuses the escape tools", "[seccomp][load]") {
+  TempDir dir("husk-seccomp-default-");
+  auto p = seccomp::plan(husk_default_profile(false));
+  int st = in_child([&] {
+    seccomp::load(p);
+    if (mkdir((dir.path + "/made").c_str(), 0700) != 0) return 1;
+    pid_t child = fork();  // glibc's fork is clone without namespace flags
+    if (child == 0) _exit(7);
+    int cs = 0;
+    if (child < 0 || waitpid(child, &cs, 0) != child || !WIFEXITED(cs) || WEXITSTATUS(cs) != 7) return 2;
+    if (errno_of([] { return syscall(SYS_unshare, CLONE_NEWUSER); }) != EPERM) return 3;
+    if (errno_of([] { return syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, nullptr, nullptr, nullptr, 0); }) != EPERM)
+      return 4;
+    if (errno_of([] { return syscall(SYS_clone3, nullptr, 0); }) != ENOSYS) return 5;
+    if (errno_of([] { return syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0); }) != EPERM) return 6;
+    if (errno_of([] { return syscall(SYS_keyctl, 0, 0, 0, 0, 0); }) != EPERM) return 7;
+    if (errno_of([] { return syscall(SYS_bpf, 0, nullptr, 0); }) != EPERM) return 8;
+    if (errno_of([] { return syscall(SYS_io_uring_setup, 1, nullptr); }) != EPERM) return 9;
+    if (errno_of([] { return personality(ADDR_NO_RANDOMIZE); }) != EPERM) return 10;
+    if (personality(0xffffffff) < 0) return 11;
+    if (syscall(SYS_unshare, CLONE_FILES) != 0) return 12;  // not a namespace
+    return 0;
+  });
+  CHECK(status_text(st) == "exit 0");
+}
+
+TEST_CASE("load: the nested profile lets a user namespace be made", "[seccomp][load]") {
+  if (int probe = in_child([] { return syscall(SYS_unshare, CLONE_NEWUSER) == 0 ? 0 : 1; }, false);
+      status_text(probe) != "exit 0")
+    HUSK_SKIP("this host refuses unprivileged user namespaces");
+  auto p = seccomp::plan(husk_default_profile(true));
+  int st = in_child([&] {
+    seccomp::load(p);
+    if (syscall(SYS_unshare, CLONE_NEWUSER) != 0) return 1;
+    if (errno_of([] { return syscall(SYS_ptrace, 0, 0, 0, 0); }) != EPERM) return 2;
+    return 0;
+  });
+  CHECK(status_text(st) == "exit 0");
 }

@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
+#include "spec/defaults.h"
 #include "spec/spec.h"
 #include "unit/temp_dir.h"
 
@@ -45,7 +47,7 @@ TEST_CASE("load_bundle reads, parses and validates config.json", "[bundle]") {
     CHECK(e.err() == ENOENT);
   }
 
-  dir.write(default_config_json(false));
+  dir.write(default_config_json({}));
   Spec s = load_bundle(dir.path + "/");
   CHECK(s.root->path == "rootfs");
 
@@ -60,8 +62,8 @@ TEST_CASE("load_bundle reads, parses and validates config.json", "[bundle]") {
   REQUIRE_THROWS_WITH(load_bundle(dir.path), dir.path + "/config.json: not a regular file");
 }
 
-TEST_CASE("default_config_json is a valid runc-like config", "[bundle]") {
-  std::string text = default_config_json(false);
+TEST_CASE("default_config_json is runc's template with a default-deny seccomp profile", "[bundle]") {
+  std::string text = default_config_json({});
   Spec s = parse(text);
   REQUIRE_NOTHROW(validate(s, true));
   CHECK(s.oci_version == kOciVersionMax);
@@ -89,10 +91,41 @@ TEST_CASE("default_config_json is a valid runc-like config", "[bundle]") {
   CHECK(s.linux_->masked_paths.size() == 10);
   CHECK(s.linux_->readonly_paths.size() == 5);
   CHECK(s.linux_->uid_mappings.empty());
+  REQUIRE(s.linux_->seccomp);
+  CHECK(s.linux_->seccomp->default_action == "SCMP_ACT_ERRNO");
+  CHECK(s.linux_->seccomp->architectures.empty());  // native only
+
+  // --permissive: the same without the profile.
+  json permissive = json::parse(default_config_json({.permissive = true}));
+  CHECK_FALSE(permissive["linux"].contains("seccomp"));
+  j["linux"].erase("seccomp");
+  CHECK(permissive == j);
+}
+
+TEST_CASE("default_seccomp names no syscall twice; nested adds the namespace and mount calls", "[bundle]") {
+  auto allowed = [](const nlohmann::ordered_json& profile) {
+    std::vector<std::string> names;
+    for (const auto& rule : profile["syscalls"])
+      if (rule["action"] == "SCMP_ACT_ALLOW" && !rule.contains("args"))
+        for (const auto& n : rule["names"]) names.push_back(n);
+    return names;
+  };
+  std::vector<std::string> strict = allowed(default_seccomp(false)), nested = allowed(default_seccomp(true));
+  std::set<std::string> unique(strict.begin(), strict.end());
+  CHECK(unique.size() == strict.size());
+  for (const char* denied : {"ptrace", "bpf", "keyctl", "add_key", "request_key", "perf_event_open", "mount",
+                             "unshare", "setns", "clone", "clone3", "io_uring_setup", "userfaultfd",
+                             "init_module", "kexec_load", "open_by_handle_at", "process_vm_readv", "personality"})
+    CHECK(unique.count(denied) == 0);
+  for (const char* needed : {"read", "write", "execve", "openat", "mmap", "futex", "exit_group", "wait4"})
+    CHECK(unique.count(needed) == 1);
+  std::set<std::string> more(nested.begin(), nested.end());
+  for (const char* n : {"unshare", "setns", "mount", "pivot_root", "clone", "clone3"}) CHECK(more.count(n) == 1);
+  CHECK(more.count("ptrace") == 0);
 }
 
 TEST_CASE("default_config_json(rootless) maps the caller, mounts sysfs in its own netns, no cgroup", "[bundle]") {
-  std::string text = default_config_json(true);
+  std::string text = default_config_json({.rootless = true});
   Spec s = parse(text);
   REQUIRE_NOTHROW(validate(s, true));
   json j = json::parse(text);
