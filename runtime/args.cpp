@@ -1,5 +1,9 @@
 #include "runtime/args.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
 #include "base/error.h"
 
 namespace husk::rt {
@@ -27,6 +31,23 @@ UserArg parse_user(const std::string& text) {
   if (colon != std::string::npos)
     u.gid = static_cast<uint32_t>(parse_decimal(text.substr(colon + 1), kMaxId, what + ": gid"));
   return u;
+}
+
+// "64m", "1G", "1024", "-1" -> bytes (runc's RAMInBytes: binary units).
+int64_t parse_bytes(const std::string& flag, const std::string& v) {
+  if (v == "-1") return -1;
+  char* end;
+  errno = 0;
+  double n = strtod(v.c_str(), &end);
+  std::string unit(end);
+  std::transform(unit.begin(), unit.end(), unit.begin(), ::tolower);
+  if (!unit.empty() && unit.back() == 'b') unit.pop_back();
+  if (!unit.empty() && unit.back() == 'i') unit.pop_back();
+  static const std::pair<const char*, double> kUnits[] = {
+      {"", 1}, {"k", 1024.0}, {"m", 1024.0 * 1024}, {"g", 1024.0 * 1024 * 1024}, {"t", 1024.0 * 1024 * 1024 * 1024}};
+  for (auto& [u, mult] : kUnits)
+    if (unit == u && errno == 0 && end != v.c_str() && n >= 0) return static_cast<int64_t>(n * mult);
+  throw Error("--" + flag + ": invalid size \"" + v + "\"");
 }
 
 }  // namespace husk::rt

@@ -21,6 +21,10 @@ struct UserArg {
 };
 UserArg parse_user(const std::string& text);
 
+// "64m", "1G", "1024", "-1" -> bytes (runc's RAMInBytes: binary units);
+// errors name the flag: "--memory: invalid size \"x\"".
+int64_t parse_bytes(const std::string& flag, const std::string& v);
+
 // Largest uid/gid a container process may get: one below (uid_t)-1.
 constexpr uint32_t kMaxId = 4294967294u;
 

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "cgroups/cgroups.h"
+#include "runtime/args.h"
 #include "runtime/commands.h"
 #include "runtime/state.h"
 #include "runtime/util.h"
@@ -39,23 +40,6 @@ Loaded load(const Global& g, const std::string& id, bool lock = true) {
   auto cg = open_cgroup(rec);
   if (!cg) throw Error("container \"" + id + "\" has no cgroup");
   return {std::move(h), std::move(rec), st, std::move(cg)};
-}
-
-// "64m", "1G", "1024", "-1" -> bytes (runc's RAMInBytes: binary units).
-int64_t parse_bytes(const std::string& flag, const std::string& v) {
-  if (v == "-1") return -1;
-  char* end;
-  errno = 0;
-  double n = strtod(v.c_str(), &end);
-  std::string unit(end);
-  std::transform(unit.begin(), unit.end(), unit.begin(), ::tolower);
-  if (!unit.empty() && unit.back() == 'b') unit.pop_back();
-  if (!unit.empty() && unit.back() == 'i') unit.pop_back();
-  static const std::pair<const char*, double> kUnits[] = {
-      {"", 1}, {"k", 1024.0}, {"m", 1024.0 * 1024}, {"g", 1024.0 * 1024 * 1024}, {"t", 1024.0 * 1024 * 1024 * 1024}};
-  for (auto& [u, mult] : kUnits)
-    if (unit == u && errno == 0 && end != v.c_str() && n >= 0) return static_cast<int64_t>(n * mult);
-  throw Error("--" + flag + ": invalid size \"" + v + "\"");
 }
 
 int64_t parse_int(const std::string& flag, const std::string& v) {

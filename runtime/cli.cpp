@@ -19,6 +19,7 @@
 #include "runtime/commands.h"
 #include "runtime/log.h"
 #include "runtime/rootless.h"
+#include "runtime/sandbox.h"
 #include "runtime/self_exe.h"
 #include "base/error.h"
 
@@ -167,6 +168,46 @@ void check_flags(po::options_description& d) {
                   "baseline, restricted or a YAML policy file (default: the operator's, else baseline)");
 }
 
+void sandbox_flags(po::options_description& d) {
+  d.add_options()
+      ("rw", po::value<std::vector<std::string>>()->composing(), "a directory the command may write (repeatable); the working directory always")
+      ("ro", po::value<std::vector<std::string>>()->composing(), "show a hidden directory read-only (repeatable)")
+      ("hide", po::value<std::vector<std::string>>()->composing(), "hide a file or directory (repeatable)")
+      ("env", po::value<std::vector<std::string>>()->composing(), "K=V, or K to pass husk's own value (repeatable)")
+      ("net", po::value<std::string>()->default_value("none"), "none (loopback only) or host")
+      ("user", po::value<std::string>(), "UID[:GID] the command runs as (root only; default: sudo's user)")
+      ("memory", po::value<std::string>(), "memory limit, e.g. 512m")
+      ("pids", po::value<std::string>(), "at most this many processes")
+      ("cpus", po::value<std::string>(), "CPU time, in CPUs (e.g. 0.5)")
+      ("timeout", po::value<std::string>(), "seconds; then SIGTERM, SIGKILL 2 s later, exit 124")
+      ("allow-nested", po::bool_switch(), "allow user namespaces and mounts (a sandbox inside)")
+      ("print-config", po::bool_switch(), "print the OCI config instead of running it");
+}
+
+int run_sandbox(const Invocation& in) {
+  SandboxOptions o;
+  o.args = in.args;
+  o.rw = in.strs("rw");
+  o.ro = in.strs("ro");
+  o.hide = in.strs("hide");
+  o.env = in.strs("env");
+  o.net = in.str("net");
+  o.user = in.str("user");
+  o.memory = in.str("memory");
+  o.cpus = in.str("cpus");
+  if (in.vm.count("pids")) o.pids = parse_decimal(in.str("pids"), 1u << 22, "--pids");
+  if (in.vm.count("timeout")) {
+    const std::string t = in.str("timeout");
+    char* end = nullptr;
+    o.timeout = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end || !(o.timeout > 0) || o.timeout > 1e7)
+      throw Error("--timeout " + t + ": must be a positive number of seconds");
+  }
+  o.allow_nested = in.flag("allow-nested");
+  o.print_config = in.flag("print-config");
+  return cmd_sandbox(in.g, o);
+}
+
 void spec_flags(po::options_description& d) {
   d.add_options()
       ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
@@ -265,6 +306,9 @@ const Command kCommands[] = {
      [](In in) { return cmd_list(in.g, in.str("format"), in.flag("quiet")); }, 0, false},
     {"spec", "[--bundle DIR] [--rootless] [--permissive]", "write a default config.json into a bundle", spec_flags,
      [](In in) { return cmd_spec(in.str("bundle"), {in.flag("rootless"), in.flag("permissive")}); }, 0, false},
+    {"sandbox", "[--rw DIR] [--ro DIR] [--hide P] [--net none|host] [--memory M] [--pids N] [--timeout S] -- CMD...",
+     "run a command from the host in a disposable sandbox, as you", sandbox_flags, run_sandbox, kCommandLine, true,
+     "a command"},
     {"check", "[--policy baseline|restricted|FILE.yaml] BUNDLE",
      "check a bundle's config.json against a policy; exit 1 when it is broken", check_flags,
      [](In in) { return cmd_check(in.g, in.args[0], in.str("policy")); }, 1, false, "a bundle directory"},

@@ -172,11 +172,13 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
 
 // A rootless container that gets no cgroup: said once, the reason recorded
 // for the commands that need one; its limits are refused.
-void make_no_cgroup(Creation& c, const std::string& config_text, const std::string& reason) {
+void make_no_cgroup(const Global& g, Creation& c, const std::string& config_text, const std::string& reason) {
   c.rec.no_cgroup = reason;
   c.handle.save(c.rec);
   c.handle.save_config(config_text);
-  c.cgroup = cgroups::make_manager(cgroup_config(c.rec));
+  cgroups::Config config = cgroup_config(c.rec);
+  if (g.quiet_no_cgroup) config.log = nullptr;
+  c.cgroup = cgroups::make_manager(config);
   c.cgroup->prepare();
   const auto& lx = *c.spec.linux_;
   if (lx.resources) c.cgroup->apply(*lx.resources);
@@ -197,7 +199,7 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
     rec.cgroup_rootless = g.rootless;
   } else if (g.rootless) {
     auto choice = cgroups::choose_rootless(cgroups::rootless_host(), lx.cgroups_path, rec.oci.id);
-    if (choice.path.empty()) return make_no_cgroup(c, config_text, choice.none_reason);
+    if (choice.path.empty()) return make_no_cgroup(g, c, config_text, choice.none_reason);
     rec.cgroup_path = choice.path;
     rec.cgroup_rootless = true;
   } else {
@@ -441,9 +443,9 @@ int cmd_start(const Global& g, const std::string& id) {
   return 0;
 }
 
-int cmd_run(const Global& g, const CreateOptions& o) {
-  Bundle b = open_bundle(o.bundle);
-  enforce_operator_policy(g, b.spec, b.dir);
+namespace {
+
+int run_bundle(const Global& g, const CreateOptions& o, Bundle b, const RunHooks& hooks) {
   check_console_flags(*b.spec.process, o, o.detach);
   bool terminal = b.spec.process->terminal;
 
@@ -463,13 +465,36 @@ int cmd_run(const Global& g, const CreateOptions& o) {
   std::string id = c->rec.oci.id;
   // Free the container lock while we wait so that state/kill/exec work.
   c.reset();
-  int status = wait_foreground(pid, sigfd.get(), master.get());
+  int status = hooks.wait ? hooks.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
   if (!o.keep) {
     Handle h = Handle::open(Store(g.root), id);
     Record rec = h.load();
     destroy_container(h, rec, true);
   }
   return status;
+}
+
+}  // namespace
+
+int cmd_run(const Global& g, const CreateOptions& o) {
+  Bundle b = open_bundle(o.bundle);
+  enforce_operator_policy(g, b.spec, b.dir);
+  return run_bundle(g, o, std::move(b), {});
+}
+
+int run_own_config(const Global& g, const CreateOptions& o, const RunHooks& hooks) {
+  try {
+    return run_bundle(g, o, open_bundle(o.bundle), hooks);
+  } catch (...) {
+    // A failure after create (before_start, start, the wait) leaves a committed container.
+    try {
+      Handle h = Handle::open(Store(g.root), o.id);
+      Record rec = h.load();
+      destroy_container(h, rec, true);
+    } catch (const Error&) {
+    }
+    throw;
+  }
 }
 
 int cmd_state(const Global& g, const std::string& id) {

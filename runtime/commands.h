@@ -2,7 +2,10 @@
 // each function returns the process exit status.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@ struct Global {
   bool systemd_cgroup = false;
   bool rootless = false;  // detect_rootless(): no privileges over the host's cgroups and ids
   std::string binary_name;  // the file name husk was called as (argv[0]): picks an operator policy
+  bool quiet_no_cgroup = false;  // the caller says itself what a container without a cgroup loses
 };
 
 struct CreateOptions {
@@ -35,6 +39,14 @@ struct CreateOptions {
 int cmd_create(const Global& g, const CreateOptions& o);
 int cmd_start(const Global& g, const std::string& id);
 int cmd_run(const Global& g, const CreateOptions& o);
+
+// `run` of a config husk wrote itself (the sandbox's): no operator policy,
+// no terminal; wait replaces the foreground wait (signals arrive on sigfd).
+// The container is deleted after, whatever happens.
+struct RunHooks {
+  std::function<int(pid_t init, int sigfd)> wait;
+};
+int run_own_config(const Global& g, const CreateOptions& o, const RunHooks& hooks);
 int cmd_state(const Global& g, const std::string& id);
 int cmd_kill(const Global& g, const std::string& id, const std::string& signal, bool all);
 int cmd_delete(const Global& g, const std::string& id, bool force);

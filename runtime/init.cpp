@@ -169,6 +169,14 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   }
 }
 
+// 0 when the mappings give it (or are not ours: a joined namespace), else
+// the first mapped id.
+uint32_t namespace_root(const std::vector<spec::IdMapping>& maps) {
+  for (const auto& m : maps)
+    if (m.container_id == 0) return 0;
+  return maps.empty() ? 0 : maps.front().container_id;
+}
+
 // Everything the real init does, from the first sync to exec.
 [[noreturn]] void container_init(ChildContext& c) {
   const spec::Linux& lx = *c.spec.linux_;
@@ -186,9 +194,15 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   // must not reach the caller's process group (the shim, conmon, husk run).
   if (::setsid() < 0) throw sys_error("setsid");
   // A user namespace, new or joined: become its root, so that files we create
-  // are owned by a mapped id (the kernel refuses unmapped owners with EOVERFLOW).
-  if (lx.has_namespace("user") && (::setresgid(0, 0, 0) != 0 || ::setresuid(0, 0, 0) != 0))
-    throw sys_error("become root of the container's user namespace");
+  // are owned by a mapped id (the kernel refuses unmapped owners with
+  // EOVERFLOW); in one that maps no root (husk sandbox: the user as itself),
+  // its first id. The capabilities stay: no id was 0 before.
+  if (lx.has_namespace("user")) {
+    uid_t uid = namespace_root(lx.uid_mappings);
+    gid_t gid = namespace_root(lx.gid_mappings);
+    if (::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
+      throw sys_error("become root of the container's user namespace");
+  }
 
   // While /proc is still the host's (before a mount namespace is joined or
   // the rootfs entered): only the attr files of this thread, no directory.

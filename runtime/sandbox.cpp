@@ -1,0 +1,272 @@
+// `husk sandbox`: probe the host, build the config (sandbox_config.cpp), run
+// it as `run` would from a private state root, and clean everything up.
+#include "runtime/sandbox.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/fd.h"
+#include "base/file.h"
+#include "cgroups/cgroups.h"
+#include "runtime/args.h"
+#include "runtime/foreground.h"
+#include "runtime/log.h"
+#include "runtime/util.h"
+
+extern char** environ;
+
+namespace husk::rt {
+namespace {
+
+using base::Fd;
+
+struct PasswdEntry {
+  std::string name, home, shell;
+};
+
+// /etc/passwd read directly (no NSS in a static binary): uid's entry and every home.
+std::optional<PasswdEntry> read_passwd(uint32_t uid, std::vector<std::string>& homes) {
+  std::optional<PasswdEntry> mine;
+  std::istringstream lines(base::try_read_file("/etc/passwd").value_or(""));
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream cols(line);
+    std::string col;
+    while (std::getline(cols, col, ':')) f.push_back(col);
+    if (f.size() < 7 || f[5].empty() || f[5][0] != '/') continue;
+    homes.push_back(f[5]);
+    if (!mine && f[2] == std::to_string(uid)) mine = PasswdEntry{f[0], f[5], f[6]};
+  }
+  return mine;
+}
+
+std::optional<std::string> real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  if (!::realpath(p.c_str(), buf)) return std::nullopt;
+  return std::string(buf);
+}
+
+// Who runs the command: the caller; as root, --user or sudo's user.
+void choose_user(const SandboxOptions& o, SandboxHost& h) {
+  if (::geteuid() != 0) {
+    if (!o.user.empty()) throw Error("--user: only root chooses the sandbox's user; it runs as you");
+    h.uid = ::getuid();
+    h.gid = ::getgid();
+    return;
+  }
+  if (!o.user.empty()) {
+    UserArg u = parse_user(o.user);
+    h.uid = u.uid;
+    h.gid = u.gid.value_or(u.uid);
+    return;
+  }
+  const char* sudo_uid = std::getenv("SUDO_UID");
+  const char* sudo_gid = std::getenv("SUDO_GID");
+  if (!sudo_uid || !sudo_gid)
+    throw Error("sandbox as root: name the user the command runs as with --user UID[:GID] (under sudo, sudo's user "
+                "is taken)");
+  h.uid = static_cast<uint32_t>(parse_decimal(sudo_uid, kMaxId, "SUDO_UID"));
+  h.gid = static_cast<uint32_t>(parse_decimal(sudo_gid, kMaxId, "SUDO_GID"));
+}
+
+// Whether `pid` handles or ignores sig itself (/proc/<pid>/status, the host's view).
+bool takes_signal(pid_t pid, int sig) {
+  std::istringstream lines(base::try_read_file("/proc/" + std::to_string(pid) + "/status").value_or(""));
+  std::string line;
+  uint64_t mask = 0;
+  while (std::getline(lines, line))
+    if (line.rfind("SigCgt:", 0) == 0 || line.rfind("SigIgn:", 0) == 0)
+      mask |= std::strtoull(line.c_str() + 7, nullptr, 16);
+  return mask & (1ull << (sig - 1));
+}
+
+void arm(int timer, double seconds) {
+  itimerspec t{};
+  t.it_value.tv_sec = static_cast<time_t>(seconds);
+  t.it_value.tv_nsec = static_cast<long>((seconds - std::floor(seconds)) * 1e9);
+  if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;
+  if (::timerfd_settime(timer, 0, &t, nullptr) != 0) throw sys_error("sandbox: timerfd_settime");
+}
+
+constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and SIGKILL
+constexpr int kTimedOut = 124;      // timeout(1)'s status
+
+// The command is pid 1 of its namespace, where the kernel drops a signal it
+// has no handler for. A signal whose default is to terminate is made to act
+// so: SIGKILL, and the status says the signal that was sent.
+int wait_sandboxed(pid_t pid, int sigfd, double timeout) {
+  Fd timer(timeout > 0 ? ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC) : -1);
+  if (timeout > 0) {
+    if (!timer) throw sys_error("sandbox: timerfd_create");
+    arm(timer.get(), timeout);
+  }
+  int emulated = 0;
+  bool timed_out = false, killed = false;
+  auto deliver = [&](int sig) {
+    static const int kHarmless[] = {SIGCHLD, SIGURG, SIGWINCH, SIGCONT};
+    bool terminates = std::find(std::begin(kHarmless), std::end(kHarmless), sig) == std::end(kHarmless);
+    if (terminates && !takes_signal(pid, sig)) {
+      emulated = sig;
+      ::kill(pid, SIGKILL);
+    } else {
+      ::kill(pid, sig);
+    }
+  };
+  for (;;) {
+    pollfd fds[2] = {{sigfd, POLLIN, 0}, {timer.get(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      throw sys_error("poll");
+    }
+    if (fds[1].revents & POLLIN) {
+      uint64_t ticks;
+      if (::read(timer.get(), &ticks, sizeof ticks) < 0) ticks = 0;
+      if (!timed_out) {
+        timed_out = true;
+        std::cerr << "husk sandbox: --timeout " << timeout << "s reached: SIGTERM, SIGKILL " << kKillGrace
+                  << "s later" << std::endl;
+        deliver(SIGTERM);
+        arm(timer.get(), kKillGrace);
+      } else if (!killed) {
+        killed = true;
+        ::kill(pid, SIGKILL);
+      }
+    }
+    if (!(fds[0].revents & POLLIN)) continue;
+    signalfd_siginfo si;
+    if (::read(sigfd, &si, sizeof si) != sizeof si) continue;
+    int sig = static_cast<int>(si.ssi_signo);
+    if (sig != SIGCHLD) {
+      deliver(sig);
+      continue;
+    }
+    int status;
+    pid_t r;
+    while ((r = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (r != pid) continue;
+      if (timed_out) return kTimedOut;
+      if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && emulated) return 128 + emulated;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+  }
+}
+
+// The sandbox's files on the host: its config and a state root of its own
+// (so `husk list` of the user does not see it), removed at the end.
+class Workdir {
+ public:
+  // The init makes the mount points in the root as the sandbox's user (it has
+  // no privilege over host files): the root is that user's, and the
+  // directory above it can be passed through.
+  Workdir(uint32_t uid, uint32_t gid) {
+    const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+    std::string base = xdg && *xdg && ::access(xdg, W_OK | X_OK) == 0 ? xdg : "/tmp";
+    std::string templ = base + "/husk-sandbox-XXXXXX";
+    if (!::mkdtemp(templ.data())) throw sys_error("sandbox: mkdtemp " + templ);
+    dir_ = templ;
+    if (::chmod(dir_.c_str(), 0711) != 0 || ::mkdir(rootfs().c_str(), 0755) != 0 ||
+        (::geteuid() == 0 && ::chown(rootfs().c_str(), uid, gid) != 0))
+      throw sys_error("sandbox: make the root " + rootfs());
+  }
+  // Only what husk made here: the mount points in the root (empty
+  // directories and files on this side of the mounts) and our two files.
+  ~Workdir() {
+    if (DIR* d = ::opendir(rootfs().c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+        if (::unlinkat(::dirfd(d), e->d_name, AT_REMOVEDIR) != 0) ::unlinkat(::dirfd(d), e->d_name, 0);
+      }
+      ::closedir(d);
+    }
+    ::rmdir(rootfs().c_str());
+    ::unlink(config().c_str());
+    ::rmdir(state().c_str());
+    ::rmdir(dir_.c_str());
+  }
+  const std::string& dir() const { return dir_; }
+  std::string rootfs() const { return dir_ + "/rootfs"; }
+  std::string config() const { return dir_ + "/config.json"; }
+  std::string state() const { return dir_ + "/state"; }
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace
+
+SandboxHost probe_sandbox_host(const SandboxOptions& o) {
+  SandboxHost h;
+  choose_user(o, h);
+  std::optional<PasswdEntry> pw = read_passwd(h.uid, h.homes);
+  if (pw) {
+    h.user_name = pw->name;
+    h.home = pw->home;
+    h.shell = pw->shell;
+  }
+  char cwd[PATH_MAX];
+  if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
+  h.cwd = cwd;
+  if (DIR* d = ::opendir("/")) {
+    while (dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat st;
+      if (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) h.root_dirs.push_back(name);
+    }
+    ::closedir(d);
+  }
+  std::sort(h.root_dirs.begin(), h.root_dirs.end());
+  h.real = real_path;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) h.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (::geteuid() == 0) {
+    h.cgroup = true;
+  } else {
+    h.cgroup = !cgroups::choose_rootless(cgroups::rootless_host(), std::nullopt, "sandbox").path.empty();
+  }
+  return h;
+}
+
+int cmd_sandbox(const Global& g, const SandboxOptions& o) {
+  if (o.print_config) {
+    SandboxConfig sc = sandbox_config(o, probe_sandbox_host(o), "rootfs");
+    for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
+    std::cout << sc.config.dump(1, '\t') << std::endl;
+    return 0;
+  }
+  SandboxHost host = probe_sandbox_host(o);
+  Workdir work(host.uid, host.gid);
+  SandboxConfig sc = sandbox_config(o, host, work.rootfs());
+  for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
+
+  write_file_atomic(work.config(), sc.config.dump() + "\n", 0600);
+  Global sg = g;
+  sg.root = work.state();
+  sg.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
+  CreateOptions co;
+  co.id = "sandbox-" + std::to_string(::getpid());
+  co.bundle = work.dir();
+  RunHooks hooks;
+  hooks.wait = [&](pid_t pid, int sigfd) { return wait_sandboxed(pid, sigfd, o.timeout); };
+  return run_own_config(sg, co, hooks);
+}
+
+}  // namespace husk::rt

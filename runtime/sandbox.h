@@ -1,0 +1,66 @@
+// `husk sandbox -- COMMAND`: one command from the host in a disposable
+// container built from the host's own root, as the calling user. The config
+// is pure (sandbox_config), so it unit-tests without root and
+// `--print-config` hands the same sandbox to any runtime.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/commands.h"
+
+namespace husk::rt {
+
+struct SandboxOptions {
+  std::vector<std::string> args;           // the command
+  std::vector<std::string> rw, ro, hide;   // --rw, --ro, --hide (as typed)
+  std::vector<std::string> env;            // --env K=V, or K: the caller's value
+  std::string net = "none";                // none | host
+  std::string user;                        // --user UID[:GID] (root only)
+  std::string memory, cpus;                // as typed; empty: none
+  uint64_t pids = 0;                       // 0: none
+  double timeout = 0;                      // seconds; 0: none
+  bool allow_nested = false;
+  bool print_config = false;
+};
+
+// What the config is built from, read from the host by probe_sandbox_host().
+struct SandboxHost {
+  uint32_t uid = 0, gid = 0;     // who the command runs as
+  std::string home;              // that user's home directory ("" if none)
+  std::string user_name, shell;
+  std::string cwd;               // the working directory (made absolute)
+  // The entries of the host's "/" that are directories, symlinks followed:
+  // each is shown read-only, bound into an empty root.
+  std::vector<std::string> root_dirs;
+  std::vector<std::string> homes;  // every home directory in /etc/passwd
+  // realpath() of an absolute path, nullopt when it does not exist.
+  std::function<std::optional<std::string>(const std::string&)> real;
+  std::map<std::string, std::string> env;  // the caller's environment
+  bool cgroup = false;           // limits can be set in a cgroup of the container's own
+};
+
+// The OCI config of the sandbox, plus what was asked but could not be
+// applied (said on stderr). Errors name the flag: "--rw docs: ...".
+// root.path is `rootfs`: any empty directory (husk's run makes one; the
+// runtime creates the mount points in it).
+struct SandboxConfig {
+  nlohmann::ordered_json config;
+  std::vector<std::string> notes;
+};
+SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs);
+
+// The credential paths of a home directory: never shown, even under an allowed path.
+const std::vector<std::string>& credential_paths_in_home();
+
+SandboxHost probe_sandbox_host(const SandboxOptions& o);
+
+int cmd_sandbox(const Global& g, const SandboxOptions& o);
+
+}  // namespace husk::rt

@@ -1,0 +1,267 @@
+// The sandbox's OCI config: pure, from SandboxOptions and SandboxHost.
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "runtime/args.h"
+#include "runtime/sandbox.h"
+#include "spec/defaults.h"
+
+namespace husk::rt {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Host directories that get a fresh mount instead of the host's: the
+// kernel views, scratch space, and where other users' and root's files live.
+const std::vector<std::string> kReplaced = {"proc", "sys", "dev", "tmp", "run", "home", "root"};
+
+// Outside any home: what a sandboxed program must never read, even when its
+// directory is shown.
+const std::vector<std::string> kSystemCredentials = {
+    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+    "/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/crio/crio.sock",
+    "/run/buildkit/buildkitd.sock"};
+
+// Lexically clean absolute path: "/a/./b//c/../d" -> "/a/b/d".
+std::string clean_path(const std::string& flag, const std::string& path, const std::string& cwd) {
+  if (path.empty()) throw Error(flag + ": empty path");
+  std::string joined = path[0] == '/' ? path : cwd + "/" + path;
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i <= joined.size()) {
+    size_t j = joined.find('/', i);
+    if (j == std::string::npos) j = joined.size();
+    std::string part = joined.substr(i, j - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (const auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+bool within(const std::string& path, const std::string& dir) {
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
+ojson bind_mount(const std::string& dest, const std::string& source, bool writable) {
+  std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
+  if (!writable) options.push_back("rro");
+  return {{"destination", dest}, {"type", "bind"}, {"source", source}, {"options", options}};
+}
+
+ojson tmpfs(const std::string& dest, const char* mode) {
+  return {{"destination", dest},
+          {"type", "tmpfs"},
+          {"source", "tmpfs"},
+          {"options", {"nosuid", "nodev", std::string("mode=") + mode}}};
+}
+
+// A directory the sandbox shows: where it appears, what it really is.
+struct Shown {
+  std::string dest, real;
+  bool writable = false;
+  std::string flag;  // "" for the host's own root directories
+};
+
+// The environment the command gets: never the caller's whole one (tokens
+// live there too), only what programs need to run, plus --env.
+ojson environment(const SandboxOptions& o, const SandboxHost& h) {
+  std::map<std::string, std::string> env;
+  auto pass = [&](const char* k) {
+    if (auto it = h.env.find(k); it != h.env.end()) env[k] = it->second;
+  };
+  for (const char* k : {"PATH", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "COLORTERM"}) pass(k);
+  if (!env.count("PATH")) env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  env["HOME"] = h.home.empty() ? "/" : h.home;
+  if (!h.user_name.empty()) env["USER"] = env["LOGNAME"] = h.user_name;
+  if (!h.shell.empty()) env["SHELL"] = h.shell;
+  for (const auto& e : o.env) {
+    size_t eq = e.find('=');
+    std::string key = e.substr(0, eq);
+    if (key.empty()) throw Error("--env " + e + ": no variable name");
+    if (eq != std::string::npos) {
+      env[key] = e.substr(eq + 1);
+    } else if (auto it = h.env.find(key); it != h.env.end()) {
+      env[key] = it->second;
+    } else {
+      throw Error("--env " + e + ": not set in husk's environment");
+    }
+  }
+  ojson out = ojson::array();
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& credential_paths_in_home() {
+  static const std::vector<std::string> kPaths = {
+      ".ssh", ".aws", ".config/gcloud", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
+      ".config/gh", ".config/hub", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+      ".local/share/keyrings", ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json",
+      ".config/containers/auth.json"};
+  return kPaths;
+}
+
+SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs) {
+  if (o.args.empty()) throw Error("sandbox: no command given (husk sandbox [options] -- COMMAND [ARGS...])");
+  if (o.net != "none" && o.net != "host") throw Error("--net " + o.net + ": must be none or host");
+  SandboxConfig out;
+  ojson cfg = spec::default_config({.permissive = true});
+
+  // What is shown: the host's root directories read-only, then the working
+  // directory and --rw writable, --ro read-only; parents before children.
+  std::vector<Shown> shown;
+  for (const auto& d : h.root_dirs) {
+    if (std::find(kReplaced.begin(), kReplaced.end(), d) != kReplaced.end()) continue;
+    // A symlink (/bin -> usr/bin) is shown as its directory: the root is empty.
+    if (std::optional<std::string> real = h.real("/" + d)) shown.push_back({"/" + d, *real});
+  }
+  std::vector<Shown> allowed;
+  auto allow = [&](const std::string& flag, const std::string& typed, bool writable) {
+    std::string dest = clean_path(flag, typed, h.cwd);
+    if (dest == "/") throw Error(flag + " /: the host's root is shown read-only; name a directory below it");
+    std::optional<std::string> real = h.real(dest);
+    if (!real) throw Error(flag + " " + typed + ": no such file or directory");
+    for (const auto& a : allowed)
+      if (a.dest == dest) throw Error(flag + " " + typed + ": already given as " + a.flag);
+    allowed.push_back({dest, *real, writable, flag});
+  };
+  if (h.cwd != "/") allow("the working directory", h.cwd, true);
+  for (const auto& p : o.ro) allow("--ro", p, false);
+  for (const auto& p : o.rw) allow("--rw", p, true);
+  std::stable_sort(allowed.begin(), allowed.end(), [](const Shown& a, const Shown& b) {
+    return std::count(a.dest.begin(), a.dest.end(), '/') < std::count(b.dest.begin(), b.dest.end(), '/');
+  });
+
+  // Deny wins: every credential inside something shown is masked there; a
+  // directory inside a credential is refused.
+  std::vector<std::string> credentials = kSystemCredentials;
+  for (const auto& home : h.homes)
+    if (home != "/" && h.real(home))
+      for (const auto& c : credential_paths_in_home()) credentials.push_back(home + "/" + c);
+  credentials.push_back("/run/user/" + std::to_string(h.uid));
+  std::vector<std::string> masked = cfg["linux"]["maskedPaths"];
+  auto mask = [&](const std::string& path) {
+    if (std::find(masked.begin(), masked.end(), path) == masked.end()) masked.push_back(path);
+  };
+  for (const auto& c : credentials) {
+    std::optional<std::string> real = h.real(c);
+    if (!real) continue;
+    for (const auto* list : {&shown, &allowed})
+      for (const auto& s : *list) {
+        if (within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
+        else if (!s.flag.empty() && within(s.real, *real))
+          throw Error(s.flag + " " + s.dest + ": is inside " + c + ", which a sandbox never shows");
+      }
+  }
+  for (const auto& p : o.hide) mask(clean_path("--hide", p, h.cwd));
+
+  ojson mounts = ojson::array();
+  for (const auto& m : cfg["mounts"]) {
+    const std::string dest = m["destination"];
+    if (dest == "/sys/fs/cgroup") continue;
+    if (dest == "/sys" && o.net == "host") {
+      // sysfs needs a network namespace of the user's own: the host's, read-only.
+      mounts.push_back(bind_mount("/sys", "/sys", false));
+      continue;
+    }
+    ojson copy = m;
+    if (dest == "/dev/pts") {  // gid 5 is not mapped in the sandbox's user namespace
+      auto& opts = copy["options"];
+      opts.erase(std::remove(opts.begin(), opts.end(), "gid=5"), opts.end());
+    }
+    mounts.push_back(copy);
+  }
+  for (const auto& s : shown) mounts.push_back(bind_mount(s.dest, s.real, false));
+  mounts.push_back(tmpfs("/tmp", "1777"));
+  if (std::find(h.root_dirs.begin(), h.root_dirs.end(), "var") != h.root_dirs.end())
+    mounts.push_back(tmpfs("/var/tmp", "1777"));
+  mounts.push_back(tmpfs("/run", "755"));
+  mounts.push_back(tmpfs("/home", "755"));
+  mounts.push_back(tmpfs("/root", "700"));
+  if (o.net == "host") {
+    // The resolver's file often lives in /run (systemd-resolved, resolvconf).
+    if (auto resolv = h.real("/etc/resolv.conf"); resolv && within(*resolv, "/run")) {
+      std::string dir = resolv->substr(0, resolv->rfind('/'));
+      mounts.push_back(bind_mount(dir, dir, false));
+    }
+  }
+  // HOME exists and is the user's scratch space when nothing shows it.
+  bool home_shown = h.home.empty() || h.home == "/";
+  for (const auto& a : allowed) home_shown |= within(h.home, a.dest);
+  for (const auto& s : shown) home_shown |= within(h.home, s.dest);
+  if (!home_shown) mounts.push_back(tmpfs(h.home, "700"));
+  for (const auto& a : allowed) mounts.push_back(bind_mount(a.dest, a.real, a.writable));
+  cfg["mounts"] = mounts;
+
+  auto& p = cfg["process"];
+  p["terminal"] = false;
+  p["user"] = {{"uid", h.uid}, {"gid", h.gid}};
+  p["args"] = o.args;
+  p["env"] = environment(o, h);
+  p["cwd"] = h.cwd;
+  const ojson none = ojson::array();
+  p["capabilities"] = {{"bounding", none}, {"effective", none}, {"permitted", none}};
+  p.erase("rlimits");  // the caller's own limits, as any command it runs
+
+  cfg["root"] = {{"path", rootfs}, {"readonly", true}};
+  cfg["hostname"] = "sandbox";
+
+  auto& lx = cfg["linux"];
+  ojson namespaces = ojson::array();
+  for (const char* t : {"pid", "ipc", "uts", "mount", "cgroup", "user"}) namespaces.push_back({{"type", t}});
+  if (o.net == "none") namespaces.push_back({{"type", "network"}});
+  lx["namespaces"] = namespaces;
+  // The user is itself inside: files keep their owners, and nothing maps to
+  // host root unless root asked for uid 0 itself.
+  lx["uidMappings"] = {{{"containerID", h.uid}, {"hostID", h.uid}, {"size", 1}}};
+  lx["gidMappings"] = {{{"containerID", h.gid}, {"hostID", h.gid}, {"size", 1}}};
+  lx["maskedPaths"] = masked;
+  lx["seccomp"] = spec::default_seccomp(o.allow_nested);
+  lx.erase("resources");
+
+  // Limits: in the container's cgroup when it gets one, else what rlimits can say.
+  ojson resources = ojson::object();
+  ojson rlimits = ojson::array();
+  auto rlimit = [&](const char* type, uint64_t n) { rlimits.push_back({{"type", type}, {"hard", n}, {"soft", n}}); };
+  if (o.pids) {
+    if (h.cgroup) resources["pids"] = {{"limit", o.pids}};
+    else {
+      rlimit("RLIMIT_NPROC", o.pids);
+      out.notes.push_back("--pids " + std::to_string(o.pids) +
+                          ": no cgroup of your own here, set as RLIMIT_NPROC (the sandbox user's processes)");
+    }
+  }
+  if (!o.memory.empty()) {
+    int64_t bytes = parse_bytes("memory", o.memory);
+    if (bytes <= 0) throw Error("--memory " + o.memory + ": must be a positive size");
+    if (h.cgroup) resources["memory"] = {{"limit", bytes}, {"swap", bytes}};
+    else {
+      rlimit("RLIMIT_AS", static_cast<uint64_t>(bytes));
+      out.notes.push_back("--memory " + o.memory +
+                          ": no cgroup of your own here, set as RLIMIT_AS (address space of each process)");
+    }
+  }
+  if (!o.cpus.empty()) {
+    char* end = nullptr;
+    double cpus = std::strtod(o.cpus.c_str(), &end);
+    if (end == o.cpus.c_str() || *end || !(cpus > 0) || cpus > 1e6)
+      throw Error("--cpus " + o.cpus + ": must be a positive number of CPUs");
+    if (h.cgroup) resources["cpu"] = {{"quota", static_cast<int64_t>(std::llround(cpus * 100000))}, {"period", 100000}};
+    else out.notes.push_back("--cpus " + o.cpus + ": not applied, it needs a cgroup of your own (none here)");
+  }
+  if (!resources.empty()) lx["resources"] = resources;
+  if (!rlimits.empty()) p["rlimits"] = rlimits;
+  out.config = std::move(cfg);
+  return out;
+}
+
+}  // namespace husk::rt
