@@ -23,6 +23,8 @@ const std::vector<std::string> kSystemCredentials = {
     "/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/crio/crio.sock",
     "/run/buildkit/buildkitd.sock"};
 
+const char* const kWorkingDirectory = "the working directory";
+
 // Lexically clean absolute path: "/a/./b//c/../d" -> "/a/b/d".
 std::string clean_path(const std::string& flag, const std::string& path, const std::string& cwd) {
   if (path.empty()) throw Error(flag + ": empty path");
@@ -130,11 +132,16 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     if (dest == "/") throw Error(flag + " /: the host's root is shown read-only; name a directory below it");
     std::optional<std::string> real = h.real(dest);
     if (!real) throw Error(flag + " " + typed + ": no such file or directory");
-    for (const auto& a : allowed)
-      if (a.dest == dest) throw Error(flag + " " + typed + ": already given as " + a.flag);
+    for (auto& a : allowed) {
+      if (a.dest != dest) continue;
+      // The working directory is writable unless a flag says otherwise.
+      if (a.flag != kWorkingDirectory) throw Error(flag + " " + typed + ": already given as " + a.flag);
+      a = {dest, *real, writable, flag};
+      return;
+    }
     allowed.push_back({dest, *real, writable, flag});
   };
-  if (h.cwd != "/") allow("the working directory", h.cwd, true);
+  if (h.cwd != "/") allow(kWorkingDirectory, h.cwd, true);
   for (const auto& p : o.ro) allow("--ro", p, false);
   for (const auto& p : o.rw) allow("--rw", p, true);
   std::stable_sort(allowed.begin(), allowed.end(), [](const Shown& a, const Shown& b) {
@@ -157,9 +164,9 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     if (!real) continue;
     for (const auto* list : {&shown, &allowed})
       for (const auto& s : *list) {
-        if (within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
-        else if (!s.flag.empty() && within(s.real, *real))
+        if (!s.flag.empty() && within(s.real, *real))
           throw Error(s.flag + " " + s.dest + ": is inside " + c + ", which a sandbox never shows");
+        if (within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
       }
   }
   for (const auto& p : o.hide) mask(clean_path("--hide", p, h.cwd));

@@ -1,0 +1,218 @@
+// sandbox_config: the sandbox's OCI config from options and a made-up host.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "runtime/sandbox.h"
+#include "spec/spec.h"
+
+using namespace husk::rt;
+using Catch::Contains;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+// A host with /usr, /etc, /bin -> usr/bin, /home/ann (uid 1000) and the
+// files named in `existing` (plus every directory named).
+SandboxHost host(std::set<std::string> existing = {}) {
+  SandboxHost h;
+  h.uid = 1000;
+  h.gid = 1000;
+  h.user_name = "ann";
+  h.home = "/home/ann";
+  h.shell = "/bin/sh";
+  h.cwd = "/home/ann/proj";
+  h.root_dirs = {"bin", "etc", "home", "proc", "root", "tmp", "usr", "var"};
+  h.homes = {"/root", "/home/ann", "/home/bob"};
+  for (const char* p : {"/", "/usr", "/usr/bin", "/etc", "/var", "/home", "/home/ann", "/home/ann/proj", "/home/bob",
+                        "/root", "/etc/shadow"})
+    existing.insert(p);
+  h.real = [existing](const std::string& p) -> std::optional<std::string> {
+    if (p == "/bin") return "/usr/bin";
+    if (p == "/home/ann/link-to-keys") return "/home/ann/.ssh";
+    if (!existing.count(p)) return std::nullopt;
+    return p;
+  };
+  h.env = {{"PATH", "/usr/bin:/bin"}, {"TERM", "xterm"}, {"AWS_SECRET_ACCESS_KEY", "s3cr3t"}, {"EDITOR", "vi"}};
+  return h;
+}
+
+SandboxOptions cmd(std::vector<std::string> args = {"make"}) {
+  SandboxOptions o;
+  o.args = std::move(args);
+  return o;
+}
+
+// "dest type options..." of every mount, in order.
+std::vector<std::string> mounts(const ojson& cfg) {
+  std::vector<std::string> out;
+  for (const auto& m : cfg["mounts"]) {
+    std::string line = m["destination"].get<std::string>() + " " + m["type"].get<std::string>();
+    if (m["type"] == "bind") line += " " + m["source"].get<std::string>();
+    for (const auto& o : m.value("options", ojson::array())) line += " " + o.get<std::string>();
+    out.push_back(line);
+  }
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+std::vector<std::string> masked(const ojson& cfg) { return cfg["linux"]["maskedPaths"]; }
+
+}  // namespace
+
+TEST_CASE("sandbox: the host's directories read-only, the working directory writable, homes hidden", "[sandbox]") {
+  SandboxConfig sc = sandbox_config(cmd(), host(), "/run/sb/rootfs");
+  const ojson& c = sc.config;
+  // Valid for the parser and validator every create uses.
+  REQUIRE_NOTHROW(husk::spec::validate(husk::spec::parse(c.dump()), true));
+  CHECK(c["root"] == ojson({{"path", "/run/sb/rootfs"}, {"readonly", true}}));
+  auto m = mounts(c);
+  CHECK(has(m, "/usr bind /usr rbind nosuid nodev rro"));
+  CHECK(has(m, "/bin bind /usr/bin rbind nosuid nodev rro"));  // a symlink at / shown as its directory
+  CHECK(has(m, "/etc bind /etc rbind nosuid nodev rro"));
+  for (const char* replaced : {"/proc bind", "/tmp bind", "/home bind", "/root bind"})
+    for (const auto& line : m) CHECK(line.rfind(replaced, 0) != 0);
+  CHECK(has(m, "/proc proc"));
+  CHECK(has(m, "/tmp tmpfs nosuid nodev mode=1777"));
+  CHECK(has(m, "/home tmpfs nosuid nodev mode=755"));
+  CHECK(has(m, "/root tmpfs nosuid nodev mode=700"));
+  CHECK(has(m, "/sys sysfs nosuid noexec nodev ro"));
+  // The home, not shown itself, is a private scratch directory; the project is bound writable after it.
+  auto home = std::find(m.begin(), m.end(), "/home/ann tmpfs nosuid nodev mode=700");
+  auto proj = std::find(m.begin(), m.end(), "/home/ann/proj bind /home/ann/proj rbind nosuid nodev");
+  REQUIRE(home != m.end());
+  REQUIRE(proj != m.end());
+  CHECK(home < proj);
+
+  const ojson& p = c["process"];
+  CHECK(p["user"] == ojson({{"uid", 1000}, {"gid", 1000}}));
+  CHECK(p["cwd"] == "/home/ann/proj");
+  CHECK(p["noNewPrivileges"] == true);
+  CHECK(p["terminal"] == false);
+  CHECK(p["capabilities"]["bounding"].empty());
+  CHECK(p["capabilities"]["effective"].empty());
+  // Only what programs need: no secret from the caller's environment.
+  std::vector<std::string> env = p["env"];
+  CHECK(env == std::vector<std::string>{"HOME=/home/ann", "LOGNAME=ann", "PATH=/usr/bin:/bin", "SHELL=/bin/sh",
+                                        "TERM=xterm", "USER=ann"});
+
+  std::vector<std::string> ns;
+  for (const auto& n : c["linux"]["namespaces"]) ns.push_back(n["type"]);
+  CHECK(ns == std::vector<std::string>{"pid", "ipc", "uts", "mount", "cgroup", "user", "network"});
+  CHECK(c["linux"]["uidMappings"] == ojson::parse(R"([{"containerID":1000,"hostID":1000,"size":1}])"));
+  CHECK(c["linux"]["seccomp"]["defaultAction"] == "SCMP_ACT_ERRNO");
+  CHECK_FALSE(c["linux"].contains("resources"));
+  CHECK(has(masked(c), "/etc/shadow"));
+  CHECK(sc.notes.empty());
+}
+
+TEST_CASE("sandbox: credentials are masked wherever they show, deny wins", "[sandbox]") {
+  SandboxHost h = host({"/home/ann/.ssh", "/home/ann/.aws", "/home/bob/.ssh", "/root/.ssh", "/home/ann/link-to-keys"});
+  // The home itself shown: its credentials masked, another user's not shown at all.
+  h.cwd = "/home/ann";
+  auto c = sandbox_config(cmd(), h, "r").config;
+  CHECK(has(masked(c), "/home/ann/.ssh"));
+  CHECK(has(masked(c), "/home/ann/.aws"));
+  CHECK_FALSE(has(masked(c), "/home/bob/.ssh"));
+
+  // --ro /home shows bob's too: masked as well.
+  SandboxOptions o = cmd();
+  o.ro = {"/home"};
+  c = sandbox_config(o, h, "r").config;
+  CHECK(has(masked(c), "/home/bob/.ssh"));
+  CHECK(has(masked(c), "/home/ann/.ssh"));
+
+  // A symlink to the keys, allowed by name: refused, the real path is a credential.
+  o = cmd();
+  o.rw = {"link-to-keys"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--rw /home/ann/link-to-keys: is inside /home/ann/.ssh, which a sandbox never shows");
+  h.cwd = "/home/ann/.ssh";
+  REQUIRE_THROWS_WITH(sandbox_config(cmd(), h, "r"), Contains("is inside /home/ann/.ssh"));
+
+  // --hide adds its own.
+  h.cwd = "/home/ann/proj";
+  o = cmd();
+  o.hide = {".env", "/etc/hosts"};
+  c = sandbox_config(o, h, "r").config;
+  CHECK(has(masked(c), "/home/ann/proj/.env"));
+  CHECK(has(masked(c), "/etc/hosts"));
+}
+
+TEST_CASE("sandbox: flags are checked and name themselves", "[sandbox]") {
+  SandboxHost h = host();
+  SandboxOptions o = cmd({});
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("no command given"));
+  o = cmd();
+  o.rw = {"/nonexistent"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--rw /nonexistent: no such file or directory");
+  o = cmd();
+  o.ro = {"/"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("--ro /: the host's root is shown read-only"));
+  o = cmd();
+  o.ro = {"/usr"};
+  o.rw = {"/usr/../usr"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--rw /usr/../usr: already given as --ro");
+  o = cmd();
+  o.net = "bridge";
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--net bridge: must be none or host");
+  o = cmd();
+  o.env = {"NOPE"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--env NOPE: not set in husk's environment");
+  o = cmd();
+  o.memory = "lots";
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("--memory: invalid size"));
+  o = cmd();
+  o.cpus = "-1";
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--cpus -1: must be a positive number of CPUs");
+}
+
+TEST_CASE("sandbox: --env passes a value or the caller's; the working directory given again changes its mode", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.env = {"EDITOR", "MODE=ci"};
+  o.ro = {"."};
+  auto c = sandbox_config(o, host(), "r").config;
+  std::vector<std::string> env = c["process"]["env"];
+  CHECK(has(env, "EDITOR=vi"));
+  CHECK(has(env, "MODE=ci"));
+  CHECK(has(mounts(c), "/home/ann/proj bind /home/ann/proj rbind nosuid nodev rro"));
+  CHECK_FALSE(has(mounts(c), "/home/ann/proj bind /home/ann/proj rbind nosuid nodev"));
+}
+
+TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.pids = 50;
+  o.memory = "64m";
+  o.cpus = "0.5";
+  SandboxHost h = host();
+  h.cgroup = true;
+  SandboxConfig sc = sandbox_config(o, h, "r");
+  CHECK(sc.config["linux"]["resources"] == ojson::parse(R"({"pids":{"limit":50},
+      "memory":{"limit":67108864,"swap":67108864},"cpu":{"quota":50000,"period":100000}})"));
+  CHECK(sc.notes.empty());
+
+  h.cgroup = false;
+  sc = sandbox_config(o, h, "r");
+  CHECK_FALSE(sc.config["linux"].contains("resources"));
+  CHECK(sc.config["process"]["rlimits"] == ojson::parse(R"([{"type":"RLIMIT_NPROC","hard":50,"soft":50},
+      {"type":"RLIMIT_AS","hard":67108864,"soft":67108864}])"));
+  REQUIRE(sc.notes.size() == 3);
+  CHECK_THAT(sc.notes[2], Contains("--cpus 0.5: not applied"));
+}
+
+TEST_CASE("sandbox: --net host keeps the host's network and shows its /sys read-only", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.net = "host";
+  auto c = sandbox_config(o, host(), "r").config;
+  for (const auto& n : c["linux"]["namespaces"]) CHECK(n["type"] != "network");
+  CHECK(has(mounts(c), "/sys bind /sys rbind nosuid nodev rro"));
+}
+
+TEST_CASE("sandbox: --allow-nested loosens only the namespace calls", "[sandbox]") {
+  SandboxOptions o = cmd();
+  auto strict = sandbox_config(o, host(), "r").config["linux"]["seccomp"];
+  o.allow_nested = true;
+  auto nested = sandbox_config(o, host(), "r").config["linux"]["seccomp"];
+  CHECK(strict != nested);
+  CHECK(nested["defaultAction"] == "SCMP_ACT_ERRNO");
+}
