@@ -265,6 +265,13 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   Global sg = g;
   sg.root = work.state();
   sg.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
+  if (sg.seccomp_cache.empty()) {
+    // No XDG_RUNTIME_DIR: a cache of the profile's program in /tmp all the
+    // same (compile() ignores one not owned by us or open to others).
+    std::string mine = "/tmp/husk-" + std::to_string(::geteuid());
+    ::mkdir(mine.c_str(), 0700);
+    sg.seccomp_cache = mine + "/.seccomp-cache";
+  }
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();

@@ -323,6 +323,27 @@ def test_seccomp(work, rts, bundles, runs):
     return hyperfine(work, "run-seccomp", entries, runs, warmup=2, rounds=3)
 
 
+def test_sandbox(work, husk, runs):
+    """Issue 13: `husk sandbox -- /bin/true` beside bubblewrap doing the same
+    (read-only host root, writable working directory, private /tmp, new
+    network, pid, ipc, uts and user namespaces, a session of its own), both as
+    an unprivileged user (nobody) from the same directory. husk adds its
+    seccomp profile, NNP and no capabilities."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        return {"skipped": "bwrap is missing (Debian: bubblewrap)"}
+    cwd = os.path.join(work, "sandbox-cwd")
+    os.makedirs(cwd, exist_ok=True)
+    os.chmod(work, 0o755)
+    os.chown(cwd, 65534, 65534)
+    user = f"setpriv --reuid 65534 --regid 65534 --clear-groups env -C {cwd}"
+    entries = [("husk sandbox", f"{user} {husk} sandbox -- /bin/true", None),
+               ("bwrap", f"{user} {bwrap} --unshare-all --ro-bind / / --bind {cwd} {cwd} --dev /dev --proc /proc "
+                         f"--tmpfs /tmp --new-session --die-with-parent /bin/true", None),
+               ("no sandbox", f"{user} /bin/true", None)]
+    return hyperfine(work, "sandbox", entries, runs, warmup=3, rounds=3)
+
+
 def test_sequential(work, rts, bundles, n, runs):
     entries = [(name, f"{HELPERS} seq '{rt.cmd}' {bundles.make(name, 0)} {n}", None)
                for name, rt in rts.items()]
@@ -711,6 +732,7 @@ def main():
             R["exec"] = test_exec(work, rts, bundles, a.runs)
             R.update(test_idle(work, rts, bundles, small))
             R["run-seccomp"] = test_seccomp(work, rts, bundles, a.runs)
+            R["sandbox"] = test_sandbox(work, a.husk, a.runs)
             rts.pop(BASELINE, None)
             R["rss"] = test_rss(rts, bundles, 10)
             R["strace"] = test_strace(rts, bundles, work)

@@ -122,6 +122,12 @@ def targets(R):
     versus_crun("create", 0.5, "`create`")
     versus_crun("delete", 0.4, "`delete`")
     t.append(vm_target(R))
+    sb = R.get("sandbox") or {}
+    h, b = (sb.get(k, {}).get("median_ms") if isinstance(sb.get(k), dict) else None for k in ("husk sandbox", "bwrap"))
+    r = ratio(h, b)
+    t.append(("`husk sandbox -- /bin/true` ≤ 1.5 × bubblewrap's equivalent",
+              f"{fr(r)} × ({ms(h)} vs {ms(b)} ms)" if r is not None else sb.get("skipped", "–"),
+              verdict(at_most(r, 1.5)), ""))
 
     c100 = (R.get("conc100") or {}).get("husk") or {}
     r = ratio(median(R, "conc100", "husk"), median(R, "conc100", "crun"))
