@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "namespaces/namespaces.h"
 #include "runtime/args.h"
 #include "runtime/sandbox.h"
 #include "spec/defaults.h"
@@ -25,26 +26,10 @@ const std::vector<std::string> kSystemCredentials = {
 
 const char* const kWorkingDirectory = "the working directory";
 
-// Lexically clean absolute path: "/a/./b//c/../d" -> "/a/b/d".
+// Absolute and lexically clean ("/a/./b//c/../d" -> "/a/b/d"), relative to cwd.
 std::string clean_path(const std::string& flag, const std::string& path, const std::string& cwd) {
   if (path.empty()) throw Error(flag + ": empty path");
-  std::string joined = path[0] == '/' ? path : cwd + "/" + path;
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i <= joined.size()) {
-    size_t j = joined.find('/', i);
-    if (j == std::string::npos) j = joined.size();
-    std::string part = joined.substr(i, j - i);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    i = j + 1;
-  }
-  std::string out;
-  for (const auto& p : parts) out += "/" + p;
-  return out.empty() ? "/" : out;
+  return ns::clean_path(path[0] == '/' ? path : cwd + "/" + path);
 }
 
 bool within(const std::string& path, const std::string& dir) {
