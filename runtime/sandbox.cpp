@@ -7,10 +7,12 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -22,6 +24,7 @@
 #include "base/fd.h"
 #include "base/file.h"
 #include "cgroups/cgroups.h"
+#include "namespaces/namespaces.h"
 #include "runtime/args.h"
 #include "runtime/foreground.h"
 #include "runtime/log.h"
@@ -113,7 +116,36 @@ constexpr int kTimedOut = 124;      // timeout(1)'s status
 // The command is pid 1 of its namespace, where the kernel drops a signal it
 // has no handler for. A signal whose default is to terminate is made to act
 // so: SIGKILL, and the status says the signal that was sent.
+// The caller's terminal, lent to the command as its stdio: its settings and
+// line discipline are put back whatever the command did to them.
+class TerminalGuard {
+ public:
+  TerminalGuard() {
+    for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
+      if (::isatty(fd) && ::tcgetattr(fd, &saved_) == 0 && ::ioctl(fd, TIOCGETD, &ldisc_) == 0) {
+        fd_ = fd;
+        break;
+      }
+  }
+  ~TerminalGuard() {
+    if (fd_ < 0) return;
+    int now = ldisc_;
+    if (::ioctl(fd_, TIOCGETD, &now) == 0 && now != ldisc_) ::ioctl(fd_, TIOCSETD, &ldisc_);
+    ::tcsetattr(fd_, TCSANOW, &saved_);
+  }
+
+ private:
+  int fd_ = -1;
+  termios saved_{};
+  int ldisc_ = 0;
+};
+
 int wait_sandboxed(pid_t pid, int sigfd, double timeout) {
+  // With TOSTOP set by the command, a message to the terminal would stop
+  // husk (and with it --timeout) while the command runs on.
+  ::signal(SIGTTOU, SIG_IGN);
+  ::signal(SIGTTIN, SIG_IGN);
+  TerminalGuard terminal;
   Fd timer(timeout > 0 ? ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC) : -1);
   if (timeout > 0) {
     if (!timer) throw sys_error("sandbox: timerfd_create");
@@ -142,9 +174,9 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout) {
       if (::read(timer.get(), &ticks, sizeof ticks) < 0) ticks = 0;
       if (!timed_out) {
         timed_out = true;
+        deliver(SIGTERM);
         std::cerr << "husk sandbox: --timeout " << timeout << "s reached: SIGTERM, SIGKILL " << kKillGrace
                   << "s later" << std::endl;
-        deliver(SIGTERM);
         arm(timer.get(), kKillGrace);
       } else if (!killed) {
         killed = true;
@@ -222,6 +254,9 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
     h.home = pw->home;
     h.shell = pw->shell;
   }
+  // The caller's own HOME (not root's: under sudo it is the user's or root's).
+  const char* home = std::getenv("HOME");
+  if (::geteuid() != 0 && home && home[0] == '/') h.home = ns::clean_path(home);
   char cwd[PATH_MAX];
   if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
   h.cwd = cwd;
@@ -265,13 +300,9 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   Global sg = g;
   sg.root = work.state();
   sg.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
-  if (sg.seccomp_cache.empty()) {
-    // No XDG_RUNTIME_DIR: a cache of the profile's program in /tmp all the
-    // same (compile() ignores one not owned by us or open to others).
-    std::string mine = "/tmp/husk-" + std::to_string(::geteuid());
-    ::mkdir(mine.c_str(), 0700);
-    sg.seccomp_cache = mine + "/.seccomp-cache";
-  }
+  // A cache the sandbox's own uid can write could hand the next sandbox a
+  // filter that allows everything: rootless, the filter is compiled each time.
+  if (::geteuid() != 0) sg.seccomp_cache.clear();
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();

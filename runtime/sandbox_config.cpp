@@ -115,8 +115,18 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   auto allow = [&](const std::string& flag, const std::string& typed, bool writable) {
     std::string dest = clean_path(flag, typed, h.cwd);
     if (dest == "/") throw Error(flag + " /: the host's root is shown read-only; name a directory below it");
+    // Showing one of them again would bring back what the fresh mounts hide
+    // (the host's /tmp holds the user's tmux, ssh-agent and X11 sockets).
+    for (const std::string r : {"/proc", "/sys", "/dev", "/tmp", "/var/tmp", "/run", "/home", "/root"})
+      if (within(r, dest))
+        throw Error(flag + " " + typed + ": would show the host's " + dest + ", which a sandbox replaces; name a "
+                    "directory below it");
     std::optional<std::string> real = h.real(dest);
     if (!real) throw Error(flag + " " + typed + ": no such file or directory");
+    // A symlink may have been planted by an earlier sandbox: what is shown
+    // is named by its real path only.
+    if (*real != dest)
+      throw Error(flag + " " + typed + ": is a symlink (or below one) to " + *real + "; name " + *real + " itself");
     for (auto& a : allowed) {
       if (a.dest != dest) continue;
       // The working directory is writable unless a flag says otherwise.
@@ -136,7 +146,13 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // Deny wins: every credential inside something shown is masked there; a
   // directory inside a credential is refused.
   std::vector<std::string> credentials = kSystemCredentials;
-  for (const auto& home : h.homes)
+  // husk's own state and caches of this user: written by husk, read back.
+  credentials.push_back("/tmp/husk-" + std::to_string(h.uid));
+  if (auto it = h.env.find("XDG_RUNTIME_DIR"); it != h.env.end() && !it->second.empty())
+    credentials.push_back(it->second + "/husk");
+  std::vector<std::string> homes = h.homes;
+  homes.push_back(h.home);  // a user from LDAP or homed has no /etc/passwd line
+  for (const auto& home : homes)
     if (home != "/" && h.real(home))
       for (const auto& c : credential_paths_in_home()) credentials.push_back(home + "/" + c);
   credentials.push_back("/run/user/" + std::to_string(h.uid));
@@ -154,7 +170,11 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
         if (within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
       }
   }
-  for (const auto& p : o.hide) mask(clean_path("--hide", p, h.cwd));
+  for (const auto& p : o.hide) {
+    std::string path = clean_path("--hide", p, h.cwd);
+    if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");
+    mask(path);
+  }
 
   ojson mounts = ojson::array();
   for (const auto& m : cfg["mounts"]) {
@@ -187,9 +207,9 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     }
   }
   // HOME exists and is the user's scratch space when nothing shows it.
+  // Wherever it is (/var/lib/postgresql), unless a flag shows it.
   bool home_shown = h.home.empty() || h.home == "/";
   for (const auto& a : allowed) home_shown |= within(h.home, a.dest);
-  for (const auto& s : shown) home_shown |= within(h.home, s.dest);
   if (!home_shown) mounts.push_back(tmpfs(h.home, "700"));
   for (const auto& a : allowed) mounts.push_back(bind_mount(a.dest, a.real, a.writable));
   cfg["mounts"] = mounts;

@@ -53,7 +53,7 @@ const char* const kAllowed[] = {
       "set_robust_list", "set_thread_area", "set_tid_address", "setdomainname", "setfsgid", "setfsuid",
       "setgid", "setgroups", "sethostname", "setitimer", "setpgid", "setpriority", "setregid", "setresgid",
       "setresuid", "setreuid", "setrlimit", "setsid", "setsockopt", "setuid", "setxattr", "shmat", "shmctl",
-      "shmdt", "shmget", "shutdown", "sigaltstack", "signalfd", "signalfd4", "socket", "socketpair", "splice",
+      "shmdt", "shmget", "shutdown", "sigaltstack", "signalfd", "signalfd4", "socketpair", "splice",
       "stat", "statfs", "statx", "symlink", "symlinkat", "sync", "sync_file_range", "syncfs", "sysinfo",
       "tee", "tgkill", "time", "timer_create", "timer_delete", "timer_getoverrun", "timer_gettime",
       "timer_settime", "timerfd_create", "timerfd_gettime", "timerfd_settime", "times", "tkill", "truncate",
@@ -88,6 +88,10 @@ ojson default_seccomp(bool allow_nested) {
     for (const char* n : kNestedOnly) all.push_back(n);
   ojson syscalls = ojson::array();
   syscalls.push_back({{"names", all}, {"action", "SCMP_ACT_ALLOW"}});
+  // AF_VSOCK (40) reaches the hypervisor and other VMs past any network namespace.
+  syscalls.push_back({{"names", names({"socket"})},
+                      {"action", "SCMP_ACT_ALLOW"},
+                      {"args", {{{"index", 0}, {"value", 40}, {"op", "SCMP_CMP_NE"}}}}});
   for (uint64_t p : kPersonalities)
     syscalls.push_back({{"names", names({"personality"})},
                         {"action", "SCMP_ACT_ALLOW"},

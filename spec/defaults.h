@@ -24,7 +24,8 @@ std::string default_config_json(const ConfigDefaults& d);
 // EPERM, so a syscall it does not name fails and one newer than its newest
 // fails with ENOSYS (libc falls back). Denied beyond Docker's default:
 // ptrace, process_vm_*, kcmp, pidfd_getfd, io_uring_*, userfaultfd, the
-// NUMA placement calls, personality flags other than the 32-bit/uname ones.
+// NUMA placement calls, personality flags other than the 32-bit/uname ones,
+// AF_VSOCK sockets (as Docker's).
 // allow_nested: namespaces and mounts are allowed (clone/clone3 with
 // CLONE_NEW*, unshare, setns, the mount API), for a sandbox or runtime run
 // inside; they still need capabilities, which a new user namespace gives.

@@ -108,7 +108,8 @@ TEST_CASE("sandbox: the host's directories read-only, the working directory writ
 }
 
 TEST_CASE("sandbox: credentials are masked wherever they show, deny wins", "[sandbox]") {
-  SandboxHost h = host({"/home/ann/.ssh", "/home/ann/.aws", "/home/bob/.ssh", "/root/.ssh", "/home/ann/link-to-keys"});
+  SandboxHost h = host({"/home/ann/.ssh", "/home/ann/.aws", "/home/bob/.ssh", "/root/.ssh", "/home/ann/link-to-keys",
+                         "/home/ann/proj/.env", "/etc/hosts"});
   // The home itself shown: its credentials masked, another user's not shown at all.
   h.cwd = "/home/ann";
   auto c = sandbox_config(cmd(), h, "r").config;
@@ -116,9 +117,9 @@ TEST_CASE("sandbox: credentials are masked wherever they show, deny wins", "[san
   CHECK(has(masked(c), "/home/ann/.aws"));
   CHECK_FALSE(has(masked(c), "/home/bob/.ssh"));
 
-  // --ro /home shows bob's too: masked as well.
+  // --ro /home/bob shows bob's home: its credentials masked as well.
   SandboxOptions o = cmd();
-  o.ro = {"/home"};
+  o.ro = {"/home/bob"};
   c = sandbox_config(o, h, "r").config;
   CHECK(has(masked(c), "/home/bob/.ssh"));
   CHECK(has(masked(c), "/home/ann/.ssh"));
@@ -126,7 +127,7 @@ TEST_CASE("sandbox: credentials are masked wherever they show, deny wins", "[san
   // A symlink to the keys, allowed by name: refused, the real path is a credential.
   o = cmd();
   o.rw = {"link-to-keys"};
-  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--rw /home/ann/link-to-keys: is inside /home/ann/.ssh, which a sandbox never shows");
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("--rw link-to-keys: is a symlink (or below one) to /home/ann/.ssh"));
   h.cwd = "/home/ann/.ssh";
   REQUIRE_THROWS_WITH(sandbox_config(cmd(), h, "r"), Contains("is inside /home/ann/.ssh"));
 
@@ -137,6 +138,40 @@ TEST_CASE("sandbox: credentials are masked wherever they show, deny wins", "[san
   c = sandbox_config(o, h, "r").config;
   CHECK(has(masked(c), "/home/ann/proj/.env"));
   CHECK(has(masked(c), "/etc/hosts"));
+}
+
+TEST_CASE("sandbox: nothing brings back what the fresh mounts hide, no symlink is followed", "[sandbox]") {
+  SandboxHost h = host({"/tmp", "/tmp/proj", "/var/tmp"});
+  for (const char* p : {"/tmp", "/var/tmp", "/var", "/run", "/home", "/dev"}) {
+    SandboxOptions o = cmd();
+    o.ro = {p};
+    REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("which a sandbox replaces"));
+  }
+  h.cwd = "/tmp";  // the host's /tmp holds tmux, ssh-agent and X11 sockets
+  REQUIRE_THROWS_WITH(sandbox_config(cmd(), h, "r"), Contains("the working directory /tmp: would show the host's /tmp"));
+  h.cwd = "/tmp/proj";  // a directory of its own below it is fine
+  REQUIRE_NOTHROW(sandbox_config(cmd(), h, "r"));
+  SandboxOptions o = cmd();
+  o.ro = {"/bin"};  // /bin -> /usr/bin
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--ro /bin: is a symlink (or below one) to /usr/bin; name /usr/bin itself");
+  o = cmd();
+  o.hide = {"/nonexistent"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--hide /nonexistent: no such file or directory");
+}
+
+TEST_CASE("sandbox: the caller's home is private wherever it is, its credentials found through HOME", "[sandbox]") {
+  SandboxHost h = host({"/var/lib/pg", "/var/lib/pg/.ssh", "/srv/ldap-home", "/srv/ldap-home/.aws"});
+  h.home = "/var/lib/pg";  // under /var, which is shown read-only
+  h.cwd = "/var/lib/pg";
+  auto c = sandbox_config(cmd(), h, "r").config;
+  CHECK(has(masked(c), "/var/lib/pg/.ssh"));  // a home not in h.homes: its credentials still masked
+  h.cwd = "/home/ann/proj";
+  c = sandbox_config(cmd(), h, "r").config;
+  CHECK(has(mounts(c), "/var/lib/pg tmpfs nosuid nodev mode=700"));
+  h.home = "/srv/ldap-home";
+  h.cwd = "/srv/ldap-home";
+  c = sandbox_config(cmd(), h, "r").config;
+  CHECK(has(masked(c), "/srv/ldap-home/.aws"));
 }
 
 TEST_CASE("sandbox: flags are checked and name themselves", "[sandbox]") {

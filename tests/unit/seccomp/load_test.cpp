@@ -550,6 +550,10 @@ TEST_CASE("load: husk's default profile lets a program run and refuses the escap
     if (errno_of([] { return personality(ADDR_NO_RANDOMIZE); }) != EPERM) return 10;
     if (personality(0xffffffff) < 0) return 11;
     if (syscall(SYS_unshare, CLONE_FILES) != 0) return 12;  // not a namespace
+    if (errno_of([] { return socket(40 /* AF_VSOCK */, SOCK_STREAM, 0); }) != EPERM) return 13;
+    int unix_socket = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (unix_socket < 0) return 14;
+    close(unix_socket);
     return 0;
   });
   CHECK(status_text(st) == "exit 0");
