@@ -221,7 +221,8 @@ class Workdir {
   }
   // Only what husk made here: the mount points in the root (empty
   // directories and files on this side of the mounts) and our two files.
-  ~Workdir() {
+  ~Workdir() { remove(); }
+  void remove() const {
     if (DIR* d = ::opendir(rootfs().c_str())) {
       while (dirent* e = ::readdir(d)) {
         if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
@@ -241,6 +242,48 @@ class Workdir {
 
  private:
   std::string dir_;
+};
+
+// A process outside the sandbox that outlives a killed husk: the sandbox's
+// pid 1 gets no parent-death signal (the kernel does not force it on a pid
+// namespace's init), so when husk dies without saying "done" the guardian
+// deletes the container (its processes killed, its cgroup removed) and the
+// workdir. In a process group of its own: a signal to husk's group spares it.
+class Guardian {
+ public:
+  Guardian(const Global& g, const std::string& id, const Workdir& work) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("sandbox: pipe");
+    pid_ = ::fork();
+    if (pid_ < 0) throw sys_error("sandbox: fork the guardian");
+    if (pid_ == 0) {
+      ::close(p[1]);
+      ::setpgid(0, 0);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU}) ::signal(sig, SIG_IGN);
+      char done = 0;
+      ssize_t n;
+      while ((n = ::read(p[0], &done, 1)) < 0 && errno == EINTR) {
+      }
+      if (n == 0) {  // husk is gone
+        try {
+          cmd_delete(g, id, true);
+        } catch (const Error&) {
+        }
+        work.remove();
+      }
+      _exit(0);
+    }
+    ::close(p[0]);
+    tell_ = Fd(p[1]);
+  }
+  ~Guardian() {
+    char done = 1;
+    if (::write(tell_.get(), &done, 1) == 1) ::waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+  Fd tell_;
 };
 
 }  // namespace
@@ -306,6 +349,7 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();
+  Guardian guardian(sg, co.id, work);
   RunHooks hooks;
   hooks.wait = [&](pid_t pid, int sigfd) { return wait_sandboxed(pid, sigfd, o.timeout); };
   return run_own_config(sg, co, hooks);
