@@ -343,9 +343,16 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   Global sg = g;
   sg.root = work.state();
   sg.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
-  // A cache the sandbox's own uid can write could hand the next sandbox a
-  // filter that allows everything: rootless, the filter is compiled each time.
-  if (::geteuid() != 0) sg.seccomp_cache.clear();
+  // The compiled profile is cached where the user's husk keeps it (no
+  // XDG_RUNTIME_DIR: /tmp/husk-UID). A cache the sandbox could write would
+  // hand the next sandbox a filter that allows everything: both places are
+  // masked in every sandbox (sandbox_config), and compile() ignores a cache
+  // not owned by the caller or open to others.
+  if (sg.seccomp_cache.empty()) {
+    std::string mine = "/tmp/husk-" + std::to_string(::geteuid());
+    ::mkdir(mine.c_str(), 0700);
+    sg.seccomp_cache = mine + "/.seccomp-cache";
+  }
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();

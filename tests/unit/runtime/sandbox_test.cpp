@@ -151,6 +151,11 @@ TEST_CASE("sandbox: nothing brings back what the fresh mounts hide, no symlink i
   REQUIRE_THROWS_WITH(sandbox_config(cmd(), h, "r"), Contains("the working directory /tmp: would show the host's /tmp"));
   h.cwd = "/tmp/proj";  // a directory of its own below it is fine
   REQUIRE_NOTHROW(sandbox_config(cmd(), h, "r"));
+  // husk's seccomp cache of this user: a sandbox that could write it would
+  // disarm the next one.
+  SandboxHost cache = host({"/tmp", "/tmp/husk-1000", "/run/user/1000/husk"});
+  cache.cwd = "/tmp/husk-1000";
+  REQUIRE_THROWS_WITH(sandbox_config(cmd(), cache, "r"), Contains("is inside /tmp/husk-1000"));
   SandboxOptions o = cmd();
   o.ro = {"/bin"};  // /bin -> /usr/bin
   REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--ro /bin: is a symlink (or below one) to /usr/bin; name /usr/bin itself");
