@@ -181,6 +181,8 @@ void sandbox_flags(po::options_description& d) {
       ("cpus", po::value<std::string>(), "CPU time, in CPUs (e.g. 0.5)")
       ("timeout", po::value<std::string>(), "seconds; then SIGTERM, SIGKILL 2 s later, exit 124")
       ("allow-nested", po::bool_switch(), "allow user namespaces and mounts (a sandbox inside)")
+      ("overlay", po::bool_switch(), "the host's directories and the working directory writable, changes discarded")
+      ("keep-changes", po::value<std::string>(), "with --overlay: keep the changes in DIR/upper")
       ("print-config", po::bool_switch(), "print the OCI config instead of running it");
 }
 
@@ -205,6 +207,8 @@ int run_sandbox(const Invocation& in) {
   }
   o.allow_nested = in.flag("allow-nested");
   o.print_config = in.flag("print-config");
+  o.overlay = in.flag("overlay");
+  o.keep_changes = in.str("keep-changes");
   return cmd_sandbox(in.g, o);
 }
 

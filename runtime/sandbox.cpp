@@ -25,6 +25,7 @@
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/file.h"
+#include "base/mountinfo.h"
 #include "cgroups/cgroups.h"
 #include "namespaces/namespaces.h"
 #include "runtime/args.h"
@@ -80,6 +81,42 @@ std::optional<std::set<std::string>> list_directory(const std::string& dir) {
   while (dirent* e = ::readdir(d)) names.insert(e->d_name);
   ::closedir(d);
   return names;
+}
+
+// Removes what a sandbox wrote (an overlay's upper layer): never follows a
+// symlink, stays on this side of mount points' contents it made itself, and
+// opens a directory the sandbox made unreadable (mode 000) by giving it back
+// to its owner first.
+void remove_tree(int parent, const char* name) {
+  if (::unlinkat(parent, name, 0) == 0 || (errno != EISDIR && errno != EPERM)) return;
+  int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES && ::fchmodat(parent, name, 0700, 0) == 0)
+    fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fchmod(fd, 0700);  // its entries can be unlinked
+  if (DIR* d = ::fdopendir(fd)) {
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+      remove_tree(::dirfd(d), e->d_name);
+    }
+    ::closedir(d);
+  } else {
+    ::close(fd);
+  }
+  ::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+// mkdir -p, each new directory 0700 and (as root) the user's.
+void make_user_dirs(const std::string& path, uint32_t uid, uint32_t gid) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string part = path.substr(0, slash);
+    if (::mkdir(part.c_str(), 0700) == 0) {
+      if (::geteuid() == 0 && ::chown(part.c_str(), uid, gid) != 0) throw sys_error("sandbox: chown " + part);
+    } else if (errno != EEXIST) {
+      throw sys_error("sandbox: mkdir " + part);
+    }
+    if (slash == std::string::npos) break;
+  }
 }
 
 // Who runs the command: the caller; as root, --user or sudo's user.
@@ -245,12 +282,14 @@ class Workdir {
       ::closedir(d);
     }
     ::rmdir(rootfs().c_str());
+    remove_tree(AT_FDCWD, overlay().c_str());
     ::unlink(config().c_str());
     ::rmdir(state().c_str());
     ::rmdir(dir_.c_str());
   }
   const std::string& dir() const { return dir_; }
   std::string rootfs() const { return dir_ + "/rootfs"; }
+  std::string overlay() const { return dir_ + "/overlay"; }
   std::string config() const { return dir_ + "/config.json"; }
   std::string state() const { return dir_ + "/state"; }
 
@@ -345,6 +384,8 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
     size_t eq = kv.find('=');
     if (eq != std::string::npos) h.env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  if (o.overlay || !o.keep_changes.empty())
+    for (const auto& m : base::read_mountinfo()) h.mount_points.push_back(m.mount_point);
   if (::geteuid() == 0) {
     h.cgroup = true;
   } else {
@@ -362,8 +403,23 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   }
   SandboxHost host = probe_sandbox_host(o);
   Workdir work(host.uid, host.gid);
-  SandboxConfig sc = sandbox_config(o, host, work.rootfs());
+  std::string keep;
+  if (!o.keep_changes.empty()) {
+    keep = ns::clean_path(o.keep_changes[0] == '/' ? o.keep_changes : host.cwd + "/" + o.keep_changes);
+    if (::mkdir(keep.c_str(), 0700) != 0 && (errno != EEXIST || ::rmdir(keep.c_str()) != 0 || ::mkdir(keep.c_str(), 0700) != 0))
+      throw sys_error("--keep-changes " + o.keep_changes + ": make an empty directory " + keep);
+    if (::geteuid() == 0 && ::chown(keep.c_str(), host.uid, host.gid) != 0) throw sys_error("--keep-changes: chown " + keep);
+  }
+  SandboxConfig sc = sandbox_config(o, host, work.rootfs(), keep.empty() ? work.overlay() : keep);
   for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
+  // The layers are the sandbox user's: its init mounts them without privilege over host files.
+  for (const auto& d : sc.overlay_dirs) make_user_dirs(d, host.uid, host.gid);
+  struct DropWork {
+    std::string dir;
+    ~DropWork() {
+      if (!dir.empty()) remove_tree(AT_FDCWD, (dir + "/work").c_str());
+    }
+  } drop_work{keep};  // kept: the upper layer only
 
   write_file_atomic(work.config(), sc.config.dump() + "\n", 0600);
   Global sg = g;

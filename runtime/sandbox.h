@@ -28,6 +28,8 @@ struct SandboxOptions {
   double timeout = 0;                      // seconds; 0: none
   bool allow_nested = false;
   bool print_config = false;
+  bool overlay = false;                    // the shown directories writable, changes discarded
+  std::string keep_changes;                // --keep-changes DIR: overlay, changes kept in DIR/upper
 };
 
 // What the config is built from, read from the host by probe_sandbox_host().
@@ -44,17 +46,23 @@ struct SandboxHost {
   std::function<std::optional<std::string>(const std::string&)> real;
   std::map<std::string, std::string> env;  // the caller's environment
   bool cgroup = false;           // limits can be set in a cgroup of the container's own
+  std::vector<std::string> mount_points;  // the host's (an overlay cannot be lower above one)
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be
 // applied (said on stderr). Errors name the flag: "--rw docs: ...".
 // root.path is `rootfs`: any empty directory (husk's run makes one; the
 // runtime creates the mount points in it).
+// With --overlay each shown directory is an overlay whose upper and work
+// directories are overlay_dir/upper/N-NAME and overlay_dir/work/N-NAME,
+// listed in overlay_dirs for the caller to make.
 struct SandboxConfig {
   nlohmann::ordered_json config;
   std::vector<std::string> notes;
+  std::vector<std::string> overlay_dirs;
 };
-SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs);
+SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
+                             const std::string& overlay_dir = "overlay");
 
 // The credential paths of a home directory: never shown, even under an allowed path.
 const std::vector<std::string>& credential_paths_in_home();

@@ -97,7 +97,8 @@ const std::vector<std::string>& credential_paths_in_home() {
   return kPaths;
 }
 
-SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs) {
+SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs,
+                             const std::string& overlay_dir) {
   if (o.args.empty()) throw Error("sandbox: no command given (husk sandbox [options] -- COMMAND [ARGS...])");
   if (o.net != "none" && o.net != "host") throw Error("--net " + o.net + ": must be none or host");
   SandboxConfig out;
@@ -192,7 +193,44 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     }
     mounts.push_back(copy);
   }
-  for (const auto& s : shown) mounts.push_back(bind_mount(s.dest, s.real, false));
+  // --overlay: the shown directories (the working directory too) become
+  // writable views whose changes go to an upper layer; --rw and --ro stay binds.
+  const bool overlay = o.overlay || !o.keep_changes.empty();
+  auto overlay_mount = [&](const Shown& d) {
+    if (d.real.find_first_of(",:") != std::string::npos || overlay_dir.find_first_of(",:") != std::string::npos)
+      throw Error("--overlay: " + d.real + " or " + overlay_dir + " has a ',' or ':', which overlayfs options cannot carry");
+    std::string name = std::to_string(out.overlay_dirs.size() / 2) + "-" + d.dest.substr(d.dest.rfind('/') + 1);
+    std::string upper = overlay_dir + "/upper/" + name, work = overlay_dir + "/work/" + name;
+    out.overlay_dirs.push_back(upper);
+    out.overlay_dirs.push_back(work);
+    // userxattr: mounted in the sandbox's user namespace, which trusted.* xattrs are not.
+    return ojson{{"destination", d.dest},
+                 {"type", "overlay"},
+                 {"source", "overlay"},
+                 {"options", {"lowerdir=" + d.real, "upperdir=" + upper, "workdir=" + work, "userxattr", "nosuid",
+                              "nodev"}}};
+  };
+  // In a user namespace the kernel refuses an overlay whose lower directory
+  // has mounts below it (they would be uncovered): those stay read-only.
+  std::vector<std::string> kept_read_only;
+  auto can_overlay = [&](const Shown& d) {
+    for (const auto& m : h.mount_points)
+      if (m != d.real && within(m, d.real)) return false;
+    return true;
+  };
+  for (const auto& s : shown) {
+    if (overlay && can_overlay(s)) {
+      mounts.push_back(overlay_mount(s));
+    } else {
+      if (overlay) kept_read_only.push_back(s.dest);
+      mounts.push_back(bind_mount(s.dest, s.real, false));
+    }
+  }
+  if (!kept_read_only.empty()) {
+    std::string list;
+    for (const auto& d : kept_read_only) list += (list.empty() ? "" : ", ") + d;
+    out.notes.push_back("--overlay: " + list + " stay read-only (file systems are mounted below them)");
+  }
   mounts.push_back(tmpfs("/tmp", "1777"));
   if (std::find(h.root_dirs.begin(), h.root_dirs.end(), "var") != h.root_dirs.end())
     mounts.push_back(tmpfs("/var/tmp", "1777"));
@@ -211,7 +249,11 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   bool home_shown = h.home.empty() || h.home == "/";
   for (const auto& a : allowed) home_shown |= within(h.home, a.dest);
   if (!home_shown) mounts.push_back(tmpfs(h.home, "700"));
-  for (const auto& a : allowed) mounts.push_back(bind_mount(a.dest, a.real, a.writable));
+  for (const auto& a : allowed) {
+    if (overlay && a.flag == kWorkingDirectory && !can_overlay(a))
+      throw Error("--overlay: the working directory " + a.dest + " has file systems mounted below it");
+    mounts.push_back(overlay && a.flag == kWorkingDirectory ? overlay_mount(a) : bind_mount(a.dest, a.real, a.writable));
+  }
   cfg["mounts"] = mounts;
 
   auto& p = cfg["process"];

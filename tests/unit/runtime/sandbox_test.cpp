@@ -256,3 +256,24 @@ TEST_CASE("sandbox: --allow-nested loosens only the namespace calls", "[sandbox]
   CHECK(strict != nested);
   CHECK(nested["defaultAction"] == "SCMP_ACT_ERRNO");
 }
+
+TEST_CASE("sandbox: --overlay makes the shown directories and the working directory overlays", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.overlay = true;
+  SandboxHost h = host();
+  h.mount_points = {"/", "/proc", "/etc/secrets.d"};  // a file system mounted below /etc
+  SandboxConfig sc = sandbox_config(o, h, "r", "/w/ovl");
+  auto m = mounts(sc.config);
+  CHECK(has(m, "/usr overlay lowerdir=/usr upperdir=/w/ovl/upper/1-usr workdir=/w/ovl/work/1-usr userxattr nosuid nodev"));
+  CHECK(has(m, "/etc bind /etc rbind nosuid nodev rro"));  // the kernel would refuse it as a lower layer
+  CHECK(has(m, "/home/ann/proj overlay lowerdir=/home/ann/proj upperdir=/w/ovl/upper/3-proj "
+               "workdir=/w/ovl/work/3-proj userxattr nosuid nodev"));
+  CHECK(sc.overlay_dirs.size() == 8);  // bin, usr, var, proj: upper and work each
+  REQUIRE(sc.notes.size() == 1);
+  CHECK_THAT(sc.notes[0], Contains("/etc stay read-only"));
+  // --rw stays a bind: what the user asked to keep.
+  o.rw = {"/usr"};
+  CHECK(has(mounts(sandbox_config(o, h, "r", "/w/ovl").config), "/usr bind /usr rbind nosuid nodev"));
+  o.rw.clear();
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r", "/w/a,b"), Contains("which overlayfs options cannot carry"));
+}
