@@ -175,6 +175,7 @@ void sandbox_flags(po::options_description& d) {
       ("hide", po::value<std::vector<std::string>>()->composing(), "hide a file or directory (repeatable)")
       ("env", po::value<std::vector<std::string>>()->composing(), "K=V, or K to pass husk's own value (repeatable)")
       ("net", po::value<std::string>()->default_value("none"), "none (loopback only) or host")
+      ("allow-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] reachable through husk's proxy (HTTP_PROXY) (repeatable)")
       ("user", po::value<std::string>(), "UID[:GID] the command runs as (root only; default: sudo's user)")
       ("memory", po::value<std::string>(), "memory limit, e.g. 512m")
       ("pids", po::value<std::string>(), "at most this many processes")
@@ -194,6 +195,7 @@ int run_sandbox(const Invocation& in) {
   o.hide = in.strs("hide");
   o.env = in.strs("env");
   o.net = in.str("net");
+  o.allow_hosts = in.strs("allow-host");
   o.user = in.str("user");
   o.memory = in.str("memory");
   o.cpus = in.str("cpus");

@@ -250,6 +250,7 @@ void launch_init(const Global& g, const CreateOptions& o, Creation& c, const std
   req.no_pivot = o.no_pivot;
   if (!o.no_new_keyring) req.session_keyring = o.id;
   req.seccomp_cache_dir = g.seccomp_cache;
+  req.on_init_open = o.on_init_open;
 
   ProcIdMapWriter id_maps(c.spec);
   InitLauncher launcher(req);

@@ -31,6 +31,7 @@ struct CreateOptions {
   bool no_pivot = false;
   bool no_new_keyring = false;
   int preserve_fds = 0;
+  std::function<void(pid_t init)> on_init_open;  // see InitRequest (husk sandbox)
   // run only
   bool detach = false;
   bool keep = false;

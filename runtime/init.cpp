@@ -326,7 +326,7 @@ Cloned clone_init(ChildContext& c, const Pipeline& p) {
 }
 
 // The init's setup seen from the parent, until it waits for `start`.
-pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
+pid_t drive_init(const ChildContext& c, ChildSession& s, Pipeline& p, const Placement& placed) {
   const spec::Spec& spec = *p.spec;
   bool maps_written = false;
   // Opened from the process whose maps were just written, while it is still
@@ -340,6 +340,7 @@ pid_t drive_init(ChildSession& s, Pipeline& p, const Placement& placed) {
     if (!maps_written) p.map_ids(s.pid());
     maps_written = true;
     open_namespaces(s.pid());
+    if (c.req.on_init_open) c.req.on_init_open(s.pid());
     s.release(p, placed);
     if (!at) return;
     s.sending([&] {
@@ -400,7 +401,7 @@ pid_t InitLauncher::launch(Pipeline& p) {
   Cloned cl = clone_init(c, p);
   ChildSession s(std::move(parent_sock), cl.pid, cl.stage1);
   child_sock.reset();
-  return drive_init(s, p, cl.placed);
+  return drive_init(c, s, p, cl.placed);
 }
 
 void release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released) {

@@ -24,6 +24,10 @@ struct InitRequest {
   bool no_pivot = false;
   std::string session_keyring;  // name of a new session keyring; empty: keep the caller's
   std::string seccomp_cache_dir;       // compiled filters, keyed by profile
+  // Called with the init's pid once its maps are written, before it goes on:
+  // it is still dumpable, so a caller without privileges may open its
+  // namespaces (husk sandbox makes its proxy's listener there).
+  std::function<void(pid_t)> on_init_open;
 };
 
 // The launcher of create: clone3 of the init (with every new namespace, or

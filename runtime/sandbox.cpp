@@ -31,6 +31,7 @@
 #include "runtime/args.h"
 #include "runtime/foreground.h"
 #include "runtime/log.h"
+#include "runtime/sandbox_proxy.h"
 #include "runtime/util.h"
 
 extern char** environ;
@@ -439,8 +440,26 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();
   Guardian guardian(sg, co.id, work);
+  std::unique_ptr<Proxy> proxy;
+  if (!o.allow_hosts.empty()) {
+    std::vector<AllowedHost> allowed;
+    for (const auto& a : o.allow_hosts) allowed.push_back(parse_allowed_host(a));
+    co.on_init_open = [&proxy, allowed](pid_t init) {
+      proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed);
+    };
+  }
   RunHooks hooks;
-  hooks.wait = [&](pid_t pid, int sigfd) { return wait_sandboxed(pid, sigfd, o.timeout); };
+  hooks.wait = [&](pid_t pid, int sigfd) {
+    int status = wait_sandboxed(pid, sigfd, o.timeout);
+    if (proxy) {
+      std::vector<std::string> denied = proxy->denied();
+      proxy.reset();
+      std::string list;
+      for (const auto& d : denied) list += (list.empty() ? "" : ", ") + d;
+      if (!list.empty()) std::cerr << "husk sandbox: --allow-host refused: " << list << std::endl;
+    }
+    return status;
+  };
   return run_own_config(sg, co, hooks);
 }
 

@@ -22,6 +22,7 @@ struct SandboxOptions {
   std::vector<std::string> rw, ro, hide;   // --rw, --ro, --hide (as typed)
   std::vector<std::string> env;            // --env K=V, or K: the caller's value
   std::string net = "none";                // none | host
+  std::vector<std::string> allow_hosts;    // --allow-host NAME[:PORT]: through husk's proxy only
   std::string user;                        // --user UID[:GID] (root only)
   std::string memory, cpus;                // as typed; empty: none
   uint64_t pids = 0;                       // 0: none

@@ -6,6 +6,7 @@
 #include "namespaces/namespaces.h"
 #include "runtime/args.h"
 #include "runtime/sandbox.h"
+#include "runtime/sandbox_proxy.h"
 #include "spec/defaults.h"
 
 namespace husk::rt {
@@ -81,6 +82,11 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
       throw Error("--env " + e + ": not set in husk's environment");
     }
   }
+  if (!o.allow_hosts.empty()) {
+    const std::string proxy = "http://127.0.0.1:" + std::to_string(kProxyPort);
+    for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env[k] = proxy;
+    env["NO_PROXY"] = env["no_proxy"] = "localhost,127.0.0.1,::1";
+  }
   ojson out = ojson::array();
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
@@ -101,6 +107,9 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
                              const std::string& overlay_dir) {
   if (o.args.empty()) throw Error("sandbox: no command given (husk sandbox [options] -- COMMAND [ARGS...])");
   if (o.net != "none" && o.net != "host") throw Error("--net " + o.net + ": must be none or host");
+  if (!o.allow_hosts.empty() && o.net != "none")
+    throw Error("--allow-host: the proxy is the way out of --net none; --net " + o.net + " has no use for it");
+  for (const auto& a : o.allow_hosts) parse_allowed_host(a);
   SandboxConfig out;
   ojson cfg = spec::default_config({.permissive = true});
 

@@ -240,6 +240,20 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
   CHECK_THAT(sc.notes[2], Contains("--cpus 0.5: not applied"));
 }
 
+TEST_CASE("sandbox: --allow-host points the programs at the proxy and needs --net none", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.allow_hosts = {"pypi.org:443"};
+  std::vector<std::string> env = sandbox_config(o, host(), "r").config["process"]["env"];
+  CHECK(has(env, "HTTPS_PROXY=http://127.0.0.1:3128"));
+  CHECK(has(env, "http_proxy=http://127.0.0.1:3128"));
+  CHECK(has(env, "NO_PROXY=localhost,127.0.0.1,::1"));
+  o.net = "host";
+  REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), Contains("--allow-host: the proxy is the way out of --net none"));
+  o.net = "none";
+  o.allow_hosts = {"bad host"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), Contains("--allow-host bad host: not a host name"));
+}
+
 TEST_CASE("sandbox: --net host keeps the host's network and shows its /sys read-only", "[sandbox]") {
   SandboxOptions o = cmd();
   o.net = "host";

@@ -1,0 +1,323 @@
+#include "runtime/sandbox_proxy.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/error.h"
+#include "base/fdpass.h"
+#include "runtime/args.h"
+
+namespace husk::rt {
+
+using base::Fd;
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// "host:port" or "[v6]:port" -> host, port; the port is required unless `optional`.
+std::pair<std::string, std::optional<uint16_t>> split_host_port(const std::string& text, bool optional,
+                                                                const std::string& what) {
+  std::string host = text, port;
+  if (!text.empty() && text[0] == '[') {
+    size_t close = text.find(']');
+    if (close == std::string::npos) throw Error(what + " " + text + ": no closing ']'");
+    host = text.substr(1, close - 1);
+    if (close + 1 < text.size()) {
+      if (text[close + 1] != ':') throw Error(what + " " + text + ": expected ':' after ']'");
+      port = text.substr(close + 2);
+    }
+  } else if (size_t colon = text.rfind(':'); colon != std::string::npos) {
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  if (host.empty()) throw Error(what + " " + text + ": no host name");
+  for (char c : host)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr(".-_*:", c))
+      throw Error(what + " " + text + ": not a host name");
+  if (port.empty()) {
+    if (!optional) throw Error(what + " " + text + ": no port");
+    return {lower(host), std::nullopt};
+  }
+  uint64_t n = parse_decimal(port, 65535, what + " " + text + ": port");
+  if (n == 0) throw Error(what + " " + text + ": port 0");
+  return {lower(host), static_cast<uint16_t>(n)};
+}
+
+bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+void reply(int fd, const char* status, const std::string& body) {
+  std::string r = std::string("HTTP/1.1 ") + status + "\r\nContent-Type: text/plain\r\nContent-Length: " +
+                  std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  write_all(fd, r.data(), r.size());
+}
+
+// A TCP connection to host:port, or -1.
+int dial(const std::string& host, uint16_t port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return -1;
+  int fd = -1;
+  for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(res);
+  return fd;
+}
+
+// Bytes both ways until either side closes.
+void relay(int a, int b) {
+  char buf[16384];
+  for (;;) {
+    pollfd fds[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t n = ::recv(fds[i].fd, buf, sizeof buf, 0);
+      if (n <= 0 || !write_all(fds[1 - i].fd, buf, static_cast<size_t>(n))) return;
+    }
+  }
+}
+
+constexpr size_t kMaxOpen = 512;  // sockets (two per tunnel)
+
+}  // namespace
+
+AllowedHost parse_allowed_host(const std::string& text) {
+  auto [host, port] = split_host_port(text, true, "--allow-host");
+  if (host.find('*') != std::string::npos && (host.rfind("*.", 0) != 0 || host.find('*', 1) != std::string::npos))
+    throw Error("--allow-host " + text + ": '*' only as a first label (*.example.com)");
+  return {host, port};
+}
+
+bool host_allowed(const std::vector<AllowedHost>& allowed, const std::string& host, uint16_t port) {
+  const std::string h = lower(host);
+  for (const auto& a : allowed) {
+    if (a.port && *a.port != port) continue;
+    if (a.name == h) return true;
+    if (a.name.rfind("*.", 0) == 0 && h.size() > a.name.size() - 1 &&
+        h.compare(h.size() - (a.name.size() - 1), a.name.size() - 1, a.name, 1) == 0)
+      return true;
+  }
+  return false;
+}
+
+ProxyRequest parse_proxy_request(const std::string& head) {
+  size_t eol = head.find("\r\n");
+  std::string line = head.substr(0, eol);
+  size_t s1 = line.find(' '), s2 = line.rfind(' ');
+  if (s1 == std::string::npos || s2 == s1) throw Error("not an HTTP request line");
+  std::string method = line.substr(0, s1), target = line.substr(s1 + 1, s2 - s1 - 1), version = line.substr(s2 + 1);
+  ProxyRequest r;
+  if (method == "CONNECT") {
+    r.connect = true;
+    auto [host, port] = split_host_port(target, false, "CONNECT");
+    r.host = host;
+    r.port = *port;
+    return r;
+  }
+  if (lower(target.substr(0, 7)) != "http://") throw Error("only CONNECT and http:// requests go through the proxy");
+  std::string rest = target.substr(7);
+  size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  std::string path = slash == std::string::npos ? "/" : rest.substr(slash);
+  if (size_t at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+  auto [host, port] = split_host_port(authority, true, "request");
+  r.host = host;
+  r.port = port.value_or(80);
+  r.forward = method + " " + path + " " + version + head.substr(eol);
+  return r;
+}
+
+Fd listen_in_sandbox(pid_t init, uint16_t port) {
+  const std::string proc = "/proc/" + std::to_string(init) + "/ns/";
+  Fd userns(::open((proc + "user").c_str(), O_RDONLY | O_CLOEXEC));
+  Fd netns(::open((proc + "net").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!userns || !netns) throw sys_error("--allow-host: open the sandbox's namespaces (" + proc + ")");
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("--allow-host: socketpair");
+  Fd mine(sv[0]), theirs(sv[1]);
+  pid_t child = ::fork();
+  if (child < 0) throw sys_error("--allow-host: fork");
+  if (child == 0) {
+    // A process with threads cannot join a user namespace; this one has none.
+    char step = 1;
+    int s = -1;
+    if (::setns(userns.get(), CLONE_NEWUSER) == 0 && ++step && ::setns(netns.get(), CLONE_NEWNET) == 0 && ++step &&
+        (s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0 && ++step) {
+      ifreq lo{};
+      std::strncpy(lo.ifr_name, "lo", IFNAMSIZ - 1);
+      if (::ioctl(s, SIOCGIFFLAGS, &lo) == 0 && (lo.ifr_flags |= IFF_UP) && ::ioctl(s, SIOCSIFFLAGS, &lo) == 0 &&
+          ++step) {
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(port);
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(s, 128) == 0) step = 0;
+      }
+    }
+    base::send_with_fd(theirs.get(), &step, 1, step == 0 ? s : -1);
+    _exit(0);
+  }
+  theirs.reset();
+  char step = 99;
+  int fd = -1;
+  ssize_t n = base::recv_with_fd(mine.get(), &step, 1, &fd);
+  while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  Fd listener(fd);
+  if (n != 1 || step != 0 || !listener)
+    throw Error("--allow-host: could not listen on 127.0.0.1:" + std::to_string(port) +
+                " in the sandbox's network namespace (step " + std::to_string(step) + ")");
+  return listener;
+}
+
+Proxy::Proxy(Fd listener, std::vector<AllowedHost> allowed) : listener_(std::move(listener)), allowed_(std::move(allowed)) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("--allow-host: pipe");
+  stop_read_ = Fd(p[0]);
+  stop_write_ = Fd(p[1]);
+  server_ = std::thread([this] { serve(); });
+}
+
+Proxy::~Proxy() {
+  char x = 1;
+  if (::write(stop_write_.get(), &x, 1) < 0) {
+  }
+  server_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
+  }
+  for (auto& t : workers_) t.join();
+}
+
+std::vector<std::string> Proxy::denied() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [what, n] : denied_) out.push_back(what + " (" + std::to_string(n) + ")");
+  return out;
+}
+
+void Proxy::deny(const std::string& what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [w, n] : denied_)
+    if (w == what) {
+      ++n;
+      return;
+    }
+  denied_.emplace_back(what, 1);
+}
+
+void Proxy::serve() {
+  for (;;) {
+    pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents) return;
+    int client = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) continue;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (open_.size() >= kMaxOpen) {  // a sandbox opening connections without end gets no more threads
+      ::close(client);
+      continue;
+    }
+    open_.push_back(client);
+    workers_.emplace_back([this, client] { handle(client); });
+  }
+}
+
+void Proxy::handle(int client) {
+  auto forget = [&](int fd) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.erase(std::remove(open_.begin(), open_.end(), fd), open_.end());
+    ::close(fd);
+  };
+  // The request head, at most 16 KiB, within 10 s.
+  timeval tv{10, 0};
+  ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string head;
+  char buf[4096];
+  size_t end;
+  while ((end = head.find("\r\n\r\n")) == std::string::npos && head.size() < 16384) {
+    ssize_t n = ::recv(client, buf, sizeof buf, 0);
+    if (n <= 0) return forget(client);
+    head.append(buf, static_cast<size_t>(n));
+  }
+  if (end == std::string::npos) {
+    reply(client, "431 Request Header Fields Too Large", "husk sandbox: request head over 16 KiB\n");
+    return forget(client);
+  }
+  std::string early = head.substr(end + 4);  // bytes after the head: the body, or the tunnel's start
+  head.resize(end + 4);
+  tv = {0, 0};
+  ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ProxyRequest req;
+  try {
+    req = parse_proxy_request(head);
+  } catch (const Error& e) {
+    reply(client, "400 Bad Request", std::string("husk sandbox: ") + e.what() + "\n");
+    return forget(client);
+  }
+  const std::string what = (req.host.find(':') != std::string::npos ? "[" + req.host + "]" : req.host) + ":" +
+                           std::to_string(req.port);
+  if (!host_allowed(allowed_, req.host, req.port)) {
+    deny(what);
+    reply(client, "403 Forbidden", "husk sandbox: " + what + " is not in --allow-host\n");
+    return forget(client);
+  }
+  int upstream = dial(req.host, req.port);
+  if (upstream < 0) {
+    reply(client, "502 Bad Gateway", "husk sandbox: cannot connect to " + what + "\n");
+    return forget(client);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.push_back(upstream);
+  }
+  bool ok = req.connect ? write_all(client, "HTTP/1.1 200 Connection established\r\n\r\n", 39)
+                        : write_all(upstream, req.forward.data(), req.forward.size());
+  if (ok && (early.empty() || write_all(upstream, early.data(), early.size()))) relay(client, upstream);
+  forget(upstream);
+  forget(client);
+}
+
+}  // namespace husk::rt

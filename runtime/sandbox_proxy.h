@@ -1,0 +1,70 @@
+// husk sandbox --allow-host: an HTTP/HTTPS proxy outside the sandbox, whose
+// listening socket lives in the sandbox's network namespace (its only way
+// out). CONNECT and absolute-URI requests reach the allowed hosts only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/fd.h"
+
+namespace husk::rt {
+
+// One --allow-host: NAME or *.SUFFIX (case-insensitive), any port when absent.
+struct AllowedHost {
+  std::string name;
+  std::optional<uint16_t> port;
+};
+// "NAME[:PORT]", "[V6]:PORT"; errors name the flag.
+AllowedHost parse_allowed_host(const std::string& text);
+bool host_allowed(const std::vector<AllowedHost>& allowed, const std::string& host, uint16_t port);
+
+// The request head of a proxy client, parsed. `forward` is what goes to the
+// upstream (the request line in origin form, the rest as sent); empty for CONNECT.
+struct ProxyRequest {
+  bool connect = false;
+  std::string host;
+  uint16_t port = 0;
+  std::string forward;
+};
+// Throws Error with the reason (a 400 for the client).
+ProxyRequest parse_proxy_request(const std::string& head);
+
+// The port the sandbox's programs find the proxy on (HTTP_PROXY).
+constexpr uint16_t kProxyPort = 3128;
+
+// A listening socket on 127.0.0.1:port in the network namespace of `init`
+// (joined through its user namespace, from a child: the init must still be
+// dumpable, see InitRequest::on_init_open), with lo brought up.
+base::Fd listen_in_sandbox(pid_t init, uint16_t port);
+
+class Proxy {
+ public:
+  Proxy(base::Fd listener, std::vector<AllowedHost> allowed);
+  ~Proxy();  // stops serving; connections in flight are cut
+  // "name:port (n)" for each destination refused, in the order first seen.
+  std::vector<std::string> denied() const;
+
+ private:
+  void serve();
+  void handle(int client);
+  void deny(const std::string& what);
+
+  base::Fd listener_, stop_read_, stop_write_;
+  std::vector<AllowedHost> allowed_;
+  mutable std::mutex mu_;
+  std::vector<std::pair<std::string, int>> denied_;
+  std::vector<int> open_;  // client and upstream sockets, shut down at stop
+  std::vector<std::thread> workers_;
+  std::thread server_;
+};
+
+}  // namespace husk::rt

@@ -1,0 +1,43 @@
+// The --allow-host proxy's pure parts: the allow list and request heads.
+#include <catch2/catch.hpp>
+
+#include "runtime/sandbox_proxy.h"
+
+using namespace husk::rt;
+using Catch::Contains;
+
+TEST_CASE("proxy: --allow-host entries and matching", "[sandbox][proxy]") {
+  std::vector<AllowedHost> allowed = {parse_allowed_host("PyPI.org"), parse_allowed_host("*.github.com:443"),
+                                      parse_allowed_host("[::1]:8080")};
+  CHECK(host_allowed(allowed, "pypi.org", 443));
+  CHECK(host_allowed(allowed, "pypi.org", 80));           // no port: any
+  CHECK_FALSE(host_allowed(allowed, "evil-pypi.org", 443));
+  CHECK_FALSE(host_allowed(allowed, "pypi.org.evil.com", 443));
+  CHECK(host_allowed(allowed, "api.github.com", 443));
+  CHECK_FALSE(host_allowed(allowed, "api.github.com", 80));
+  CHECK_FALSE(host_allowed(allowed, "github.com", 443));  // *. needs a label before it
+  CHECK_FALSE(host_allowed(allowed, "evilgithub.com", 443));
+  CHECK(host_allowed(allowed, "::1", 8080));
+  REQUIRE_THROWS_WITH(parse_allowed_host("a.com:99999"), Contains("--allow-host a.com:99999: port"));
+  REQUIRE_THROWS_WITH(parse_allowed_host("a.com:0"), Contains("port 0"));
+  REQUIRE_THROWS_WITH(parse_allowed_host("a*.com"), Contains("'*' only as a first label"));
+  REQUIRE_THROWS_WITH(parse_allowed_host("a/b"), Contains("not a host name"));
+  REQUIRE_THROWS_WITH(parse_allowed_host(""), Contains("no host name"));
+}
+
+TEST_CASE("proxy: request heads", "[sandbox][proxy]") {
+  ProxyRequest c = parse_proxy_request("CONNECT Example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
+  CHECK(c.connect);
+  CHECK(c.host == "example.com");
+  CHECK(c.port == 443);
+  ProxyRequest g = parse_proxy_request("GET http://user@a.test:8080/x?y HTTP/1.1\r\nHost: a.test\r\n\r\n");
+  CHECK_FALSE(g.connect);
+  CHECK(g.host == "a.test");
+  CHECK(g.port == 8080);
+  CHECK(g.forward == "GET /x?y HTTP/1.1\r\nHost: a.test\r\n\r\n");  // origin form to the server
+  CHECK(parse_proxy_request("GET http://a.test HTTP/1.0\r\n\r\n").forward == "GET / HTTP/1.0\r\n\r\n");
+  CHECK(parse_proxy_request("GET http://a.test HTTP/1.0\r\n\r\n").port == 80);
+  REQUIRE_THROWS_WITH(parse_proxy_request("CONNECT a.test HTTP/1.1\r\n\r\n"), Contains("no port"));
+  REQUIRE_THROWS_WITH(parse_proxy_request("GET /local HTTP/1.1\r\n\r\n"), Contains("only CONNECT and http://"));
+  REQUIRE_THROWS_WITH(parse_proxy_request("garbage\r\n\r\n"), Contains("not an HTTP request line"));
+}
