@@ -183,7 +183,7 @@ void sandbox_flags(po::options_description& d) {
       ("timeout", po::value<std::string>(), "seconds; then SIGTERM, SIGKILL 2 s later, exit 124")
       ("allow-nested", po::bool_switch(), "allow user namespaces and mounts (a sandbox inside)")
       ("overlay", po::bool_switch(), "the host's directories and the working directory writable, changes discarded")
-      ("keep-changes", po::value<std::string>(), "with --overlay: keep the changes in DIR/upper")
+      ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
       ("print-config", po::bool_switch(), "print the OCI config instead of running it");
 }
 
@@ -312,7 +312,7 @@ const Command kCommands[] = {
      [](In in) { return cmd_list(in.g, in.str("format"), in.flag("quiet")); }, 0, false},
     {"spec", "[--bundle DIR] [--rootless] [--permissive]", "write a default config.json into a bundle", spec_flags,
      [](In in) { return cmd_spec(in.str("bundle"), {in.flag("rootless"), in.flag("permissive")}); }, 0, false},
-    {"sandbox", "[--rw DIR] [--ro DIR] [--hide P] [--net none|host] [--memory M] [--pids N] [--timeout S] -- CMD...",
+    {"sandbox", "[--rw DIR] [--ro DIR] [--hide P] [--overlay] [--allow-host H] [--pids N] [--timeout S] ... -- CMD...",
      "run a command from the host in a disposable sandbox, as you", sandbox_flags, run_sandbox, kCommandLine, true,
      "a command"},
     {"check", "[--policy baseline|restricted|FILE.yaml] BUNDLE",
