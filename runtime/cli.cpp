@@ -176,6 +176,7 @@ void sandbox_flags(po::options_description& d) {
       ("env", po::value<std::vector<std::string>>()->composing(), "K=V, or K to pass husk's own value (repeatable)")
       ("net", po::value<std::string>()->default_value("none"), "none (loopback only) or host")
       ("allow-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] reachable through husk's proxy (HTTP_PROXY) (repeatable)")
+      ("allow-host-loopback", po::bool_switch(), "allowed names may resolve to the host's loopback (a local mirror)")
       ("user", po::value<std::string>(), "UID[:GID] the command runs as (root only; default: sudo's user)")
       ("memory", po::value<std::string>(), "memory limit, e.g. 512m")
       ("pids", po::value<std::string>(), "at most this many processes")
@@ -196,6 +197,7 @@ int run_sandbox(const Invocation& in) {
   o.env = in.strs("env");
   o.net = in.str("net");
   o.allow_hosts = in.strs("allow-host");
+  o.allow_host_loopback = in.flag("allow-host-loopback");
   o.user = in.str("user");
   o.memory = in.str("memory");
   o.cpus = in.str("cpus");

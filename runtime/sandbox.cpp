@@ -3,11 +3,13 @@
 #include "runtime/sandbox.h"
 
 #include <dirent.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -16,6 +18,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <set>
 #include <cstdlib>
@@ -37,6 +41,76 @@
 extern char** environ;
 
 namespace husk::rt {
+namespace {
+
+// Removes `name` below `parent` and everything in it: what a sandbox wrote
+// (an overlay's upper layer), so hostile. Only fd-relative calls that never
+// follow a symlink; a directory made unreadable (mode 000) is given back to
+// its owner first; at most kMaxDepth directories are open at once: a deeper
+// one is moved up into the top directory and emptied in a later pass.
+constexpr int kMaxDepth = 64;
+
+std::vector<std::string> names_in(int dir) {
+  std::vector<std::string> names;
+  // A new open file description: a dup would share the position a former listing left at the end.
+  int copy = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* d = copy < 0 ? nullptr : ::fdopendir(copy);
+  if (!d) {
+    if (copy >= 0) ::close(copy);
+    return names;
+  }
+  while (dirent* e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
+  ::closedir(d);
+  return names;
+}
+
+int open_dir_below(int parent, const std::string& name) {
+  int fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES && ::fchmodat(parent, name.c_str(), 0700, AT_SYMLINK_NOFOLLOW) == 0)
+    fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) ::fchmod(fd, 0700);  // its entries can be unlinked
+  return fd;
+}
+
+void empty_dir(int top, int dir, int depth, unsigned& lifted, bool& again) {
+  for (const auto& name : names_in(dir)) {
+    if (::unlinkat(dir, name.c_str(), 0) == 0 || (errno != EISDIR && errno != EPERM)) continue;
+    if (depth >= kMaxDepth) {
+      for (int tries = 0; tries < 100; ++tries)
+        if (::renameat2(dir, name.c_str(), top, (".husk-rm-" + std::to_string(lifted++)).c_str(), RENAME_NOREPLACE) ==
+            0) {
+          again = true;
+          break;
+        }
+      continue;
+    }
+    int sub = open_dir_below(dir, name);
+    if (sub < 0) continue;
+    empty_dir(top, sub, depth + 1, lifted, again);
+    ::close(sub);
+    ::unlinkat(dir, name.c_str(), AT_REMOVEDIR);
+  }
+}
+
+}  // namespace
+
+void remove_tree(int parent, const std::string& name) {
+  int top = open_dir_below(parent, name);
+  if (top < 0) {
+    ::unlinkat(parent, name.c_str(), 0);
+    return;
+  }
+  unsigned lifted = 0;
+  for (bool again = true; again;) {
+    again = false;
+    empty_dir(top, top, 1, lifted, again);
+  }
+  ::close(top);
+  ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);
+}
+
+
 namespace {
 
 using base::Fd;
@@ -84,38 +158,47 @@ std::optional<std::set<std::string>> list_directory(const std::string& dir) {
   return names;
 }
 
-// Removes what a sandbox wrote (an overlay's upper layer): never follows a
-// symlink, stays on this side of mount points' contents it made itself, and
-// opens a directory the sandbox made unreadable (mode 000) by giving it back
-// to its owner first.
-void remove_tree(int parent, const char* name) {
-  if (::unlinkat(parent, name, 0) == 0 || (errno != EISDIR && errno != EPERM)) return;
-  int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && errno == EACCES && ::fchmodat(parent, name, 0700, 0) == 0)
-    fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fchmod(fd, 0700);  // its entries can be unlinked
-  if (DIR* d = ::fdopendir(fd)) {
-    while (dirent* e = ::readdir(d)) {
-      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
-      remove_tree(::dirfd(d), e->d_name);
+// fn as the sandbox's user: husk as root must not make paths in a directory
+// that user can write (a symlink swapped in would take root's mkdir or chown
+// elsewhere). Unprivileged, husk is that user already.
+void as_user(uint32_t uid, uint32_t gid, const std::function<void()>& fn) {
+  if (::geteuid() != 0) return fn();
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("sandbox: pipe");
+  Fd rd(p[0]), wr(p[1]);
+  pid_t child = ::fork();
+  if (child < 0) throw sys_error("sandbox: fork");
+  if (child == 0) {
+    std::string err;
+    try {
+      if (::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
+        throw sys_error("become uid " + std::to_string(uid));
+      fn();
+    } catch (const std::exception& e) {
+      err = e.what();
     }
-    ::closedir(d);
-  } else {
-    ::close(fd);
+    if (!err.empty() && ::write(wr.get(), err.data(), err.size()) < 0) _exit(2);
+    _exit(err.empty() ? 0 : 1);
   }
-  ::unlinkat(parent, name, AT_REMOVEDIR);
+  wr.reset();
+  std::string err;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(rd.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) err.append(buf, static_cast<size_t>(n));
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!err.empty()) throw Error(err);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("sandbox: a step as uid " + std::to_string(uid) + " failed");
 }
 
-// mkdir -p, each new directory 0700 and (as root) the user's.
-void make_user_dirs(const std::string& path, uint32_t uid, uint32_t gid) {
+// mkdir -p (as the user the directories are for, see as_user).
+void make_dirs(const std::string& path) {
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     std::string part = path.substr(0, slash);
-    if (::mkdir(part.c_str(), 0700) == 0) {
-      if (::geteuid() == 0 && ::chown(part.c_str(), uid, gid) != 0) throw sys_error("sandbox: chown " + part);
-    } else if (errno != EEXIST) {
-      throw sys_error("sandbox: mkdir " + part);
-    }
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) throw sys_error("sandbox: mkdir " + part);
     if (slash == std::string::npos) break;
   }
 }
@@ -267,9 +350,11 @@ class Workdir {
     std::string templ = base + "/husk-sandbox-XXXXXX";
     if (!::mkdtemp(templ.data())) throw sys_error("sandbox: mkdtemp " + templ);
     dir_ = templ;
-    if (::chmod(dir_.c_str(), 0711) != 0 || ::mkdir(rootfs().c_str(), 0755) != 0 ||
-        (::geteuid() == 0 && ::chown(rootfs().c_str(), uid, gid) != 0))
-      throw sys_error("sandbox: make the root " + rootfs());
+    // Root made them here, in a directory only root writes: chown is safe.
+    for (const std::string& d : {rootfs(), overlay()})
+      if (::mkdir(d.c_str(), 0755) != 0 || (::geteuid() == 0 && ::chown(d.c_str(), uid, gid) != 0))
+        throw sys_error("sandbox: make " + d);
+    if (::chmod(dir_.c_str(), 0711) != 0) throw sys_error("sandbox: chmod " + dir_);
   }
   // Only what husk made here: the mount points in the root (empty
   // directories and files on this side of the mounts) and our two files.
@@ -283,7 +368,7 @@ class Workdir {
       ::closedir(d);
     }
     ::rmdir(rootfs().c_str());
-    remove_tree(AT_FDCWD, overlay().c_str());
+    remove_tree(AT_FDCWD, overlay());
     ::unlink(config().c_str());
     ::rmdir(state().c_str());
     ::rmdir(dir_.c_str());
@@ -305,7 +390,7 @@ class Workdir {
 // workdir. In a process group of its own: a signal to husk's group spares it.
 class Guardian {
  public:
-  Guardian(const Global& g, const std::string& id, const Workdir& work) {
+  Guardian(const Global& g, const std::string& id, const Workdir& work, int keep_fd) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("sandbox: pipe");
     pid_ = ::fork();
@@ -324,6 +409,7 @@ class Guardian {
         } catch (const Error&) {
         }
         work.remove();
+        if (keep_fd >= 0) remove_tree(keep_fd, "work");
       }
       _exit(0);
     }
@@ -403,24 +489,37 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     return 0;
   }
   SandboxHost host = probe_sandbox_host(o);
+  // A core dump of husk would land in the (writable) working directory with
+  // the caller's environment in it.
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
   Workdir work(host.uid, host.gid);
+  // --keep-changes DIR: made (empty) by the user; held by an fd, so that its
+  // work directory is removed there even if DIR is renamed or replaced.
   std::string keep;
+  Fd keep_fd;
   if (!o.keep_changes.empty()) {
     keep = ns::clean_path(o.keep_changes[0] == '/' ? o.keep_changes : host.cwd + "/" + o.keep_changes);
-    if (::mkdir(keep.c_str(), 0700) != 0 && (errno != EEXIST || ::rmdir(keep.c_str()) != 0 || ::mkdir(keep.c_str(), 0700) != 0))
-      throw sys_error("--keep-changes " + o.keep_changes + ": make an empty directory " + keep);
-    if (::geteuid() == 0 && ::chown(keep.c_str(), host.uid, host.gid) != 0) throw sys_error("--keep-changes: chown " + keep);
+    as_user(host.uid, host.gid, [&] {
+      if (::mkdir(keep.c_str(), 0700) != 0 &&
+          (errno != EEXIST || ::rmdir(keep.c_str()) != 0 || ::mkdir(keep.c_str(), 0700) != 0))
+        throw sys_error("--keep-changes " + o.keep_changes + ": make an empty directory " + keep);
+    });
+    keep_fd = Fd(::open(keep.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!keep_fd) throw sys_error("--keep-changes " + o.keep_changes + ": open " + keep);
   }
   SandboxConfig sc = sandbox_config(o, host, work.rootfs(), keep.empty() ? work.overlay() : keep);
   for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
   // The layers are the sandbox user's: its init mounts them without privilege over host files.
-  for (const auto& d : sc.overlay_dirs) make_user_dirs(d, host.uid, host.gid);
+  as_user(host.uid, host.gid, [&] {
+    for (const auto& d : sc.overlay_dirs) make_dirs(d);
+  });
   struct DropWork {
-    std::string dir;
+    int fd;
     ~DropWork() {
-      if (!dir.empty()) remove_tree(AT_FDCWD, (dir + "/work").c_str());
+      if (fd >= 0) remove_tree(fd, "work");
     }
-  } drop_work{keep};  // kept: the upper layer only
+  } drop_work{keep_fd.get()};  // kept: the upper layer only
 
   write_file_atomic(work.config(), sc.config.dump() + "\n", 0600);
   Global sg = g;
@@ -439,13 +538,13 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();
-  Guardian guardian(sg, co.id, work);
+  Guardian guardian(sg, co.id, work, keep_fd.get());
   std::unique_ptr<Proxy> proxy;
   if (!o.allow_hosts.empty()) {
     std::vector<AllowedHost> allowed;
     for (const auto& a : o.allow_hosts) allowed.push_back(parse_allowed_host(a));
-    co.on_init_open = [&proxy, allowed](pid_t init) {
-      proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed);
+    co.on_init_open = [&proxy, allowed, local_ok = o.allow_host_loopback](pid_t init) {
+      proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok);
     };
   }
   RunHooks hooks;

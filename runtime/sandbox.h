@@ -23,6 +23,7 @@ struct SandboxOptions {
   std::vector<std::string> env;            // --env K=V, or K: the caller's value
   std::string net = "none";                // none | host
   std::vector<std::string> allow_hosts;    // --allow-host NAME[:PORT]: through husk's proxy only
+  bool allow_host_loopback = false;        // allowed names may resolve to the host's loopback
   std::string user;                        // --user UID[:GID] (root only)
   std::string memory, cpus;                // as typed; empty: none
   uint64_t pids = 0;                       // 0: none
@@ -69,6 +70,12 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, c
 const std::vector<std::string>& credential_paths_in_home();
 
 SandboxHost probe_sandbox_host(const SandboxOptions& o);
+
+// Removes `name` below the directory `parent` (an fd, or AT_FDCWD) with
+// everything in it, as a sandbox left it: no symlink is followed, a
+// directory made unreadable is opened by giving it back to its owner, any
+// depth with a bounded number of open fds. What cannot be removed stays.
+void remove_tree(int parent, const std::string& name);
 
 int cmd_sandbox(const Global& g, const SandboxOptions& o);
 

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "base/error.h"
 #include "base/fdpass.h"
@@ -77,14 +78,38 @@ void reply(int fd, const char* status, const std::string& body) {
   write_all(fd, r.data(), r.size());
 }
 
-// A TCP connection to host:port, or -1.
-int dial(const std::string& host, uint16_t port) {
+// Loopback, link-local (cloud metadata), unspecified and multicast addresses:
+// the host's own services, not a destination out of --net none.
+bool host_local(const sockaddr* a) {
+  if (a->sa_family == AF_INET) {
+    uint32_t v = ntohl(reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr);
+    return (v >> 24) == 127 || (v >> 16) == 0xa9fe || (v >> 24) == 0 || (v >> 28) == 0xe;
+  }
+  if (a->sa_family == AF_INET6) {
+    const in6_addr& v = reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&v)) {
+      sockaddr_in four{};
+      four.sin_family = AF_INET;
+      std::memcpy(&four.sin_addr, &v.s6_addr[12], 4);
+      return host_local(reinterpret_cast<const sockaddr*>(&four));
+    }
+    return IN6_IS_ADDR_LOOPBACK(&v) || IN6_IS_ADDR_UNSPECIFIED(&v) || IN6_IS_ADDR_LINKLOCAL(&v) ||
+           IN6_IS_ADDR_MULTICAST(&v);
+  }
+  return true;
+}
+
+// A TCP connection to host:port, or -1 (errno EACCES: every address is host-local).
+int dial(const std::string& host, uint16_t port, bool local_ok) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
   if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return -1;
   int fd = -1;
+  bool only_local = true;
   for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
+    if (!local_ok && host_local(a->ai_addr)) continue;
+    only_local = false;
     fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
     timeval tv{10, 0};
@@ -95,14 +120,17 @@ int dial(const std::string& host, uint16_t port) {
     }
   }
   ::freeaddrinfo(res);
+  if (fd < 0 && only_local) errno = EACCES;
   return fd;
 }
 
-// Bytes both ways until either side closes.
+// Bytes both ways; an end that closes its side is passed on as a half
+// close, until both have.
 void relay(int a, int b) {
   char buf[16384];
-  for (;;) {
-    pollfd fds[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+  bool open[2] = {true, true};  // reading from a, from b
+  while (open[0] || open[1]) {
+    pollfd fds[2] = {{open[0] ? a : -1, POLLIN, 0}, {open[1] ? b : -1, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       return;
@@ -110,7 +138,14 @@ void relay(int a, int b) {
     for (int i = 0; i < 2; ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       ssize_t n = ::recv(fds[i].fd, buf, sizeof buf, 0);
-      if (n <= 0 || !write_all(fds[1 - i].fd, buf, static_cast<size_t>(n))) return;
+      int to = i == 0 ? b : a;
+      if (n < 0) return;
+      if (n == 0) {
+        open[i] = false;
+        ::shutdown(to, SHUT_WR);
+      } else if (!write_all(to, buf, static_cast<size_t>(n))) {
+        return;
+      }
     }
   }
 }
@@ -161,7 +196,27 @@ ProxyRequest parse_proxy_request(const std::string& head) {
   auto [host, port] = split_host_port(authority, true, "request");
   r.host = host;
   r.port = port.value_or(80);
-  r.forward = method + " " + path + " " + version + head.substr(eol);
+  // One request per connection (a second one could name another host), and
+  // a Host header that is the target's (a shared front end routes by it).
+  r.forward = method + " " + path + " " + version + "\r\n";
+  size_t at = eol + 2;
+  while (at < head.size()) {
+    size_t next = head.find("\r\n", at);
+    if (next == std::string::npos || next == at) break;
+    std::string header = head.substr(at, next - at);
+    at = next + 2;
+    std::string name = lower(header.substr(0, header.find(':')));
+    if (name == "connection" || name == "proxy-connection" || name == "keep-alive") continue;
+    if (name == "host") {
+      std::string value = header.substr(header.find(':') + 1);
+      value.erase(0, value.find_first_not_of(" \t"));
+      value.erase(value.find_last_not_of(" \t") + 1);
+      auto [h, p] = split_host_port(value, true, "Host");
+      if (h != r.host || p.value_or(80) != r.port) throw Error("the Host header names another host than the request");
+    }
+    r.forward += header + "\r\n";
+  }
+  r.forward += "Connection: close\r\n\r\n";
   return r;
 }
 
@@ -208,7 +263,8 @@ Fd listen_in_sandbox(pid_t init, uint16_t port) {
   return listener;
 }
 
-Proxy::Proxy(Fd listener, std::vector<AllowedHost> allowed) : listener_(std::move(listener)), allowed_(std::move(allowed)) {
+Proxy::Proxy(Fd listener, std::vector<AllowedHost> allowed, bool local_ok)
+    : listener_(std::move(listener)), allowed_(std::move(allowed)), local_ok_(local_ok) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("--allow-host: pipe");
   stop_read_ = Fd(p[0]);
@@ -221,11 +277,9 @@ Proxy::~Proxy() {
   if (::write(stop_write_.get(), &x, 1) < 0) {
   }
   server_.join();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
-  }
-  for (auto& t : workers_) t.join();
+  std::unique_lock<std::mutex> lock(mu_);
+  for (int fd : open_) ::shutdown(fd, SHUT_RDWR);
+  idle_.wait(lock, [this] { return active_ == 0; });
 }
 
 std::vector<std::string> Proxy::denied() const {
@@ -254,14 +308,29 @@ void Proxy::serve() {
     }
     if (fds[1].revents) return;
     int client = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) continue;
+    if (client < 0) {
+      if (errno == EMFILE || errno == ENFILE) {  // out of fds: wait instead of spinning on the listener
+        pollfd stop{stop_read_.get(), POLLIN, 0};
+        ::poll(&stop, 1, 100);
+      }
+      continue;
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (open_.size() >= kMaxOpen) {  // a sandbox opening connections without end gets no more threads
       ::close(client);
       continue;
     }
-    open_.push_back(client);
-    workers_.emplace_back([this, client] { handle(client); });
+    try {
+      std::thread([this, client] {
+        handle(client);
+        std::lock_guard<std::mutex> done(mu_);
+        if (--active_ == 0) idle_.notify_all();
+      }).detach();
+      open_.push_back(client);
+      ++active_;
+    } catch (const std::system_error&) {
+      ::close(client);
+    }
   }
 }
 
@@ -304,7 +373,12 @@ void Proxy::handle(int client) {
     reply(client, "403 Forbidden", "husk sandbox: " + what + " is not in --allow-host\n");
     return forget(client);
   }
-  int upstream = dial(req.host, req.port);
+  int upstream = dial(req.host, req.port, local_ok_);
+  if (upstream < 0 && errno == EACCES) {
+    deny(what + " (a host-local address)");
+    reply(client, "403 Forbidden", "husk sandbox: " + what + " resolves to an address of the host itself\n");
+    return forget(client);
+  }
   if (upstream < 0) {
     reply(client, "502 Bad Gateway", "husk sandbox: cannot connect to " + what + "\n");
     return forget(client);

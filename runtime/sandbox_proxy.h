@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,6 +36,8 @@ struct ProxyRequest {
   uint16_t port = 0;
   std::string forward;
 };
+// Connection, Proxy-Connection and Keep-Alive headers are dropped and
+// "Connection: close" added; a Host header naming another host is refused.
 // Throws Error with the reason (a 400 for the client).
 ProxyRequest parse_proxy_request(const std::string& head);
 
@@ -48,7 +51,9 @@ base::Fd listen_in_sandbox(pid_t init, uint16_t port);
 
 class Proxy {
  public:
-  Proxy(base::Fd listener, std::vector<AllowedHost> allowed);
+  // local_ok: allowed names may resolve to the host's own addresses
+  // (loopback, link-local); else such a destination is refused.
+  Proxy(base::Fd listener, std::vector<AllowedHost> allowed, bool local_ok);
   ~Proxy();  // stops serving; connections in flight are cut
   // "name:port (n)" for each destination refused, in the order first seen.
   std::vector<std::string> denied() const;
@@ -60,10 +65,12 @@ class Proxy {
 
   base::Fd listener_, stop_read_, stop_write_;
   std::vector<AllowedHost> allowed_;
+  bool local_ok_;
   mutable std::mutex mu_;
+  std::condition_variable idle_;
+  int active_ = 0;  // connection threads (detached) still running
   std::vector<std::pair<std::string, int>> denied_;
   std::vector<int> open_;  // client and upstream sockets, shut down at stop
-  std::vector<std::thread> workers_;
   std::thread server_;
 };
 

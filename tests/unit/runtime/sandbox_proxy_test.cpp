@@ -30,12 +30,21 @@ TEST_CASE("proxy: request heads", "[sandbox][proxy]") {
   CHECK(c.connect);
   CHECK(c.host == "example.com");
   CHECK(c.port == 443);
-  ProxyRequest g = parse_proxy_request("GET http://user@a.test:8080/x?y HTTP/1.1\r\nHost: a.test\r\n\r\n");
+  ProxyRequest g = parse_proxy_request(
+      "GET http://user@a.test:8080/x?y HTTP/1.1\r\nHost: A.test:8080\r\nProxy-Connection: keep-alive\r\n"
+      "Connection: keep-alive\r\nAccept: */*\r\n\r\n");
   CHECK_FALSE(g.connect);
   CHECK(g.host == "a.test");
   CHECK(g.port == 8080);
-  CHECK(g.forward == "GET /x?y HTTP/1.1\r\nHost: a.test\r\n\r\n");  // origin form to the server
-  CHECK(parse_proxy_request("GET http://a.test HTTP/1.0\r\n\r\n").forward == "GET / HTTP/1.0\r\n\r\n");
+  // Origin form to the server, one request per connection.
+  CHECK(g.forward == "GET /x?y HTTP/1.1\r\nHost: A.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+  CHECK(parse_proxy_request("GET http://a.test HTTP/1.0\r\n\r\n").forward ==
+        "GET / HTTP/1.0\r\nConnection: close\r\n\r\n");
+  // A shared front end routes by Host: it must name the target.
+  REQUIRE_THROWS_WITH(parse_proxy_request("GET http://a.test/ HTTP/1.1\r\nHost: denied.test\r\n\r\n"),
+                      Contains("the Host header names another host"));
+  REQUIRE_THROWS_WITH(parse_proxy_request("GET http://a.test/ HTTP/1.1\r\nHost: a.test:8080\r\n\r\n"),
+                      Contains("the Host header names another host"));
   CHECK(parse_proxy_request("GET http://a.test HTTP/1.0\r\n\r\n").port == 80);
   REQUIRE_THROWS_WITH(parse_proxy_request("CONNECT a.test HTTP/1.1\r\n\r\n"), Contains("no port"));
   REQUIRE_THROWS_WITH(parse_proxy_request("GET /local HTTP/1.1\r\n\r\n"), Contains("only CONNECT and http://"));

@@ -1,5 +1,10 @@
 // sandbox_config: the sandbox's OCI config from options and a made-up host.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -290,4 +295,32 @@ TEST_CASE("sandbox: --overlay makes the shown directories and the working direct
   CHECK(has(mounts(sandbox_config(o, h, "r", "/w/ovl").config), "/usr bind /usr rbind nosuid nodev"));
   o.rw.clear();
   REQUIRE_THROWS_WITH(sandbox_config(o, h, "r", "/w/a,b"), Contains("which overlayfs options cannot carry"));
+}
+
+TEST_CASE("remove_tree: a hostile tree goes, nothing outside it is touched", "[sandbox]") {
+  char base[] = "/tmp/husk-remove-tree-XXXXXX";
+  REQUIRE(mkdtemp(base));
+  const std::string b = base;
+  // Outside: a file and a directory the tree points at.
+  REQUIRE(mkdir((b + "/outside").c_str(), 0755) == 0);
+  { std::ofstream(b + "/outside/keep") << "x"; }
+  REQUIRE(mkdir((b + "/tree").c_str(), 0755) == 0);
+  REQUIRE(symlink((b + "/outside").c_str(), (b + "/tree/link").c_str()) == 0);
+  // Deeper than the fds it may hold, with unreadable directories on the way.
+  std::string deep = b + "/tree";
+  for (int i = 0; i < 300; ++i) {
+    deep += "/d";
+    REQUIRE(mkdir(deep.c_str(), 0755) == 0);
+  }
+  { std::ofstream(deep + "/bottom") << "x"; }
+  REQUIRE(chmod((b + "/tree/d/d").c_str(), 0) == 0);
+  REQUIRE(chmod((b + "/tree/d").c_str(), 0) == 0);
+  remove_tree(AT_FDCWD, b + "/tree");
+  struct stat st;
+  CHECK(lstat((b + "/tree").c_str(), &st) != 0);
+  CHECK(lstat((b + "/outside/keep").c_str(), &st) == 0);
+  CHECK((lstat((b + "/outside").c_str(), &st) == 0 && (st.st_mode & 07777) == 0755));
+  unlink((b + "/outside/keep").c_str());
+  rmdir((b + "/outside").c_str());
+  rmdir(b.c_str());
 }
