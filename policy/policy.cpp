@@ -10,6 +10,24 @@
 #include "policy/internal.h"
 
 namespace husk::policy {
+const std::vector<std::string>& secret_files() {
+  static const std::vector<std::string> kFiles = {
+      "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd", "/etc/sudoers", "/root",
+      "/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock",
+      "/var/run/containerd/containerd.sock", "/run/podman/podman.sock", "/var/run/podman/podman.sock",
+      "/run/crio/crio.sock", "/var/run/crio/crio.sock", "/run/buildkit/buildkitd.sock"};
+  return kFiles;
+}
+
+const std::vector<std::string>& home_secrets() {
+  static const std::vector<std::string> kPaths = {
+      ".ssh", ".aws", ".config/gcloud", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
+      ".config/gh", ".config/hub", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+      ".local/share/keyrings", ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json",
+      ".config/containers/auth.json"};
+  return kPaths;
+}
+
 namespace {
 
 // Pod Security Standards, baseline: the capabilities a container may add.
@@ -70,13 +88,9 @@ const std::vector<std::string> kMustReadonly = {"/proc/sys", "/proc/sysrq-trigge
 // Files that give whoever reads them the user's or the host's credentials,
 // and the sockets that give root on the host. A mount of one of them, of
 // anything below them or of a directory holding them is reported.
-const std::vector<std::string> kSecretFiles = {
-    "/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/run/docker.sock", "/var/run/docker.sock",
-    "/run/containerd/containerd.sock", "/var/run/containerd/containerd.sock", "/run/podman/podman.sock",
-    "/var/run/podman/podman.sock", "/run/crio/crio.sock", "/var/run/crio/crio.sock", "/root"};
+const std::vector<std::string>& kSecretFiles = secret_files();
 // The same below any home directory.
-const std::vector<std::string> kHomeSecrets = {".ssh",   ".aws",    ".config/gcloud", ".azure",          ".kube",
-                                               ".docker", ".gnupg", ".netrc",         ".git-credentials"};
+const std::vector<std::string>& kHomeSecrets = home_secrets();
 const std::set<std::string> kEngineSockets = {"docker.sock", "containerd.sock", "podman.sock", "crio.sock"};
 
 // The default devices of runc and the engines (char major:minor).
@@ -89,12 +103,6 @@ const std::vector<std::string> kRuleIds = {
     "seccomp-default-allow", "no-new-privileges", "root-user", "network-not-isolated", "writable-root",
     "no-memory-limit", "no-pids-limit"};
 
-bool is_below(const std::string& path, const std::string& dir) {
-  if (dir.empty()) return false;
-  if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
-}
-
 std::vector<std::string> components(const std::string& path) {
   std::vector<std::string> out;
   std::istringstream parts(path);
@@ -106,7 +114,7 @@ std::vector<std::string> components(const std::string& path) {
 
 // is_below where a "*" component of `pattern` matches any one name.
 bool is_below_pattern(const std::string& path, const std::string& pattern) {
-  if (pattern.find('*') == std::string::npos) return is_below(path, pattern);
+  if (pattern.find('*') == std::string::npos) return ns::is_within(path, pattern);
   const auto p = components(path), want = components(pattern);
   if (p.size() < want.size()) return false;
   for (size_t i = 0; i < want.size(); ++i)
@@ -124,7 +132,7 @@ bool is_read_only(const spec::Mount& m) {
 // Why a bind source exposes credentials, or "".
 std::string secret_reason(const std::string& src) {
   for (const auto& f : kSecretFiles)
-    if (is_below(src, f) || is_below(f, src)) return "holds or is " + f;
+    if (ns::is_within(src, f) || ns::is_within(f, src)) return "holds or is " + f;
   std::string name = src.substr(src.rfind('/') + 1);
   if (kEngineSockets.count(name)) return "a container engine's socket";
   // A home directory, or the tree holding them, or a credential dir in one.
@@ -309,7 +317,7 @@ class Checker {
       add("sensitive-mounts", field, source, secret + ": credentials or root on the host become readable");
       return;
     }
-    if (!bundle_.empty() && bundle_ != "/" && is_below(src, bundle_)) return;
+    if (!bundle_.empty() && bundle_ != "/" && ns::is_within(src, bundle_)) return;
     bool allowed = std::any_of(policy_.allowed_mount_sources.begin(), policy_.allowed_mount_sources.end(),
                                [&](const std::string& d) { return is_below_pattern(src, d); });
     if (!allowed) add("host-path-mounts", field, source, "a host path is visible in the container (" + destination + ")");

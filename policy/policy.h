@@ -15,6 +15,12 @@ namespace husk::policy {
 
 enum class Severity { off, warn, error };
 
+// What gives whoever reads it the user's or the host's credentials: files
+// and engine sockets (absolute), and paths below any home directory. The
+// sensitive-mounts rule reports them; husk sandbox never shows them.
+const std::vector<std::string>& secret_files();
+const std::vector<std::string>& home_secrets();
+
 // "error", "warn", "off"; an Error naming `field` otherwise.
 Severity parse_severity(const std::string& text, const std::string& field);
 const char* severity_name(Severity s);

@@ -66,9 +66,6 @@ struct SandboxConfig {
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
                              const std::string& overlay_dir = "overlay");
 
-// The credential paths of a home directory: never shown, even under an allowed path.
-const std::vector<std::string>& credential_paths_in_home();
-
 SandboxHost probe_sandbox_host(const SandboxOptions& o);
 
 // Removes `name` below the directory `parent` (an fd, or AT_FDCWD) with

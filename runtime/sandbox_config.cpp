@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "namespaces/namespaces.h"
+#include "policy/policy.h"
 #include "runtime/args.h"
 #include "runtime/sandbox.h"
 #include "runtime/sandbox_proxy.h"
@@ -18,24 +19,12 @@ using ojson = nlohmann::ordered_json;
 // kernel views, scratch space, and where other users' and root's files live.
 const std::vector<std::string> kReplaced = {"proc", "sys", "dev", "tmp", "run", "home", "root"};
 
-// Outside any home: what a sandboxed program must never read, even when its
-// directory is shown.
-const std::vector<std::string> kSystemCredentials = {
-    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
-    "/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock", "/run/crio/crio.sock",
-    "/run/buildkit/buildkitd.sock"};
-
 const char* const kWorkingDirectory = "the working directory";
 
 // Absolute and lexically clean ("/a/./b//c/../d" -> "/a/b/d"), relative to cwd.
 std::string clean_path(const std::string& flag, const std::string& path, const std::string& cwd) {
   if (path.empty()) throw Error(flag + ": empty path");
   return ns::clean_path(path[0] == '/' ? path : cwd + "/" + path);
-}
-
-bool within(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
 }
 
 ojson bind_mount(const std::string& dest, const std::string& source, bool writable) {
@@ -94,15 +83,6 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
 
 }  // namespace
 
-const std::vector<std::string>& credential_paths_in_home() {
-  static const std::vector<std::string> kPaths = {
-      ".ssh", ".aws", ".config/gcloud", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
-      ".config/gh", ".config/hub", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
-      ".local/share/keyrings", ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json",
-      ".config/containers/auth.json"};
-  return kPaths;
-}
-
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs,
                              const std::string& overlay_dir) {
   if (o.args.empty()) throw Error("sandbox: no command given (husk sandbox [options] -- COMMAND [ARGS...])");
@@ -129,7 +109,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     // Showing one of them again would bring back what the fresh mounts hide
     // (the host's /tmp holds the user's tmux, ssh-agent and X11 sockets).
     for (const std::string r : {"/proc", "/sys", "/dev", "/tmp", "/var/tmp", "/run", "/home", "/root"})
-      if (within(r, dest))
+      if (ns::is_within(r, dest))
         throw Error(flag + " " + typed + ": would show the host's " + dest + ", which a sandbox replaces; name a "
                     "directory below it");
     std::optional<std::string> real = h.real(dest);
@@ -156,7 +136,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
 
   // Deny wins: every credential inside something shown is masked there; a
   // directory inside a credential is refused.
-  std::vector<std::string> credentials = kSystemCredentials;
+  std::vector<std::string> credentials = policy::secret_files();
   // husk's own state and caches of this user: written by husk, read back.
   credentials.push_back("/tmp/husk-" + std::to_string(h.uid));
   if (auto it = h.env.find("XDG_RUNTIME_DIR"); it != h.env.end() && !it->second.empty())
@@ -165,7 +145,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   homes.push_back(h.home);  // a user from LDAP or homed has no /etc/passwd line
   for (const auto& home : homes)
     if (home != "/" && h.real(home))
-      for (const auto& c : credential_paths_in_home()) credentials.push_back(home + "/" + c);
+      for (const auto& c : policy::home_secrets()) credentials.push_back(home + "/" + c);
   credentials.push_back("/run/user/" + std::to_string(h.uid));
   std::vector<std::string> masked = cfg["linux"]["maskedPaths"];
   auto mask = [&](const std::string& path) {
@@ -176,9 +156,9 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     if (!real) continue;
     for (const auto* list : {&shown, &allowed})
       for (const auto& s : *list) {
-        if (!s.flag.empty() && within(s.real, *real))
+        if (!s.flag.empty() && ns::is_within(s.real, *real))
           throw Error(s.flag + " " + s.dest + ": is inside " + c + ", which a sandbox never shows");
-        if (within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
+        if (ns::is_within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
       }
   }
   for (const auto& p : o.hide) {
@@ -225,7 +205,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   std::vector<std::string> kept_read_only;
   auto can_overlay = [&](const Shown& d) {
     for (const auto& m : h.mount_points)
-      if (m != d.real && within(m, d.real)) return false;
+      if (m != d.real && ns::is_within(m, d.real)) return false;
     return true;
   };
   for (const auto& s : shown) {
@@ -249,7 +229,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   mounts.push_back(tmpfs("/root", "700"));
   if (o.net == "host") {
     // The resolver's file often lives in /run (systemd-resolved, resolvconf).
-    if (auto resolv = h.real("/etc/resolv.conf"); resolv && within(*resolv, "/run")) {
+    if (auto resolv = h.real("/etc/resolv.conf"); resolv && ns::is_within(*resolv, "/run")) {
       std::string dir = resolv->substr(0, resolv->rfind('/'));
       mounts.push_back(bind_mount(dir, dir, false));
     }
@@ -257,7 +237,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // HOME exists and is the user's scratch space when nothing shows it.
   // Wherever it is (/var/lib/postgresql), unless a flag shows it.
   bool home_shown = h.home.empty() || h.home == "/";
-  for (const auto& a : allowed) home_shown |= within(h.home, a.dest);
+  for (const auto& a : allowed) home_shown |= ns::is_within(h.home, a.dest);
   if (!home_shown) mounts.push_back(tmpfs(h.home, "700"));
   for (const auto& a : allowed) {
     if (overlay && a.flag == kWorkingDirectory && !can_overlay(a))
