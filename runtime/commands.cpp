@@ -487,7 +487,7 @@ int run_own_config(const Global& g, const CreateOptions& o, const RunHooks& hook
   try {
     return run_bundle(g, o, open_bundle(o.bundle), hooks);
   } catch (...) {
-    // A failure after create (before_start, start, the wait) leaves a committed container.
+    // A failure after create (start, the wait) leaves a committed container.
     try {
       Handle h = Handle::open(Store(g.root), o.id);
       Record rec = h.load();

@@ -224,6 +224,8 @@ void choose_user(const SandboxOptions& o, SandboxHost& h) {
                 "is taken)");
   h.uid = static_cast<uint32_t>(parse_decimal(sudo_uid, kMaxId, "SUDO_UID"));
   h.gid = static_cast<uint32_t>(parse_decimal(sudo_gid, kMaxId, "SUDO_GID"));
+  // root's own sudo: running as root takes --user 0, said on purpose.
+  if (h.uid == 0) throw Error("sandbox as root: SUDO_UID is 0; name the user with --user UID[:GID] (--user 0 for root)");
 }
 
 // Whether `pid` handles or ignores sig itself (/proc/<pid>/status, the host's view).
@@ -248,9 +250,6 @@ void arm(int timer, double seconds) {
 constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and SIGKILL
 constexpr int kTimedOut = 124;      // timeout(1)'s status
 
-// The command is pid 1 of its namespace, where the kernel drops a signal it
-// has no handler for. A signal whose default is to terminate is made to act
-// so: SIGKILL, and the status says the signal that was sent.
 // The caller's terminal, lent to the command as its stdio: its settings and
 // line discipline are put back whatever the command did to them.
 class TerminalGuard {
@@ -275,6 +274,9 @@ class TerminalGuard {
   int ldisc_ = 0;
 };
 
+// The command is pid 1 of its namespace, where the kernel drops a signal it
+// has no handler for. A signal whose default is to terminate is made to act
+// so: SIGKILL, and the status says the signal that was sent.
 int wait_sandboxed(pid_t pid, int sigfd, double timeout) {
   // With TOSTOP set by the command, a message to the terminal would stop
   // husk (and with it --timeout) while the command runs on.
@@ -356,18 +358,11 @@ class Workdir {
         throw sys_error("sandbox: make " + d);
     if (::chmod(dir_.c_str(), 0711) != 0) throw sys_error("sandbox: chmod " + dir_);
   }
-  // Only what husk made here: the mount points in the root (empty
-  // directories and files on this side of the mounts) and our two files.
+  // What husk and the sandbox's user made here: the mount points in the
+  // root, the overlay layers, our config and state root.
   ~Workdir() { remove(); }
   void remove() const {
-    if (DIR* d = ::opendir(rootfs().c_str())) {
-      while (dirent* e = ::readdir(d)) {
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
-        if (::unlinkat(::dirfd(d), e->d_name, AT_REMOVEDIR) != 0) ::unlinkat(::dirfd(d), e->d_name, 0);
-      }
-      ::closedir(d);
-    }
-    ::rmdir(rootfs().c_str());
+    remove_tree(AT_FDCWD, rootfs());
     remove_tree(AT_FDCWD, overlay());
     ::unlink(config().c_str());
     ::rmdir(state().c_str());
