@@ -1,6 +1,7 @@
 #include "runtime/self_exe.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <linux/mount.h>
 #include <sys/mman.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -31,6 +33,22 @@ bool cannot_be_written(int fd) {
   if (::fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY)) return true;
   int seals = ::fcntl(fd, F_GET_SEALS);
   return seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL);
+}
+
+// Only host root may write the file, and we are neither root nor hold a
+// capability: no process of a container we start can write it either. Its
+// capabilities are over a user namespace we made, which cannot map root (nor
+// reach a file whose owner it does not map). Any ACL on the file may grant
+// more: then it is copied as before.
+bool only_root_writes(int fd) {
+  if (::geteuid() == 0) return false;
+  __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct caps[2]{};
+  if (::syscall(SYS_capget, &head, caps) != 0 || caps[0].effective || caps[1].effective) return false;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) return false;
+  return ::fgetxattr(fd, "system.posix_acl_access", nullptr, 0) < 0 &&
+         (errno == ENODATA || errno == EOPNOTSUPP);
 }
 
 // One detached read-only overlay with `top` over `below`. "lowerdir" works
@@ -127,7 +145,7 @@ void ensure_protected_binary(char** argv, const std::string& scratch_dir) {
   ::unsetenv(kReexecMarker);  // hooks inherit our environment
   Fd self(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));
   if (!self) throw sys_error("open /proc/self/exe");
-  if (cannot_be_written(self.get())) {
+  if (cannot_be_written(self.get()) || only_root_writes(self.get())) {
     // Believed from our own copy only: a husk installed read-only does not
     // re-execute, and would take from its caller's environment where
     // husk-systemd (run as root) is.

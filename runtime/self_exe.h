@@ -12,7 +12,8 @@ namespace husk::rt {
 
 // Return when /proc/self/exe cannot be opened for writing (it lives on a
 // read-only mount, e.g. an installed read-only bind of the binary, or is a
-// sealed memfd); otherwise re-exec the same argv from a private read-only
+// sealed memfd), or only root can write it and we run without root or any
+// capability (rootless: an installed husk needs no copy); otherwise re-exec the same argv from a private read-only
 // overlayfs view of the binary's directory (no copy, shared page cache), or,
 // where overlayfs cannot be mounted, from a sealed memfd copy. Throws when
 // neither works. `scratch_dir` (made 0700 if missing) holds the overlay's

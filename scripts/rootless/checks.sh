@@ -305,6 +305,29 @@ check_state() {
   as_user "$bin" delete --force "$id" >/dev/null 2>&1
 }
 
+# husk's own binary (CVE-2019-5736). Installed (root's, written by no one
+# else) it is run as it is: no process of the user's containers can write it
+# (check_admin: root-owned files stay unwritable with every capability
+# inside), so no copy is made at each start. A husk the user owns could be
+# written from inside: the init runs a sealed memfd copy of it.
+check_binary() {
+  local rt=$1 b own=$WORK/bin/husk-own bin id pid exe want
+  [ "$rt" = husk ] || return 0
+  cp "${RT_BIN[$rt]}" "$own" && chown "$RL_UID:$RL_GID" "$own"
+  b=$(new_bundle "$rt" binary 'sleep 30')
+  for bin in "${RT_BIN[$rt]}" "$own"; do
+    id=rl-binary-$RANDOM
+    check "$LABEL: create with $bin" 0 "" "${U[@]}" "$bin" create --bundle "$b" "$id" || continue
+    pid=$(as_user "$bin" state "$id" | jq -r .pid)
+    exe=$(readlink "/proc/$pid/exe")
+    if [ "$bin" = "$own" ]; then want="/memfd:husk (deleted)"; else want=$bin; fi
+    expect_eq "$LABEL: the created init runs $([ "$bin" = "$own" ] && echo "a sealed copy of a husk the user owns" ||
+      echo "the installed (root's) husk itself")" "readlink /proc/$pid/exe (on the host)" "$want" "$exe"
+    as_user "$bin" delete --force "$id" >/dev/null 2>&1
+  done
+  rm -f "$own"
+}
+
 # No XDG_RUNTIME_DIR and no --root: husk must say so (a baseline's
 # behaviour is recorded); another user's state root is refused.
 check_roots() {
@@ -422,7 +445,7 @@ check_delegated() {
 }
 
 # HUSK_RL_CHECKS: the checks to run (default all), e.g. "delegated" in the VM.
-RL_CHECKS=${HUSK_RL_CHECKS:-run bind admin cgroup ranges subroot foreign state roots limits delegated podman}
+RL_CHECKS=${HUSK_RL_CHECKS:-run bind admin binary cgroup ranges subroot foreign state roots limits delegated podman}
 runtime_checks() {
   local c
   for c in $RL_CHECKS; do
