@@ -161,8 +161,11 @@ struct RootfsOptions {
 // Indexes of spec.mounts whose sources the runtime opens for the init
 // (open_bind_sources): with a user namespace and a mount namespace, every bind
 // mount that is not idmapped. The container's root is some unprivileged host
-// uid, which cannot reach a source below e.g. a root-only directory.
-std::vector<size_t> runtime_opened_sources(const spec::Spec& spec);
+// uid, which cannot reach a source below e.g. a root-only directory. None
+// when the runtime is not root (`runtime_is_root`, as it sees itself): its
+// ids are the init's and its capabilities would be the init's namespace's,
+// so the init reaches the same sources and opens them itself.
+std::vector<size_t> runtime_opened_sources(const spec::Spec& spec, bool runtime_is_root);
 
 // The init's user and mount namespaces and working directory, where
 // open_bind_sources works. Opened from `pid` (the init, or the stage-1 helper

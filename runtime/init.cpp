@@ -35,6 +35,9 @@ struct ChildContext {
   seccomp::Program seccomp_prog;
   bool has_seccomp = false;
   int sock;
+  // spec.mounts indexes whose sources the parent opens (ns::runtime_opened_sources),
+  // decided before the clone: the init sees other ids than its parent.
+  std::vector<size_t> sources;
 };
 
 // Indexes of spec.mounts the parent must idmap (only with a user namespace;
@@ -114,7 +117,7 @@ ns::RootfsOptions mount_rootfs(const ChildContext& c) {
   // (it needs real root over the source) and arrive here, in mount order.
   for (size_t i : idmapped_mounts(spec)) ro.idmapped[i] = recv_fd(c.sock);
   // So are the other bind sources: the parent opens them with its privileges.
-  for (size_t i : ns::runtime_opened_sources(spec)) ro.sources[i] = recv_fd(c.sock);
+  for (size_t i : c.sources) ro.sources[i] = recv_fd(c.sock);
   ro.rootfs = c.req.rootfs;
   ro.no_pivot = c.req.no_pivot;
   ro.user_ns = lx.has_namespace("user");
@@ -274,8 +277,8 @@ bool joins_pid(const ChildContext& c) {
 }
 
 // Whether the parent sends the init mounts it makes in the init's namespaces.
-bool sends_mounts(const spec::Spec& spec) {
-  return !idmapped_mounts(spec).empty() || !ns::runtime_opened_sources(spec).empty();
+bool sends_mounts(const ChildContext& c) {
+  return !idmapped_mounts(c.spec).empty() || !c.sources.empty();
 }
 
 void send_idmapped_mounts(int sock, const ns::InitNamespaces& at, const spec::Spec& spec) {
@@ -287,9 +290,9 @@ void send_idmapped_mounts(int sock, const ns::InitNamespaces& at, const spec::Sp
   for (const auto& t : trees) send_fd(sock, t.get(), "idmap");
 }
 
-void send_bind_sources(int sock, const ns::InitNamespaces& at, const spec::Spec& spec) {
+void send_bind_sources(int sock, const ns::InitNamespaces& at, const ChildContext& c) {
   std::vector<Fd> fds;
-  for (int fd : ns::open_bind_sources(spec, ns::runtime_opened_sources(spec), at)) fds.emplace_back(fd);
+  for (int fd : ns::open_bind_sources(c.spec, c.sources, at)) fds.emplace_back(fd);
   for (const auto& fd : fds) send_fd(sock, fd.get(), "bind source");
 }
 
@@ -333,7 +336,7 @@ pid_t drive_init(const ChildContext& c, ChildSession& s, Pipeline& p, const Plac
   // dumpable (see child_main): the init's namespaces and cwd.
   std::optional<ns::InitNamespaces> at;
   auto open_namespaces = [&](pid_t pid) {
-    if (!at && sends_mounts(spec)) at = ns::open_init_namespaces(spec, pid);
+    if (!at && sends_mounts(c)) at = ns::open_init_namespaces(spec, pid);
   };
   // Once the real init's pid is known: id maps, cgroup, oom score, then go.
   auto release = [&] {
@@ -345,7 +348,7 @@ pid_t drive_init(const ChildContext& c, ChildSession& s, Pipeline& p, const Plac
     if (!at) return;
     s.sending([&] {
       send_idmapped_mounts(s.sock(), *at, spec);
-      send_bind_sources(s.sock(), *at, spec);
+      send_bind_sources(s.sock(), *at, c);
     });
   };
   if (s.pid() > 0) release();
@@ -386,7 +389,8 @@ pid_t drive_init(const ChildContext& c, ChildSession& s, Pipeline& p, const Plac
 pid_t InitLauncher::launch(Pipeline& p) {
   const spec::Spec& spec = *req_.spec;
   const spec::Linux& lx = *spec.linux_;
-  ChildContext c{req_, spec, ns::plan_namespaces(lx), {}, false, -1};
+  ChildContext c{req_, spec, ns::plan_namespaces(lx), {}, false, -1,
+                 ns::runtime_opened_sources(spec, ::geteuid() == 0)};
   if (lx.seccomp) {
     // Compiled here, before the clone, so a bad profile fails create early and
     // the init only makes one seccomp(2) call; the cache makes repeats cheap.
