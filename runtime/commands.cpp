@@ -340,7 +340,8 @@ void start_container(Handle& h, const spec::Spec* spec = nullptr) {
   }
 }
 
-void destroy_container(Handle& h, Record& rec, bool force) {
+// `spec`: the config when the caller still has it (run), else read back.
+void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spec = nullptr) {
   std::string st = live_status(rec);
   // A created container is deleted without --force, as runc and crun do it
   // (containerd's shim relies on it; runtime.md asks for an error).
@@ -365,18 +366,20 @@ void destroy_container(Handle& h, Record& rec, bool force) {
   }
   kill_and_wait(init);
   if (cg) cg->destroy();
-  spec::Spec sp;
+  spec::Spec loaded;
   bool have_config = true;
-  try {
-    sp = h.config();
-  } catch (const Error& e) {
-    have_config = false;
-    log::warn(std::string("delete: ") + e.what());
+  if (!spec) {
+    try {
+      loaded = h.config();
+    } catch (const Error& e) {
+      have_config = false;
+      log::warn(std::string("delete: ") + e.what());
+    }
   }
   h.remove();
   if (have_config) {
     rec.oci.status = "stopped";
-    run_hooks_logged(sp.hooks.poststop, "poststop", spec::state_to_json(rec.oci, false));
+    run_hooks_logged((spec ? *spec : loaded).hooks.poststop, "poststop", spec::state_to_json(rec.oci, false));
   }
 }
 
@@ -464,13 +467,14 @@ int run_bundle(const Global& g, const CreateOptions& o, Bundle b, const RunHooks
 
   pid_t pid = c->rec.oci.pid;
   std::string id = c->rec.oci.id;
+  spec::Spec sp = std::move(c->spec);  // its poststop hooks: not parsed again
   // Free the container lock while we wait so that state/kill/exec work.
   c.reset();
   int status = hooks.wait ? hooks.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
   if (!o.keep) {
     Handle h = Handle::open(Store(g.root), id);
     Record rec = h.load();
-    destroy_container(h, rec, true);
+    destroy_container(h, rec, true, &sp);
   }
   return status;
 }
