@@ -173,11 +173,35 @@ bool host_allowed(const std::vector<AllowedHost>& allowed, const std::string& ho
   return false;
 }
 
+namespace {
+
+// A header field name: an RFC 9110 token.
+bool is_token(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("!#$%&'*+-.^_`|~", c)) return false;
+  return true;
+}
+
+}  // namespace
+
 ProxyRequest parse_proxy_request(const std::string& head) {
+  // Lines end with CRLF only. A bare CR or LF (or another control byte)
+  // would let an upstream that splits lines at either see headers that were
+  // never checked here: a Host naming another site behind the same front end.
+  for (size_t i = 0; i < head.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(head[i]);
+    if (c == '\r' && i + 1 < head.size() && head[i + 1] == '\n') {
+      ++i;
+    } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      throw Error("a control character in the request head (lines end with CRLF only)");
+    }
+  }
   size_t eol = head.find("\r\n");
   std::string line = head.substr(0, eol);
   size_t s1 = line.find(' '), s2 = line.rfind(' ');
-  if (s1 == std::string::npos || s2 == s1) throw Error("not an HTTP request line");
+  if (s1 == std::string::npos || s2 == s1 || line.find_first_of(" \t", s1 + 1) != s2)
+    throw Error("not an HTTP request line");
   std::string method = line.substr(0, s1), target = line.substr(s1 + 1, s2 - s1 - 1), version = line.substr(s2 + 1);
   ProxyRequest r;
   if (method == "CONNECT") {
@@ -205,10 +229,15 @@ ProxyRequest parse_proxy_request(const std::string& head) {
     if (next == std::string::npos || next == at) break;
     std::string header = head.substr(at, next - at);
     at = next + 2;
-    std::string name = lower(header.substr(0, header.find(':')));
+    // "Host : x" or a folded continuation line would reach a lenient
+    // upstream as a Host header this loop did not see as one.
+    size_t colon = header.find(':');
+    if (colon == std::string::npos || !is_token(header.substr(0, colon)))
+      throw Error("a header line that is not NAME: VALUE");
+    std::string name = lower(header.substr(0, colon));
     if (name == "connection" || name == "proxy-connection" || name == "keep-alive") continue;
     if (name == "host") {
-      std::string value = header.substr(header.find(':') + 1);
+      std::string value = header.substr(colon + 1);
       value.erase(0, value.find_first_not_of(" \t"));
       value.erase(value.find_last_not_of(" \t") + 1);
       auto [h, p] = split_host_port(value, true, "Host");

@@ -50,3 +50,26 @@ TEST_CASE("proxy: request heads", "[sandbox][proxy]") {
   REQUIRE_THROWS_WITH(parse_proxy_request("GET /local HTTP/1.1\r\n\r\n"), Contains("only CONNECT and http://"));
   REQUIRE_THROWS_WITH(parse_proxy_request("garbage\r\n\r\n"), Contains("not an HTTP request line"));
 }
+
+// An upstream that ends lines at a bare LF (or CR), or takes "Host :" and
+// folded lines as headers, would see a Host this parser never checked; a
+// shared front end then routes to a site that is not allowed. Before the
+// fix the first one was forwarded as "GET / HTTP/1.1\nHost: denied.test".
+TEST_CASE("proxy: a Host smuggled past the check is refused", "[sandbox][proxy]") {
+  using namespace std::string_literals;
+  for (const std::string& head : {"GET http://a.test/ HTTP/1.1\nHost: denied.test\r\n\r\n"s,
+                                  "GET http://a.test/ HTTP/1.1\r\nX-A: b\nHost: denied.test\r\n\r\n"s,
+                                  "GET http://a.test/ HTTP/1.1\r\nX-A: b\rHost: denied.test\r\n\r\n"s,
+                                  "GET http://a.test/ HTTP/1.1\r\nX-A: b\0Host: denied.test\r\n\r\n"s}) {
+    INFO(head);
+    CHECK_THROWS_WITH(parse_proxy_request(head), Contains("control character"));
+  }
+  CHECK_THROWS_WITH(parse_proxy_request("GET http://a.test/ HTTP/1.1\r\nHost : denied.test\r\n\r\n"),
+                    Contains("not NAME: VALUE"));
+  CHECK_THROWS_WITH(parse_proxy_request("GET http://a.test/ HTTP/1.1\r\nX-A: b\r\n Host: denied.test\r\n\r\n"),
+                    Contains("not NAME: VALUE"));
+  CHECK_THROWS_WITH(parse_proxy_request("GET http://a.test/ x HTTP/1.1\r\n\r\n"), Contains("not an HTTP request line"));
+  // Tabs in values are allowed.
+  CHECK(parse_proxy_request("GET http://a.test/ HTTP/1.1\r\nX-A:\tb\r\n\r\n").forward ==
+        "GET / HTTP/1.1\r\nX-A:\tb\r\nConnection: close\r\n\r\n");
+}
