@@ -1,6 +1,5 @@
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch_run.h"
 
 #include "skip.h"
 
-int main(int argc, char** argv) { return husk_test::finish(Catch::Session().run(argc, argv)); }
+int main(int argc, char** argv) { return husk_test::finish(husk_test::run_catch(argc, argv)); }

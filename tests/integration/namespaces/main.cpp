@@ -1,9 +1,6 @@
 // husk-it-namespaces: root-only tests of prepare_rootfs / enter_rootfs /
 // finalize_rootfs (see support.h). Without root or busybox every case is
 // skipped: exit 77 (tests/skip.h), which scripts/test reports as SKIP.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-
 #include <sched.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -11,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "catch_run.h"
 #include "skip.h"
 #include "support.h"
 
@@ -41,7 +39,7 @@ int main(int argc, char** argv) {
     std::perror("husk-it-namespaces: shared bind of the temp dir");
     return 2;
   }
-  int rc = Catch::Session().run(argc, argv);
+  int rc = husk_test::run_catch(argc, argv);
   umount2(tmpl, MNT_DETACH);
   nstest::fs::remove_all(tmpl);
   return husk_test::finish(rc);

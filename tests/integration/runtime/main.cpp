@@ -1,10 +1,9 @@
 // Runner of the end-to-end runtime tests (husk-it-runtime): hit::suite_main
 // (root, the template bundle, skips).
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch_run.h"
 
 #include "harness.h"
 
 int main(int argc, char** argv) {
-  return hit::suite_main("husk-it-runtime", [&] { return Catch::Session().run(argc, argv); });
+  return hit::suite_main("husk-it-runtime", [&] { return husk_test::run_catch(argc, argv); });
 }
