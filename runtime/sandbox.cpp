@@ -515,9 +515,14 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   if (!o.keep_changes.empty()) {
     keep = ns::clean_path(o.keep_changes[0] == '/' ? o.keep_changes : host.cwd + "/" + o.keep_changes);
     as_user(host.uid, host.gid, [&] {
-      if (::mkdir(keep.c_str(), 0700) != 0 &&
-          (errno != EEXIST || ::rmdir(keep.c_str()) != 0 || ::mkdir(keep.c_str(), 0700) != 0))
-        throw sys_error("--keep-changes " + o.keep_changes + ": make an empty directory " + keep);
+      if (::mkdir(keep.c_str(), 0700) == 0) return;
+      // An empty one is made again (ours, 0700); content may be an earlier review.
+      bool exists = errno == EEXIST;
+      if (exists && ::rmdir(keep.c_str()) != 0 && errno == ENOTEMPTY)
+        throw Error("--keep-changes " + o.keep_changes + ": " + keep +
+                    " is not empty (an earlier review?); name a new or empty directory");
+      if (!exists || ::mkdir(keep.c_str(), 0700) != 0)
+        throw sys_error("--keep-changes " + o.keep_changes + ": make " + keep);
     });
     keep_fd = Fd(::open(keep.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!keep_fd) throw sys_error("--keep-changes " + o.keep_changes + ": open " + keep);
