@@ -148,21 +148,6 @@ std::optional<std::string> real_path(const std::string& p) {
   return std::string(buf);
 }
 
-// The names in a directory, sorted (none when it does not exist); nullopt
-// when it cannot be listed (then each name is looked up itself). A sorted
-// vector: homes such as /bin hold a thousand names, and a node each cost more
-// than the whole lookup it saves.
-std::optional<std::vector<std::string>> list_directory(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (!d && (errno == ENOENT || errno == ENOTDIR)) return std::vector<std::string>{};
-  if (!d) return std::nullopt;
-  std::vector<std::string> names;
-  while (dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // fn as the sandbox's user: husk as root must not make paths in a directory
 // that user can write (a symlink swapped in would take root's mkdir or chown
 // elsewhere). Unprivileged, husk is that user already.
@@ -466,17 +451,23 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
     ::closedir(d);
   }
   std::sort(h.root_dirs.begin(), h.root_dirs.end());
-  // Credentials are looked for in every home: one listing of a directory
-  // answers for all its absent names (600 lstats became ~60 syscalls).
-  auto listings = std::make_shared<std::map<std::string, std::optional<std::vector<std::string>>>>();
-  h.real = [listings](const std::string& p) -> std::optional<std::string> {
+  // Credentials are looked for in every home (~20 paths each, most of them
+  // absent): a path whose directory is missing is answered without a
+  // syscall (one stat per directory), the rest with one lstat. Listing the
+  // directories instead cost more than it saved: homes such as /bin hold a
+  // thousand names.
+  auto dir_missing = std::make_shared<std::map<std::string, bool>>();
+  h.real = [dir_missing](const std::string& p) -> std::optional<std::string> {
     size_t slash = p.rfind('/');
     if (slash != std::string::npos && slash > 0) {
       const std::string dir = p.substr(0, slash);
-      auto it = listings->find(dir);
-      if (it == listings->end()) it = listings->emplace(dir, list_directory(dir)).first;
-      if (it->second && !std::binary_search(it->second->begin(), it->second->end(), p.substr(slash + 1)))
-        return std::nullopt;
+      auto it = dir_missing->find(dir);
+      if (it == dir_missing->end()) {
+        struct stat st;
+        bool missing = ::stat(dir.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+        it = dir_missing->emplace(dir, missing).first;
+      }
+      if (it->second) return std::nullopt;
     }
     return real_path(p);
   };

@@ -244,7 +244,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
       throw Error("--overlay: the working directory " + a.dest + " has file systems mounted below it");
     mounts.push_back(overlay && a.flag == kWorkingDirectory ? overlay_mount(a) : bind_mount(a.dest, a.real, a.writable));
   }
-  cfg["mounts"] = mounts;
+  cfg["mounts"] = std::move(mounts);
 
   auto& p = cfg["process"];
   p["terminal"] = false;
@@ -263,7 +263,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   ojson namespaces = ojson::array();
   for (const char* t : {"pid", "ipc", "uts", "mount", "cgroup", "user"}) namespaces.push_back({{"type", t}});
   if (o.net == "none") namespaces.push_back({{"type", "network"}});
-  lx["namespaces"] = namespaces;
+  lx["namespaces"] = std::move(namespaces);
   // The user is itself inside: files keep their owners, and nothing maps to
   // host root unless root asked for uid 0 itself.
   lx["uidMappings"] = {{{"containerID", h.uid}, {"hostID", h.uid}, {"size", 1}}};
