@@ -35,29 +35,34 @@ std::string lower(std::string s) {
 // "host:port" or "[v6]:port" -> host, port; the port is required unless `optional`.
 std::pair<std::string, std::optional<uint16_t>> split_host_port(const std::string& text, bool optional,
                                                                 const std::string& what) {
+  // Named in errors with its control bytes shown as '?': a message cut at a NUL hides the rest.
+  std::string shown = text;
+  std::replace_if(shown.begin(), shown.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, '?');
+  const std::string at = what + " " + shown;
   std::string host = text, port;
   if (!text.empty() && text[0] == '[') {
     size_t close = text.find(']');
-    if (close == std::string::npos) throw Error(what + " " + text + ": no closing ']'");
+    if (close == std::string::npos) throw Error(at + ": no closing ']'");
     host = text.substr(1, close - 1);
     if (close + 1 < text.size()) {
-      if (text[close + 1] != ':') throw Error(what + " " + text + ": expected ':' after ']'");
+      if (text[close + 1] != ':') throw Error(at + ": expected ':' after ']'");
       port = text.substr(close + 2);
     }
   } else if (size_t colon = text.rfind(':'); colon != std::string::npos) {
     host = text.substr(0, colon);
     port = text.substr(colon + 1);
   }
-  if (host.empty()) throw Error(what + " " + text + ": no host name");
+  if (host.empty()) throw Error(at + ": no host name");
+  // strchr finds the terminating NUL too: "a\0.b" must not pass (getaddrinfo would see "a").
   for (char c : host)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr(".-_*:", c))
-      throw Error(what + " " + text + ": not a host name");
+    if (!std::isalnum(static_cast<unsigned char>(c)) && (c == '\0' || !std::strchr(".-_*:", c)))
+      throw Error(at + ": not a host name");
   if (port.empty()) {
-    if (!optional) throw Error(what + " " + text + ": no port");
+    if (!optional) throw Error(at + ": no port");
     return {lower(host), std::nullopt};
   }
-  uint64_t n = parse_decimal(port, 65535, what + " " + text + ": port");
-  if (n == 0) throw Error(what + " " + text + ": port 0");
+  uint64_t n = parse_decimal(port, 65535, at + ": port");
+  if (n == 0) throw Error(at + ": port 0");
   return {lower(host), static_cast<uint16_t>(n)};
 }
 

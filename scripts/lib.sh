@@ -27,6 +27,22 @@ apt_ensure() {
 # apt_why LOG: apt's first error line, to name in a SKIP.
 apt_why() { grep -m1 -E '^(E|W):' "$1" || tail -1 "$1"; }
 
+# fuzz_toolchain: clang with libFuzzer (installed by scripts/setup when
+# missing), else print why not and fail. scripts/fuzz needs it; scripts/test-asan
+# uses it when there, so both share one sanitized build of the libraries.
+fuzz_toolchain() {
+  local probe ok=0
+  HUSK_SETUP_FUZZ=1 "$vm_here/setup" >/dev/null || { echo "clang and libFuzzer (clang, libclang-rt-14-dev) are not installed"; return 1; }
+  probe=$(mktemp -d)
+  echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' >"$probe/p.cpp"
+  clang++ -fsanitize=fuzzer "$probe/p.cpp" -o "$probe/p" 2>"$probe/err" ||
+    { echo "clang++ cannot link -fsanitize=fuzzer: $(head -1 "$probe/err")"; ok=1; }
+  rm -rf "$probe"
+  return $ok
+}
+# The build dir of that shared sanitized build (clang, HUSK_FUZZ: ASan + UBSan + coverage).
+FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
+
 # ctest_skips BUILD_DIR [CTEST ARGS...]: ctest; a unit binary that skipped
 # cases (exit 77, tests/skip.h) is "Skipped" to ctest and its output is not
 # shown: print its SKIP lines from ctest's log and exit 77, as the other
