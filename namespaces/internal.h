@@ -37,8 +37,11 @@ std::string fd_path(int fd);  // "/proc/self/fd/<fd>"
 struct stat fd_stat(int fd, const std::string& what);
 std::string canonical(const std::string& path);  // realpath, throwing
 
-// Where `fd` is, as a path inside the root `root_fd` ("/" for the root itself).
-std::string path_in_root(int root_fd, int fd);
+// What /proc/self/fd/<fd> names: where `fd` is in our mount namespace.
+std::string fd_link(int fd);
+// Where `fd` is, as a path inside the root whose fd_link is `root` ("/" for
+// the root itself). The root's link is read once per rootfs, not per mount.
+std::string path_in_root(const std::string& root, int fd);
 
 // Resolve `path` inside the root, creating what is missing: directories for
 // the parents, and for the last component a directory or (as_file) an empty

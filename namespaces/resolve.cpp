@@ -50,14 +50,15 @@ std::string canonical(const std::string& path) {
   return buf;
 }
 
-std::string path_in_root(int root_fd, int fd) {
-  auto link = [](int f) {
-    char buf[PATH_MAX];
-    ssize_t n = readlink(fd_path(f).c_str(), buf, sizeof buf - 1);
-    if (n < 0) throw sys_error("readlink " + fd_path(f));
-    return std::string(buf, static_cast<size_t>(n));
-  };
-  std::string root = link(root_fd), p = link(fd);
+std::string fd_link(int fd) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink(fd_path(fd).c_str(), buf, sizeof buf - 1);
+  if (n < 0) throw sys_error("readlink " + fd_path(fd));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string path_in_root(const std::string& root, int fd) {
+  std::string p = fd_link(fd);
   if (root == "/") return p;
   if (p == root) return "/";
   if (p.compare(0, root.size() + 1, root + "/") == 0) return p.substr(root.size());
@@ -68,8 +69,9 @@ namespace {
 
 // One walk of ensure_in_root over `r` (relative to the root). Returns the fd
 // of the last component, or an empty Fd after replacing `r` with the path to
-// walk instead: a dangling symlink was in the way.
-Fd walk_creating(int root_fd, std::string& r, bool as_file, const std::string& what) {
+// walk instead: a dangling symlink was in the way. `known_missing`: `r`
+// itself was just looked up and is not there (its lookup is not repeated).
+Fd walk_creating(int root_fd, std::string& r, bool as_file, const std::string& what, bool known_missing) {
   Fd parent(raw_openat2(root_fd, ".", O_PATH | O_DIRECTORY, kInRoot));
   if (!parent) throw sys_error("open the rootfs");
   std::string prefix;
@@ -79,9 +81,12 @@ Fd walk_creating(int root_fd, std::string& r, bool as_file, const std::string& w
     std::string comp = r.substr(i, j - i);
     bool last = j == r.size();
     prefix += (prefix.empty() ? "" : "/") + comp;
-    Fd cur(raw_openat2(root_fd, prefix, O_PATH, kInRoot));
+    Fd cur;
+    if (!(last && known_missing)) {
+      cur = Fd(raw_openat2(root_fd, prefix, O_PATH, kInRoot));
+      if (!cur && errno != ENOENT) throw sys_error("open /" + prefix + " in the rootfs for " + what);
+    }
     if (!cur) {
-      if (errno != ENOENT) throw sys_error("open /" + prefix + " in the rootfs for " + what);
       int rc;
       if (last && as_file) {
         rc = openat(parent.get(), comp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -98,7 +103,7 @@ Fd walk_creating(int root_fd, std::string& r, bool as_file, const std::string& w
         ssize_t n = readlinkat(parent.get(), comp.c_str(), target, sizeof target - 1);
         if (n < 0) throw sys_error("open /" + prefix + " in the rootfs for " + what);
         std::string t(target, static_cast<size_t>(n));
-        std::string base = t[0] == '/' ? "" : path_in_root(root_fd, parent.get());
+        std::string base = t[0] == '/' ? "" : path_in_root(fd_link(root_fd), parent.get());
         r = rel(base + "/" + t + "/" + r.substr(std::min(j + 1, r.size())));
         return Fd();
       }
@@ -122,7 +127,7 @@ Fd ensure_in_root(int root_fd, const std::string& path, bool as_file, const std:
   if (fd >= 0) return Fd(fd);
   if (errno != ENOENT) throw sys_error("open " + what);
   for (int links = 0; links < 40; ++links)
-    if (Fd found = walk_creating(root_fd, r, as_file, what)) return found;
+    if (Fd found = walk_creating(root_fd, r, as_file, what, links == 0)) return found;
   throw Error("open " + what + ": too many levels of symbolic links", ELOOP);
 }
 

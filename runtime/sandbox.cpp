@@ -78,6 +78,8 @@ int open_dir_below(int parent, const std::string& name) {
 void empty_dir(int top, int dir, int depth, unsigned& lifted, bool& again) {
   for (const auto& name : names_in(dir)) {
     if (::unlinkat(dir, name.c_str(), 0) == 0 || (errno != EISDIR && errno != EPERM)) continue;
+    // Most are empty (the root's mount points): gone without being opened.
+    if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0) continue;
     if (depth >= kMaxDepth) {
       for (int tries = 0; tries < 100; ++tries)
         if (::renameat2(dir, name.c_str(), top, (".husk-rm-" + std::to_string(lifted++)).c_str(), RENAME_NOREPLACE) ==
