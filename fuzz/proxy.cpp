@@ -47,6 +47,10 @@ void check_forward(const ProxyRequest& r) {
   const std::string& req = lines.front();
   size_t s1 = req.find(' '), s2 = req.rfind(' ');
   if (s1 == std::string::npos || s1 == s2 || req.find(' ', s1 + 1) != s2 || req[s1 + 1] != '/') __builtin_trap();
+  // No tab an upstream could split at: METHOD is a token, the target has none, VERSION is HTTP/d.d.
+  if (req.find('\t') != std::string::npos) __builtin_trap();
+  std::string version = req.substr(s2 + 1);
+  if (version.size() != 8 || version.compare(0, 5, "HTTP/") != 0) __builtin_trap();
   for (size_t i = 1; i < lines.size(); ++i) {
     const std::string& l = lines[i];
     if (l.empty()) __builtin_trap();  // a blank line would end the head early

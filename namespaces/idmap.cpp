@@ -118,9 +118,9 @@ int make_idmapped_mount(const spec::Mount& m, int userns_fd) {
   return tree.release();
 }
 
-std::vector<size_t> runtime_opened_sources(const spec::Spec& spec, bool runtime_is_root) {
+std::vector<size_t> runtime_opened_sources(const spec::Spec& spec, bool init_is_runtime_user) {
   std::vector<size_t> out;
-  if (!runtime_is_root || !spec.linux_ || !spec.linux_->has_namespace("user") || !spec.linux_->has_namespace("mount"))
+  if (init_is_runtime_user || !spec.linux_ || !spec.linux_->has_namespace("user") || !spec.linux_->has_namespace("mount"))
     return out;
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
     const auto& m = spec.mounts[i];

@@ -40,7 +40,7 @@ std::string canonical(const std::string& path);  // realpath, throwing
 // What /proc/self/fd/<fd> names: where `fd` is in our mount namespace.
 std::string fd_link(int fd);
 // Where `fd` is, as a path inside the root whose fd_link is `root` ("/" for
-// the root itself). The root's link is read once per rootfs, not per mount.
+// the root itself).
 std::string path_in_root(const std::string& root, int fd);
 
 // Resolve `path` inside the root, creating what is missing: directories for

@@ -121,16 +121,17 @@ void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, 
 }
 
 // spec.mounts[step.index] on its destination, resolved inside the root.
-// `root_link`: fd_link(root_fd).
-void mount_one(int root_fd, const std::string& root_link, const spec::Mount& m, const MountStep& step,
-               const RootfsOptions& opts, const std::vector<HostHierarchy>& hierarchies) {
+void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const RootfsOptions& opts,
+               const std::vector<HostHierarchy>& hierarchies) {
   const std::string& what = step.what;
   Fd source = step_source(m, step, opts);
   bool as_file = source && !S_ISDIR(fd_stat(source.get(), what + ": bind source " + m.source).st_mode);
   bool mode_from_dest = step.inherit_mode && Fd(raw_openat2(root_fd, rel(step.destination), O_PATH, kInRoot));
   Fd target = step.real_directory ? real_dir_in_root(root_fd, step.destination, m.type, what)
                                   : ensure_in_root(root_fd, step.destination, as_file, what);
-  std::string resolved = path_in_root(root_link, target.get());
+  // The root's link is read again beside the target's: a rename of the
+  // bundle meanwhile must not make a /proc target look like another path.
+  std::string resolved = path_in_root(fd_link(root_fd), target.get());
   check_proc_destination(resolved, m, source.get(), what);
   switch (step.kind) {
     case MountStep::Kind::Idmapped:
@@ -189,8 +190,7 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
     throw sys_error("bind mount rootfs " + rootfs + " on itself");
   Fd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) throw sys_error("open rootfs " + rootfs);
-  const std::string root_link = fd_link(root.get());
-  for (const auto& step : steps) mount_one(root.get(), root_link, spec.mounts[step.index], step, opts, hierarchies);
+  for (const auto& step : steps) mount_one(root.get(), spec.mounts[step.index], step, opts, hierarchies);
 
   // A /dev bound from the host is the host's: never create nodes in it.
   bool dev_is_bind = false;

@@ -162,10 +162,11 @@ struct RootfsOptions {
 // (open_bind_sources): with a user namespace and a mount namespace, every bind
 // mount that is not idmapped. The container's root is some unprivileged host
 // uid, which cannot reach a source below e.g. a root-only directory. None
-// when the runtime is not root (`runtime_is_root`, as it sees itself): its
-// ids are the init's and its capabilities would be the init's namespace's,
-// so the init reaches the same sources and opens them itself.
-std::vector<size_t> runtime_opened_sources(const spec::Spec& spec, bool runtime_is_root);
+// when `init_is_runtime_user`: a runtime without root whose init mounts with
+// the runtime's own uid and gid (rootless, the caller mapped to the
+// namespace's root or to itself) reaches nothing the init cannot (its
+// capabilities would be over the init's namespace), so the init opens them.
+std::vector<size_t> runtime_opened_sources(const spec::Spec& spec, bool init_is_runtime_user);
 
 // The init's user and mount namespaces and working directory, where
 // open_bind_sources works. Opened from `pid` (the init, or the stage-1 helper

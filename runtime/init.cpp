@@ -180,6 +180,14 @@ uint32_t namespace_root(const std::vector<spec::IdMapping>& maps) {
   return maps.empty() ? 0 : maps.front().container_id;
 }
 
+// The host id of container id `id` under `maps` (none: not mapped, or the
+// maps are a joined namespace's, not in the spec).
+std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32_t id) {
+  for (const auto& m : maps)
+    if (id >= m.container_id && id - m.container_id < m.size) return m.host_id + (id - m.container_id);
+  return std::nullopt;
+}
+
 // Everything the real init does, from the first sync to exec.
 [[noreturn]] void container_init(ChildContext& c) {
   const spec::Linux& lx = *c.spec.linux_;
@@ -389,8 +397,11 @@ pid_t drive_init(const ChildContext& c, ChildSession& s, Pipeline& p, const Plac
 pid_t InitLauncher::launch(Pipeline& p) {
   const spec::Spec& spec = *req_.spec;
   const spec::Linux& lx = *spec.linux_;
-  ChildContext c{req_, spec, ns::plan_namespaces(lx), {}, false, -1,
-                 ns::runtime_opened_sources(spec, ::geteuid() == 0)};
+  // The init mounts as the first id of its user namespace (container_init).
+  bool init_is_us = ::geteuid() != 0 && lx.has_namespace("user") &&
+                    host_id(lx.uid_mappings, namespace_root(lx.uid_mappings)) == ::geteuid() &&
+                    host_id(lx.gid_mappings, namespace_root(lx.gid_mappings)) == ::getegid();
+  ChildContext c{req_, spec, ns::plan_namespaces(lx), {}, false, -1, ns::runtime_opened_sources(spec, init_is_us)};
   if (lx.seccomp) {
     // Compiled here, before the clone, so a bad profile fails create early and
     // the init only makes one seccomp(2) call; the cache makes repeats cheap.

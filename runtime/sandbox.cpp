@@ -337,31 +337,44 @@ class Workdir {
   // In memory where there is a place for it: some 40 mount points are made
   // and removed at every start, several times slower on a disk (ext4
   // journals each), more so while it is busy. $XDG_RUNTIME_DIR is a tmpfs
-  // of the user's; else /dev/shm when it is a tmpfs anyone may use as /tmp.
+  // of the user's; else /dev/shm when it is root's tmpfs anyone may use as /tmp.
   static std::string base_dir() {
     const char* xdg = std::getenv("XDG_RUNTIME_DIR");
     if (xdg && *xdg && ::access(xdg, W_OK | X_OK) == 0) return xdg;
     struct statfs fs;
     struct stat st;
     if (::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::stat("/dev/shm", &st) == 0 &&
-        S_ISDIR(st.st_mode) && (st.st_mode & 01777) == 01777)
+        S_ISDIR(st.st_mode) && st.st_uid == 0 && (st.st_mode & 07777) == 01777)
       return "/dev/shm";
     return "/tmp";
+  }
+
+  static std::string make_temp(const std::string& base) {
+    std::string templ = base + "/husk-sandbox-XXXXXX";
+    if (!::mkdtemp(templ.data())) throw sys_error("sandbox: mkdtemp " + templ);
+    if (::chmod(templ.c_str(), 0711) != 0) throw sys_error("sandbox: chmod " + templ);
+    return templ;
   }
 
  public:
   // The init makes the mount points in the root as the sandbox's user (it has
   // no privilege over host files): the root is that user's, and the
-  // directory above it can be passed through.
-  Workdir(uint32_t uid, uint32_t gid) {
-    std::string templ = base_dir() + "/husk-sandbox-XXXXXX";
-    if (!::mkdtemp(templ.data())) throw sys_error("sandbox: mkdtemp " + templ);
-    dir_ = templ;
+  // directory above it can be passed through. `layers`: --overlay's upper
+  // and work directories are made too, the user's as well.
+  Workdir(uint32_t uid, uint32_t gid, bool layers) {
+    std::string base = base_dir();
+    dir_ = make_temp(base);
+    std::vector<std::string> made = {rootfs()};
+    if (layers) {
+      // What the command writes goes on a disk, not into /dev/shm: that is
+      // memory every user shares.
+      if (base == "/dev/shm") layers_dir_ = make_temp("/tmp");
+      made.push_back(overlay());
+    }
     // Root made them here, in a directory only root writes: chown is safe.
-    for (const std::string& d : {rootfs(), overlay()})
+    for (const std::string& d : made)
       if (::mkdir(d.c_str(), 0755) != 0 || (::geteuid() == 0 && ::chown(d.c_str(), uid, gid) != 0))
         throw sys_error("sandbox: make " + d);
-    if (::chmod(dir_.c_str(), 0711) != 0) throw sys_error("sandbox: chmod " + dir_);
   }
   // What husk and the sandbox's user made here: the mount points in the
   // root, the overlay layers, our config and state root.
@@ -372,15 +385,16 @@ class Workdir {
     ::unlink(config().c_str());
     ::rmdir(state().c_str());
     ::rmdir(dir_.c_str());
+    if (!layers_dir_.empty()) ::rmdir(layers_dir_.c_str());
   }
   const std::string& dir() const { return dir_; }
   std::string rootfs() const { return dir_ + "/rootfs"; }
-  std::string overlay() const { return dir_ + "/overlay"; }
+  std::string overlay() const { return (layers_dir_.empty() ? dir_ : layers_dir_) + "/overlay"; }
   std::string config() const { return dir_ + "/config.json"; }
   std::string state() const { return dir_ + "/state"; }
 
  private:
-  std::string dir_;
+  std::string dir_, layers_dir_;
 };
 
 // A process outside the sandbox that outlives a killed husk: the sandbox's
@@ -500,7 +514,7 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   // the caller's environment in it.
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
-  Workdir work(host.uid, host.gid);
+  Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
   // --keep-changes DIR: made (empty) by the user; held by an fd, so that its
   // work directory is removed there even if DIR is renamed or replaced.
   std::string keep;
@@ -511,9 +525,12 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
       if (::mkdir(keep.c_str(), 0700) == 0) return;
       // An empty one is made again (ours, 0700); content may be an earlier review.
       bool exists = errno == EEXIST;
-      if (exists && ::rmdir(keep.c_str()) != 0 && errno == ENOTEMPTY)
-        throw Error("--keep-changes " + o.keep_changes + ": " + keep +
-                    " is not empty (an earlier review?); name a new or empty directory");
+      if (exists && ::rmdir(keep.c_str()) != 0) {
+        if (errno == ENOTEMPTY || errno == EEXIST)
+          throw Error("--keep-changes " + o.keep_changes + ": " + keep +
+                      " is not empty (an earlier review?); name a new or empty directory");
+        throw sys_error("--keep-changes " + o.keep_changes + ": make " + keep + " again (rmdir)");
+      }
       if (!exists || ::mkdir(keep.c_str(), 0700) != 0)
         throw sys_error("--keep-changes " + o.keep_changes + ": make " + keep);
     });

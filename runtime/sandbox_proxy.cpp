@@ -208,6 +208,12 @@ ProxyRequest parse_proxy_request(const std::string& head) {
   if (s1 == std::string::npos || s2 == s1 || line.find_first_of(" \t", s1 + 1) != s2)
     throw Error("not an HTTP request line");
   std::string method = line.substr(0, s1), target = line.substr(s1 + 1, s2 - s1 - 1), version = line.substr(s2 + 1);
+  // An upstream may split the line at tabs too: "GET\thttp://other/\tHTTP/1.1 http://allowed/ ..."
+  // would show it another target. METHOD is a token, VERSION is HTTP/d.d.
+  if (!is_token(method) || version.size() != 8 || version.compare(0, 5, "HTTP/") != 0 ||
+      !std::isdigit(static_cast<unsigned char>(version[5])) || version[6] != '.' ||
+      !std::isdigit(static_cast<unsigned char>(version[7])))
+    throw Error("not an HTTP request line");
   ProxyRequest r;
   if (method == "CONNECT") {
     r.connect = true;

@@ -35,16 +35,28 @@ bool cannot_be_written(int fd) {
   return seals >= 0 && (seals & F_SEAL_WRITE) && (seals & F_SEAL_SEAL);
 }
 
-// Only host root may write the file, and we are neither root nor hold a
-// capability: no process of a container we start can write it either. Its
-// capabilities are over a user namespace we made, which cannot map root (nor
-// reach a file whose owner it does not map). Any ACL on the file may grant
-// more: then it is copied as before.
+// Only host root may write the file, and we are neither root nor hold (or
+// may raise) a capability: no process of a container we start can write it
+// either. Its capabilities are over a user namespace we made, which cannot
+// map root (nor reach a file whose owner it does not map). Mode bits and
+// ACLs decide only on local file systems (NFS, CIFS, FUSE ask a server);
+// any ACL may grant more. Otherwise the binary is copied as before.
 bool only_root_writes(int fd) {
   if (::geteuid() == 0) return false;
   __user_cap_header_struct head{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct caps[2]{};
-  if (::syscall(SYS_capget, &head, caps) != 0 || caps[0].effective || caps[1].effective) return false;
+  if (::syscall(SYS_capget, &head, caps) != 0 || caps[0].effective || caps[1].effective || caps[0].permitted ||
+      caps[1].permitted)
+    return false;
+  struct statfs sf;
+  if (::fstatfs(fd, &sf) != 0) return false;
+  switch (sf.f_type) {
+    case EXT4_SUPER_MAGIC: case XFS_SUPER_MAGIC: case BTRFS_SUPER_MAGIC: case F2FS_SUPER_MAGIC:
+    case TMPFS_MAGIC: case OVERLAYFS_SUPER_MAGIC:
+      break;
+    default:
+      return false;
+  }
   struct stat st;
   if (::fstat(fd, &st) != 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) return false;
   return ::fgetxattr(fd, "system.posix_acl_access", nullptr, 0) < 0 &&

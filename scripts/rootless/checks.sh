@@ -200,6 +200,21 @@ check_subroot() {
     "$rt run (uidMappings/gidMappings [{0,$SUB_START,65536}], a bind mount)" "map 0 $SUB_START 65536" made || return
   expect_eq "$LABEL: root from the subuid range: root's file inside is $SUB_START:$SUB_START on the host" \
     "stat -c %u:%g $share/by-root" "$SUB_START:$SUB_START" "$(host_owner "$share/by-root")"
+  # A source only the user can reach (below its 0700 directory): that root
+  # cannot open it, the runtime (the user itself) opens it for the init.
+  local private=$WORK/s/$rt-private
+  mkdir -p "$private/data" && touch "$private/data/seen" && chown -R "$RL_UID:$RL_GID" "$private" && chmod 700 "$private"
+  b=$(new_bundle "$rt" subroot-private 'ls /mnt/priv' \
+    ".linux.uidMappings = [{containerID: 0, hostID: $SUB_START, size: 65536}] |
+     .linux.gidMappings = [{containerID: 0, hostID: $SUB_START, size: 65536}] | $BIND" \
+    --arg dst /mnt/priv --arg src "$private/data" --arg mode ro)
+  run_as_user "$rt" "$b"
+  if [ "$rt" = husk ]; then
+    expect_out "$LABEL: root from the subuid range: a bind source in the user's 0700 directory is mounted" \
+      "$rt run (uidMappings [{0,$SUB_START,65536}], bind of $private/data)" seen
+  elif [[ "$OUT" != *seen* ]]; then
+    note "$LABEL: a bind source the subuid root cannot reach fails: exit $RC: $(head -c 200 <<<"$OUT")"
+  fi
 }
 
 # 6. Mappings the user does not own are refused, naming the range. (The

@@ -74,6 +74,11 @@ TEST_CASE("proxy: a Host smuggled past the check is refused", "[sandbox][proxy]"
   CHECK_THROWS_WITH(parse_proxy_request("GET http://a.test/ HTTP/1.1\r\nX-A: b\r\n Host: denied.test\r\n\r\n"),
                     Contains("not NAME: VALUE"));
   CHECK_THROWS_WITH(parse_proxy_request("GET http://a.test/ x HTTP/1.1\r\n\r\n"), Contains("not an HTTP request line"));
+  // Seen accepted in review: forwarded as "GET\thttp://denied.test/\tHTTP/1.1 / HTTP/1.1".
+  CHECK_THROWS_WITH(parse_proxy_request("GET\thttp://denied.test/\tHTTP/1.1 http://a.test/ HTTP/1.1\r\n\r\n"),
+                    Contains("not an HTTP request line"));
+  CHECK_THROWS_WITH(parse_proxy_request("GET http://a.test/ HTTP/1.1\thttp://denied.test/\r\n\r\n"),
+                    Contains("not an HTTP request line"));
   // Tabs in values are allowed.
   CHECK(parse_proxy_request("GET http://a.test/ HTTP/1.1\r\nX-A:\tb\r\n\r\n").forward ==
         "GET / HTTP/1.1\r\nX-A:\tb\r\nConnection: close\r\n\r\n");
