@@ -220,8 +220,12 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
   const spec::Capabilities none;
   const spec::Capabilities& c = p.capabilities ? *p.capabilities : none;
   int last = static_cast<int>(cap_max_bits()) - 1;
+  // husk's own bounding set, to check the names against: not read when no
+  // set names any (a prctl each, and the sandbox names none).
   std::vector<bool> own(static_cast<size_t>(last + 1));
-  for (int v = 0; v <= last; ++v) own[static_cast<size_t>(v)] = ::prctl(PR_CAPBSET_READ, v, 0, 0, 0) == 1;
+  if (!c.bounding.empty() || !c.effective.empty() || !c.permitted.empty() || !c.inheritable.empty() ||
+      !c.ambient.empty())
+    for (int v = 0; v <= last; ++v) own[static_cast<size_t>(v)] = ::prctl(PR_CAPBSET_READ, v, 0, 0, 0) == 1;
 
   // Bounding set first: it needs CAP_SETPCAP, which the user switch may drop.
   std::vector<bool> keep(static_cast<size_t>(last + 1), false);

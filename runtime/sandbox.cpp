@@ -494,9 +494,10 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   }
   if (o.overlay || !o.keep_changes.empty())
     for (const auto& m : base::read_mountinfo()) h.mount_points.push_back(m.mount_point);
+  // Asked only for limits: create probes the host again.
   if (::geteuid() == 0) {
     h.cgroup = true;
-  } else {
+  } else if (o.pids || !o.memory.empty() || !o.cpus.empty()) {
     h.cgroup = !cgroups::choose_rootless(cgroups::rootless_host(), std::nullopt, "sandbox").path.empty();
   }
   return h;
@@ -537,20 +538,6 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     keep_fd = Fd(::open(keep.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!keep_fd) throw sys_error("--keep-changes " + o.keep_changes + ": open " + keep);
   }
-  SandboxConfig sc = sandbox_config(o, host, work.rootfs(), keep.empty() ? work.overlay() : keep);
-  for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
-  // The layers are the sandbox user's: its init mounts them without privilege over host files.
-  as_user(host.uid, host.gid, [&] {
-    for (const auto& d : sc.overlay_dirs) make_dirs(d);
-  });
-  struct DropWork {
-    int fd;
-    ~DropWork() {
-      if (fd >= 0) remove_tree(fd, "work");
-    }
-  } drop_work{keep_fd.get()};  // kept: the upper layer only
-
-  write_file_atomic(work.config(), sc.config.dump() + "\n", 0600);
   Global sg = g;
   sg.root = work.state();
   sg.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
@@ -567,7 +554,23 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();
+  // Forked before the config is built: fewer of our pages are shared with
+  // it, so fewer copy-on-write faults while we go on.
   Guardian guardian(sg, co.id, work, keep_fd.get());
+  SandboxConfig sc = sandbox_config(o, host, work.rootfs(), keep.empty() ? work.overlay() : keep);
+  for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
+  // The layers are the sandbox user's: its init mounts them without privilege over host files.
+  as_user(host.uid, host.gid, [&] {
+    for (const auto& d : sc.overlay_dirs) make_dirs(d);
+  });
+  struct DropWork {
+    int fd;
+    ~DropWork() {
+      if (fd >= 0) remove_tree(fd, "work");
+    }
+  } drop_work{keep_fd.get()};  // kept: the upper layer only
+
+  write_file_atomic(work.config(), sc.config.dump() + "\n", 0600);
   std::unique_ptr<Proxy> proxy;
   if (!o.allow_hosts.empty()) {
     std::vector<AllowedHost> allowed;
