@@ -187,7 +187,16 @@ void read(const json& v, const std::string& path, T& out) {
     if (!v.is_array()) expected(path, "array");
     out.clear();
     out.resize(v.size());
-    for (size_t i = 0; i < v.size(); ++i) read(v[i], index_path(path, i), out[i]);
+    for (size_t i = 0; i < v.size(); ++i) {
+      // A string's path is needed only to say it is not one (seccomp lists hundreds).
+      if constexpr (std::is_same_v<typename T::value_type, std::string>) {
+        if (v[i].is_string()) {
+          out[i] = v[i].template get_ref<const std::string&>();
+          continue;
+        }
+      }
+      read(v[i], index_path(path, i), out[i]);
+    }
   } else if constexpr (is_map<T>) {
     if (!v.is_object()) expected(path, "object");
     for (const auto& [k, e] : v.items()) read(e, map_path(path, k), out[k]);
