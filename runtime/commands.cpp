@@ -198,6 +198,7 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
     rec.cgroup_path = unit->cgroup;
     rec.cgroup_rootless = g.rootless;
   } else if (g.rootless) {
+    if (!g.no_cgroup.empty()) return make_no_cgroup(g, c, config_text, g.no_cgroup);
     auto choice = cgroups::choose_rootless(cgroups::rootless_host(), lx.cgroups_path, rec.oci.id);
     if (choice.path.empty()) return make_no_cgroup(g, c, config_text, choice.none_reason);
     rec.cgroup_path = choice.path;

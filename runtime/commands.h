@@ -21,6 +21,9 @@ struct Global {
   bool rootless = false;  // detect_rootless(): no privileges over the host's cgroups and ids
   std::string binary_name;  // the file name husk was called as (argv[0]): picks an operator policy
   bool quiet_no_cgroup = false;  // the caller says itself what a container without a cgroup loses
+  // Rootless: no cgroup is looked for or made, for this reason (husk sandbox
+  // without limits: its pid namespace ends every process with its init).
+  std::string no_cgroup;
 };
 
 struct CreateOptions {

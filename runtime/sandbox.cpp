@@ -460,9 +460,11 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   if (DIR* d = ::opendir("/")) {
     while (dirent* e = ::readdir(d)) {
       std::string name = e->d_name;
-      if (name == "." || name == "..") continue;
+      if (name == "." || name == ".." || (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
+        continue;
       struct stat st;
-      if (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) h.root_dirs.push_back(name);
+      if (e->d_type == DT_DIR || (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+        h.root_dirs.push_back(name);
     }
     ::closedir(d);
   }
@@ -541,6 +543,8 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   Global sg = g;
   sg.root = work.state();
   sg.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
+  if (!o.pids && o.memory.empty() && o.cpus.empty())
+    sg.no_cgroup = "husk sandbox without limits: its pid namespace ends every process with the command";
   // The compiled profile is cached where the user's husk keeps it (no
   // XDG_RUNTIME_DIR: /tmp/husk-UID). A cache the sandbox could write would
   // hand the next sandbox a filter that allows everything: both places are

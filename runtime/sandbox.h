@@ -47,7 +47,7 @@ struct SandboxHost {
   // realpath() of an absolute path, nullopt when it does not exist.
   std::function<std::optional<std::string>(const std::string&)> real;
   std::map<std::string, std::string> env;  // the caller's environment
-  bool cgroup = false;           // limits can be set in a cgroup of the container's own
+  bool cgroup = false;           // limits can be set in a cgroup of the container's own (probed when one is asked)
   std::vector<std::string> mount_points;  // the host's (an overlay cannot be lower above one)
 };
 
