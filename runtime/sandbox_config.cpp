@@ -143,6 +143,9 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     credentials.push_back(it->second + "/husk");
   std::vector<std::string> homes = h.homes;
   homes.push_back(h.home);  // a user from LDAP or homed has no /etc/passwd line
+  // System accounts share homes (/bin, /nonexistent): each is looked at once.
+  std::sort(homes.begin(), homes.end());
+  homes.erase(std::unique(homes.begin(), homes.end()), homes.end());
   for (const auto& home : homes)
     if (home != "/" && h.real(home))
       for (const auto& c : policy::home_secrets()) credentials.push_back(home + "/" + c);
