@@ -145,6 +145,9 @@ std::optional<std::string> real_path(const std::string& p) {
   // lstat says so, where realpath would read every component's link.
   struct stat st;
   if (::lstat(p.c_str(), &st) != 0) return std::nullopt;
+  // An entry of "/" that is no symlink is its own real path (the root's
+  // directories are all asked for).
+  if (!S_ISLNK(st.st_mode) && p.size() > 1 && p.rfind('/') == 0 && p != "/." && p != "/..") return p;
   char buf[PATH_MAX];
   if (!::realpath(p.c_str(), buf)) return std::nullopt;
   return std::string(buf);
