@@ -153,6 +153,31 @@ std::optional<std::string> real_path(const std::string& p) {
   return std::string(buf);
 }
 
+// What the credential lookup knows of a directory (see probe_sandbox_host).
+struct Dir {
+  bool missing = false;
+  std::optional<std::vector<std::string>> dot_names;  // sorted; listed when it is one block
+};
+
+Dir look_at(const std::string& dir) {
+  Dir d;
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    d.missing = errno == ENOENT || errno == ENOTDIR;
+    return d;
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_size > 4096) return d;
+  DIR* ds = ::opendir(dir.c_str());
+  if (!ds) return d;
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(ds))
+    if (e->d_name[0] == '.') names.emplace_back(e->d_name);
+  ::closedir(ds);
+  std::sort(names.begin(), names.end());
+  d.dot_names = std::move(names);
+  return d;
+}
+
 // fn as the sandbox's user: husk as root must not make paths in a directory
 // that user can write (a symlink swapped in would take root's mkdir or chown
 // elsewhere). Unprivileged, husk is that user already.
@@ -472,23 +497,22 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
     ::closedir(d);
   }
   std::sort(h.root_dirs.begin(), h.root_dirs.end());
-  // Credentials are looked for in every home (~20 paths each, most of them
-  // absent): a path whose directory is missing is answered without a
-  // syscall (one stat per directory), the rest with one lstat. Listing the
-  // directories instead cost more than it saved: homes such as /bin hold a
-  // thousand names.
-  auto dir_missing = std::make_shared<std::map<std::string, bool>>();
-  h.real = [dir_missing](const std::string& p) -> std::optional<std::string> {
+  // Credentials are looked for in every home (~20 dot-names each, most of
+  // them absent). Each directory is looked at once: missing, its paths are
+  // answered without a syscall; small (one block), its dot-names are listed
+  // and an absent one needs no lookup; else one lstat per path (homes such
+  // as /bin hold a thousand names: listing them cost more than it saved).
+  auto dirs = std::make_shared<std::map<std::string, Dir>>();
+  h.real = [dirs](const std::string& p) -> std::optional<std::string> {
     size_t slash = p.rfind('/');
     if (slash != std::string::npos && slash > 0) {
-      const std::string dir = p.substr(0, slash);
-      auto it = dir_missing->find(dir);
-      if (it == dir_missing->end()) {
-        struct stat st;
-        bool missing = ::stat(dir.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
-        it = dir_missing->emplace(dir, missing).first;
-      }
-      if (it->second) return std::nullopt;
+      const std::string dir = p.substr(0, slash), name = p.substr(slash + 1);
+      auto it = dirs->find(dir);
+      if (it == dirs->end()) it = dirs->emplace(dir, look_at(dir)).first;
+      const Dir& d = it->second;
+      if (d.missing) return std::nullopt;
+      if (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name))
+        return std::nullopt;
     }
     return real_path(p);
   };
