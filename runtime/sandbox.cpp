@@ -550,7 +550,7 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   std::string keep;
   Fd keep_fd;
   if (!o.keep_changes.empty()) {
-    keep = ns::clean_path(o.keep_changes[0] == '/' ? o.keep_changes : host.cwd + "/" + o.keep_changes);
+    keep = flag_path("--keep-changes", o.keep_changes, host.cwd);
     as_user(host.uid, host.gid, [&] {
       if (::mkdir(keep.c_str(), 0700) == 0) return;
       // An empty one is made again (ours, 0700); content may be an earlier review.

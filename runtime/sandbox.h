@@ -68,6 +68,10 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, c
 
 SandboxHost probe_sandbox_host(const SandboxOptions& o);
 
+// A path a flag names: absolute and lexically clean ("a/./b//c/../d" ->
+// "CWD/a/b/d"), relative to `cwd`; empty is an error naming the flag.
+std::string flag_path(const std::string& flag, const std::string& path, const std::string& cwd);
+
 // Removes `name` below the directory `parent` (an fd, or AT_FDCWD) with
 // everything in it, as a sandbox left it: no symlink is followed, a
 // directory made unreadable is opened by giving it back to its owner, any

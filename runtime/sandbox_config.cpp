@@ -21,12 +21,6 @@ const std::vector<std::string> kReplaced = {"proc", "sys", "dev", "tmp", "run", 
 
 const char* const kWorkingDirectory = "the working directory";
 
-// Absolute and lexically clean ("/a/./b//c/../d" -> "/a/b/d"), relative to cwd.
-std::string clean_path(const std::string& flag, const std::string& path, const std::string& cwd) {
-  if (path.empty()) throw Error(flag + ": empty path");
-  return ns::clean_path(path[0] == '/' ? path : cwd + "/" + path);
-}
-
 ojson bind_mount(const std::string& dest, const std::string& source, bool writable) {
   std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
   if (!writable) options.push_back("rro");
@@ -83,6 +77,11 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
 
 }  // namespace
 
+std::string flag_path(const std::string& flag, const std::string& path, const std::string& cwd) {
+  if (path.empty()) throw Error(flag + ": empty path");
+  return ns::clean_path(path[0] == '/' ? path : cwd + "/" + path);
+}
+
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs,
                              const std::string& overlay_dir) {
   if (o.args.empty()) throw Error("sandbox: no command given (husk sandbox [options] -- COMMAND [ARGS...])");
@@ -104,7 +103,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   }
   std::vector<Shown> allowed;
   auto allow = [&](const std::string& flag, const std::string& typed, bool writable) {
-    std::string dest = clean_path(flag, typed, h.cwd);
+    std::string dest = flag_path(flag, typed, h.cwd);
     if (dest == "/") throw Error(flag + " /: the host's root is shown read-only; name a directory below it");
     // Showing one of them again would bring back what the fresh mounts hide
     // (the host's /tmp holds the user's tmux, ssh-agent and X11 sockets).
@@ -165,7 +164,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
       }
   }
   for (const auto& p : o.hide) {
-    std::string path = clean_path("--hide", p, h.cwd);
+    std::string path = flag_path("--hide", p, h.cwd);
     if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");
     mask(path);
   }
