@@ -102,7 +102,15 @@ std::vector<std::string> subdirs(const std::string& dir) {
 }  // namespace
 
 void collect_pids(const std::string& dir, std::vector<pid_t>& out) {
-  if (auto procs = base::try_read_file(dir + "/cgroup.procs")) {
+  std::optional<std::string> procs;
+  try {
+    procs = base::try_read_file(dir + "/cgroup.procs");
+  } catch (const Error& e) {
+    // Removed between open and read (systemd trims an emptied scope while
+    // delete looks into it): ENODEV, and a removed cgroup holds no process.
+    if (e.err() != ENODEV) throw;
+  }
+  if (procs) {
     std::istringstream in(*procs);
     pid_t p;
     while (in >> p) out.push_back(p);

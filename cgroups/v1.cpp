@@ -200,7 +200,16 @@ class LegacyManager : public Manager {
   }
 
   void destroy() override {
-    for (const auto& root : all_roots()) remove_created(root, path_, created_, mark_);
+    // Every hierarchy is tried: one a process still holds keeps only its own.
+    std::optional<Error> first;
+    for (const auto& root : all_roots()) {
+      try {
+        remove_created(root, path_, created_, mark_);
+      } catch (const Error& e) {
+        if (!first) first = e;
+      }
+    }
+    if (first) throw *first;
   }
 
   Stats stats() override {

@@ -130,7 +130,12 @@ struct Creation {
     try {
       // The init itself is already killed and reaped by the launch (ChildSession).
       if (cgroup && owns_leaf(rec, *cgroup)) {
-        cgroup->kill_all(SIGKILL);
+        try {
+          cgroup->kill_all(SIGKILL);
+        } catch (const Error& e) {
+          // Still removed: a cgroup a process is left in refuses rmdir.
+          log::warn(std::string("cleanup after failed create: ") + e.what());
+        }
         cgroup->destroy();
       }
     } catch (const Error& e) {
