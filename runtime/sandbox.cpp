@@ -521,12 +521,12 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
     size_t eq = kv.find('=');
     if (eq != std::string::npos) h.env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  if (o.overlay || !o.keep_changes.empty())
+  if (o.overlaid())
     for (const auto& m : base::read_mountinfo()) h.mount_points.push_back(m.mount_point);
   // Asked only for limits: create probes the host again.
   if (::geteuid() == 0) {
     h.cgroup = true;
-  } else if (o.pids || !o.memory.empty() || !o.cpus.empty()) {
+  } else if (o.limited()) {
     h.cgroup = !cgroups::choose_rootless(cgroups::rootless_host(), std::nullopt, "sandbox").path.empty();
   }
   return h;
@@ -559,6 +559,10 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
         if (errno == ENOTEMPTY || errno == EEXIST)
           throw Error("--keep-changes " + o.keep_changes + ": " + keep +
                       " is not empty (an earlier review?); name a new or empty directory");
+        // A symlink too: the layers go where the name says, never elsewhere.
+        if (errno == ENOTDIR)
+          throw Error("--keep-changes " + o.keep_changes + ": " + keep +
+                      " is not a directory (a symlink is not followed); name a new or empty directory");
         throw sys_error("--keep-changes " + o.keep_changes + ": make " + keep + " again (rmdir)");
       }
       if (!exists || ::mkdir(keep.c_str(), 0700) != 0)
@@ -570,7 +574,7 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   Global sg = g;
   sg.root = work.state();
   sg.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
-  if (!o.pids && o.memory.empty() && o.cpus.empty())
+  if (!o.limited())
     sg.no_cgroup = "husk sandbox without limits: its pid namespace ends every process with the command";
   // The compiled profile is cached where the user's husk keeps it (no
   // XDG_RUNTIME_DIR: /tmp/husk-UID). A cache the sandbox could write would

@@ -32,6 +32,9 @@ struct SandboxOptions {
   bool print_config = false;
   bool overlay = false;                    // the shown directories writable, changes discarded
   std::string keep_changes;                // --keep-changes DIR: overlay, changes kept in DIR/upper
+
+  bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
+  bool overlaid() const { return overlay || !keep_changes.empty(); }
 };
 
 // What the config is built from, read from the host by probe_sandbox_host().

@@ -187,7 +187,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   }
   // --overlay: the shown directories (the working directory too) become
   // writable views whose changes go to an upper layer; --rw and --ro stay binds.
-  const bool overlay = o.overlay || !o.keep_changes.empty();
+  const bool overlay = o.overlaid();
   auto overlay_mount = [&](const Shown& d) {
     if (d.real.find_first_of(",:") != std::string::npos || overlay_dir.find_first_of(",:") != std::string::npos)
       throw Error("--overlay: " + d.real + " or " + overlay_dir + " has a ',' or ':', which overlayfs options cannot carry");
