@@ -101,14 +101,14 @@ std::vector<std::string> subdirs(const std::string& dir) {
 
 }  // namespace
 
+bool cgroup_gone(const Error& e) { return e.err() == ENOENT || e.err() == ENODEV; }
+
 void collect_pids(const std::string& dir, std::vector<pid_t>& out) {
   std::optional<std::string> procs;
   try {
     procs = base::try_read_file(dir + "/cgroup.procs");
   } catch (const Error& e) {
-    // Removed between open and read (systemd trims an emptied scope while
-    // delete looks into it): ENODEV, and a removed cgroup holds no process.
-    if (e.err() != ENODEV) throw;
+    if (!cgroup_gone(e)) throw;
   }
   if (procs) {
     std::istringstream in(*procs);

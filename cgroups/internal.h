@@ -74,7 +74,11 @@ struct CloseDir {
 };
 using Dir = std::unique_ptr<DIR, CloseDir>;
 
-// Every pid in `dir`'s cgroup.procs and those of its descendants.
+// The error of a file in a cgroup removed meanwhile (systemd trims an emptied
+// scope while delete looks into it): ENOENT at open, ENODEV at read or write.
+bool cgroup_gone(const Error& e);
+// Every pid in `dir`'s cgroup.procs and those of its descendants (none in a
+// cgroup removed while it is read).
 void collect_pids(const std::string& dir, std::vector<pid_t>& out);
 // rmdir, retrying while the cgroup still has dying tasks (EBUSY) for ~1 s when
 // `retry`. Returns 0, or the errno of the last attempt (ENOENT counts as success).

@@ -165,7 +165,11 @@ class UnifiedManager : public Manager {
   void kill_all(int sig) override {
     if (!file_exists(cg_.dir())) return;  // already gone: nothing left to signal
     if (sig == SIGKILL && file_exists(cg_.dir() + "/cgroup.kill")) {
-      write_file(cg_.dir() + "/cgroup.kill", "1");
+      try {
+        write_file(cg_.dir() + "/cgroup.kill", "1");
+      } catch (const Error& e) {
+        if (!cgroup_gone(e)) throw;
+      }
       return;
     }
     // Frozen, nothing can fork between listing and signalling.

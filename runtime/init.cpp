@@ -267,6 +267,11 @@ bool joins_pid(const ChildContext& c) {
 // (pid namespaces apply to children only) as our parent's child.
 [[noreturn]] void stage1_main(ChildContext& c) {
   child_run(c.sock, [&] {
+    // Still host root, about to enter namespaces others' processes live in:
+    // one of them with CAP_SYS_PTRACE in a joined user namespace could
+    // otherwise attach to us. Only a user namespace we make ourselves needs
+    // us dumpable (its maps are written through /proc/<pid>).
+    if (!(c.plan.clone_flags & CLONE_NEWUSER)) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
     for (const auto& j : c.plan.joins)
       if (j.type == "user") ns::join_namespace(j);
