@@ -134,11 +134,6 @@ int remove_tree(const std::string& dir) {
   return rmdir_retry(dir, true);
 }
 
-bool within(const std::string& p, const std::string& base) {
-  return base == "/" || p == base ||
-         (p.size() > base.size() && p.compare(0, base.size(), base) == 0 && p[base.size()] == '/');
-}
-
 std::vector<std::string> prefixes(const std::string& path) {
   std::vector<std::string> out;
   for (size_t i = 1; i <= path.size(); ++i)

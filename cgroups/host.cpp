@@ -10,6 +10,7 @@
 
 #include "base/file.h"
 #include "base/mountinfo.h"
+#include "base/path.h"
 #include "cgroups/cgroups.h"
 #include "cgroups/internal.h"
 
@@ -125,7 +126,7 @@ bool exists(const std::string& path, const Hierarchies& h) {
 bool contains_self(const std::string& path) {
   if (path == "/") return true;
   for (const auto& c : read_proc_cgroup("/proc/self/cgroup"))
-    if (within(c.path, path)) return true;
+    if (base::is_within(c.path, path)) return true;
   return false;
 }
 
@@ -139,7 +140,7 @@ bool process_in(pid_t pid, const std::string& path, const Hierarchies& h) {
   bool any = false;
   for (const auto& c : read_proc_cgroup("/proc/" + std::to_string(pid) + "/cgroup")) {
     if (!managed(c, h)) continue;
-    if (!within(c.path, path)) return false;
+    if (!base::is_within(c.path, path)) return false;
     any = true;
   }
   return any;

@@ -86,8 +86,6 @@ int rmdir_retry(const std::string& dir, bool retry);
 // The container's own cgroup, with the sub-cgroups its processes made
 // (nested runtimes, systemd inside), deepest first; 0 or an errno.
 int remove_tree(const std::string& dir);
-// "/a/b" is within "/a" and "/a/b", not within "/ab".
-bool within(const std::string& p, const std::string& base);
 // Prefixes of a cgroup path: "/a/b/c" -> "/a", "/a/b", "/a/b/c".
 std::vector<std::string> prefixes(const std::string& path);
 // The host's huge page sizes as cgroup files name them ("2MB", "1GB").

@@ -2,6 +2,7 @@
 // they need, and where a rootless container's cgroup goes.
 #include <algorithm>
 
+#include "base/path.h"
 #include "cgroups/cgroups.h"
 #include "cgroups/internal.h"
 
@@ -51,7 +52,7 @@ std::string parent_of(const std::string& path) {
 
 std::string common_ancestor(const std::string& a, const std::string& b) {
   std::string c = a;
-  while (!within(b, c)) c = parent_of(c);
+  while (!base::is_within(b, c)) c = parent_of(c);
   return c;
 }
 
@@ -127,8 +128,8 @@ RootlessChoice choose_rootless(const RootlessHost& host, const std::optional<std
     std::string parent = parent_of(host.own);
     leaf = (parent == "/" ? "" : parent) + rel;
   }
-  if (within(host.own, leaf)) return refuse("cgroup " + leaf + " holds husk's own process (its cgroup is " + host.own + ")");
-  if (within(leaf, host.own))
+  if (base::is_within(host.own, leaf)) return refuse("cgroup " + leaf + " holds husk's own process (its cgroup is " + host.own + ")");
+  if (base::is_within(leaf, host.own))
     return refuse("cgroup " + leaf + " is below husk's own cgroup " + host.own +
                   ", which holds processes, so no controller can be enabled for it");
   const std::string uid = std::to_string(host.uid);

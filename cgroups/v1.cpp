@@ -10,6 +10,7 @@
 
 #include "base/fd.h"
 #include "base/file.h"
+#include "base/path.h"
 #include "cgroups/cgroups.h"
 #include "cgroups/internal.h"
 
@@ -340,7 +341,7 @@ class LegacyManager : public Manager {
     for (size_t i = 0; i < parts.size(); ++i) {
       RtAncestor a;
       a.path = i == 0 ? "" : parts[i - 1];
-      a.raisable = within(a.path, kDefaultParent);
+      a.raisable = base::is_within(a.path, kDefaultParent);
       const std::string dir = root + a.path;
       std::tie(a.runtime, a.period) = read_rt(dir);
       a.others = siblings_share(dir, root + parts[i]);

@@ -111,8 +111,6 @@ unsigned long rootfs_propagation_flag(const std::string& value);
 
 // Lexically clean an absolute in-container path: collapse //, ., and .. (never above /).
 std::string clean_path(const std::string& path);
-// Whether the clean absolute `path` is `dir` or below it ("/a/bc" is not below "/a/b").
-bool is_within(const std::string& path, const std::string& dir);
 
 // The namespace type ("network", "ipc", "uts") that isolates a sysctl key, or
 // "" when the key is host-global.

@@ -279,11 +279,6 @@ std::string clean_path(const std::string& path) {
   return out.empty() ? "/" : out;
 }
 
-bool is_within(const std::string& path, const std::string& dir) {
-  if (dir == "/") return true;
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
-}
-
 std::string sysctl_namespace(const std::string& key) {
   auto starts = [&](std::string_view pfx) { return key.compare(0, pfx.size(), pfx) == 0; };
   if (starts("net.")) return "network";

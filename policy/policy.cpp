@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/path.h"
 #include "namespaces/namespaces.h"
 #include "policy/internal.h"
 
@@ -114,7 +115,7 @@ std::vector<std::string> components(const std::string& path) {
 
 // is_below where a "*" component of `pattern` matches any one name.
 bool is_below_pattern(const std::string& path, const std::string& pattern) {
-  if (pattern.find('*') == std::string::npos) return ns::is_within(path, pattern);
+  if (pattern.find('*') == std::string::npos) return base::is_within(path, pattern);
   const auto p = components(path), want = components(pattern);
   if (p.size() < want.size()) return false;
   for (size_t i = 0; i < want.size(); ++i)
@@ -132,7 +133,7 @@ bool is_read_only(const spec::Mount& m) {
 // Why a bind source exposes credentials, or "".
 std::string secret_reason(const std::string& src) {
   for (const auto& f : kSecretFiles)
-    if (ns::is_within(src, f) || ns::is_within(f, src)) return "holds or is " + f;
+    if (base::is_within(src, f) || base::is_within(f, src)) return "holds or is " + f;
   std::string name = src.substr(src.rfind('/') + 1);
   if (kEngineSockets.count(name)) return "a container engine's socket";
   // A home directory, or the tree holding them, or a credential dir in one.
@@ -157,7 +158,7 @@ std::string join(const std::vector<std::string>& v) {
 class Checker {
  public:
   Checker(const spec::Spec& s, const Policy& p, const std::string& bundle, const HostProbe& probe)
-      : spec_(s), policy_(p), bundle_(clean_path(bundle)), probe_(probe) {}
+      : spec_(s), policy_(p), bundle_(plain_path(bundle)), probe_(probe) {}
 
   std::vector<Finding> run() {
     const spec::Linux empty;
@@ -193,7 +194,7 @@ class Checker {
   // same namespace reached through any other path, e.g. a kernel thread's.
   bool is_host_namespace(const std::string& path, const std::string& type) const {
     if (path.empty()) return false;
-    std::string p = clean_path(path);
+    std::string p = plain_path(path);
     for (const char* prefix : {"/proc/1/ns/", "/proc/self/ns/", "/proc/thread-self/ns/"})
       if (p.rfind(prefix, 0) == 0) return true;
     return probe_.host_namespace && probe_.host_namespace(path, type);
@@ -228,7 +229,7 @@ class Checker {
     for (const auto& [kind, list] : kinds)
       for (size_t i = 0; i < list->size(); ++i) {
         const std::string& path = (*list)[i].path;
-        if (std::count(policy_.allowed_hooks.begin(), policy_.allowed_hooks.end(), clean_path(path))) continue;
+        if (std::count(policy_.allowed_hooks.begin(), policy_.allowed_hooks.end(), plain_path(path))) continue;
         add("host-hooks", std::string("hooks.") + kind + "[" + std::to_string(i) + "].path", path,
             "a host program the runtime runs with its privileges, before the container's confinement is complete");
       }
@@ -292,7 +293,7 @@ class Checker {
       if (!kMountTypes.count(m.type))
         add("mount-types", field + ".type", m.type.empty() ? "(none)" : m.type,
             "a filesystem beyond proc, sysfs, tmpfs, devpts, mqueue, cgroup and overlay (a host disk, binfmt_misc, debugfs...)");
-      else if (m.type == "proc" && clean_path(m.destination) != "/proc")
+      else if (m.type == "proc" && plain_path(m.destination) != "/proc")
         add("mount-types", field + ".destination", m.destination, "a proc mount outside /proc is not masked: /proc/sys and the rest are writable there");
       else if ((m.type == "sysfs" || m.type == "cgroup" || m.type == "cgroup2") && !is_read_only(m))
         add("mount-types", field + ".options", m.type + " without ro", "the host's sysfs or cgroup settings become writable");
@@ -306,18 +307,18 @@ class Checker {
   }
 
   void host_path(const std::string& field, const std::string& source, const std::string& destination) {
-    std::string src = source.empty() || source[0] == '/' ? clean_path(source) : clean_path(bundle_ + "/" + source);
+    std::string src = source.empty() || source[0] == '/' ? plain_path(source) : plain_path(bundle_ + "/" + source);
     if (src.empty()) {
       add("host-path-mounts", field, source, "a host path with \"..\" cannot be checked");
       return;
     }
-    if (probe_.resolve) src = clean_path(probe_.resolve(src));
+    if (probe_.resolve) src = plain_path(probe_.resolve(src));
     std::string secret = secret_reason(src);
     if (!secret.empty()) {
       add("sensitive-mounts", field, source, secret + ": credentials or root on the host become readable");
       return;
     }
-    if (!bundle_.empty() && bundle_ != "/" && ns::is_within(src, bundle_)) return;
+    if (!bundle_.empty() && bundle_ != "/" && base::is_within(src, bundle_)) return;
     bool allowed = std::any_of(policy_.allowed_mount_sources.begin(), policy_.allowed_mount_sources.end(),
                                [&](const std::string& d) { return is_below_pattern(src, d); });
     if (!allowed) add("host-path-mounts", field, source, "a host path is visible in the container (" + destination + ")");
@@ -452,7 +453,7 @@ class Checker {
 
 }  // namespace
 
-std::string clean_path(const std::string& path) {
+std::string plain_path(const std::string& path) {
   if (path.empty() || path[0] != '/') return "";
   std::string out;
   std::istringstream parts(path);

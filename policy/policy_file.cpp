@@ -37,7 +37,7 @@ std::vector<std::pair<std::string, YAML::Node>> entries(const YAML::Node& map, c
 // An absolute path without "..", ".", "//" or a trailing "/": compared as
 // written, so it must mean what it says.
 std::string clean_absolute(const std::string& path, const std::string& field) {
-  if (path.empty() || clean_path(path) != path) throw Error(field + ": \"" + path + "\" is not a clean absolute path");
+  if (path.empty() || plain_path(path) != path) throw Error(field + ": \"" + path + "\" is not a clean absolute path");
   return path;
 }
 
@@ -108,8 +108,8 @@ OperatorConfig parse_operator_config(const std::string& text, const std::string&
       } else if (key == "roots") {
         for (const auto& [dir, policy] : policy_map(kv.second, key)) {
           // A --root is compared as written, not resolved.
-          if (clean_path(dir).empty()) throw Error("roots." + dir + ": not an absolute path");
-          c.roots[clean_path(dir)] = policy;
+          if (plain_path(dir).empty()) throw Error("roots." + dir + ": not an absolute path");
+          c.roots[plain_path(dir)] = policy;
         }
       } else if (key == "binaries") {
         c.binaries = policy_map(kv.second, key);
@@ -122,7 +122,7 @@ OperatorConfig parse_operator_config(const std::string& text, const std::string&
 }
 
 std::string select_policy(const OperatorConfig& config, const std::string& root, const std::string& binary_name) {
-  if (auto it = config.roots.find(clean_path(root)); it != config.roots.end()) return it->second;
+  if (auto it = config.roots.find(plain_path(root)); it != config.roots.end()) return it->second;
   if (auto it = config.binaries.find(binary_name); it != config.binaries.end()) return it->second;
   return config.policy;
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/path.h"
 #include "namespaces/namespaces.h"
 #include "policy/policy.h"
 #include "runtime/args.h"
@@ -108,7 +109,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     // Showing one of them again would bring back what the fresh mounts hide
     // (the host's /tmp holds the user's tmux, ssh-agent and X11 sockets).
     for (const std::string r : {"/proc", "/sys", "/dev", "/tmp", "/var/tmp", "/run", "/home", "/root"})
-      if (ns::is_within(r, dest))
+      if (base::is_within(r, dest))
         throw Error(flag + " " + typed + ": would show the host's " + dest + ", which a sandbox replaces; name a "
                     "directory below it");
     std::optional<std::string> real = h.real(dest);
@@ -158,9 +159,9 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     if (!real) continue;
     for (const auto* list : {&shown, &allowed})
       for (const auto& s : *list) {
-        if (!s.flag.empty() && ns::is_within(s.real, *real))
+        if (!s.flag.empty() && base::is_within(s.real, *real))
           throw Error(s.flag + " " + s.dest + ": is inside " + c + ", which a sandbox never shows");
-        if (ns::is_within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
+        if (base::is_within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
       }
   }
   for (const auto& p : o.hide) {
@@ -207,7 +208,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   std::vector<std::string> kept_read_only;
   auto can_overlay = [&](const Shown& d) {
     for (const auto& m : h.mount_points)
-      if (m != d.real && ns::is_within(m, d.real)) return false;
+      if (m != d.real && base::is_within(m, d.real)) return false;
     return true;
   };
   for (const auto& s : shown) {
@@ -231,7 +232,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   mounts.push_back(tmpfs("/root", "700"));
   if (o.net == "host") {
     // The resolver's file often lives in /run (systemd-resolved, resolvconf).
-    if (auto resolv = h.real("/etc/resolv.conf"); resolv && ns::is_within(*resolv, "/run")) {
+    if (auto resolv = h.real("/etc/resolv.conf"); resolv && base::is_within(*resolv, "/run")) {
       std::string dir = resolv->substr(0, resolv->rfind('/'));
       mounts.push_back(bind_mount(dir, dir, false));
     }
@@ -239,7 +240,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // HOME exists and is the user's scratch space when nothing shows it.
   // Wherever it is (/var/lib/postgresql), unless a flag shows it.
   bool home_shown = h.home.empty() || h.home == "/";
-  for (const auto& a : allowed) home_shown |= ns::is_within(h.home, a.dest);
+  for (const auto& a : allowed) home_shown |= base::is_within(h.home, a.dest);
   if (!home_shown) mounts.push_back(tmpfs(h.home, "700"));
   for (const auto& a : allowed) {
     if (overlay && a.flag == kWorkingDirectory && !can_overlay(a))

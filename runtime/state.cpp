@@ -10,9 +10,10 @@
 #include <climits>
 #include <nlohmann/json.hpp>
 
+#include "base/error.h"
+#include "base/path.h"
 #include "cgroups/cgroups.h"
 #include "namespaces/id_maps.h"
-#include "base/error.h"
 #include "runtime/log.h"
 #include "runtime/rootless.h"
 #include "runtime/self_exe.h"
@@ -53,10 +54,6 @@ std::string str(const json& j, const char* key) {
   if (v.is_null()) return "";
   if (!v.is_string()) throw Error(std::string(key) + ": must be a string");
   return v.get<std::string>();
-}
-
-bool within(const std::string& p, const std::string& base) {
-  return p == base || (p.size() > base.size() && p.compare(0, base.size(), base) == 0 && p[base.size()] == '/');
 }
 
 }  // namespace
@@ -217,7 +214,7 @@ Record parse_record(const std::string& text) {
       if (!made.is_array()) throw Error("cgroupCreated: must be an array");
       for (const auto& c : made) {
         if (!c.is_string() || c.get<std::string>().size() < 2 || c.get<std::string>()[0] != '/' ||
-            !within(r.cgroup_path, c.get<std::string>()))
+            !base::is_within(r.cgroup_path, c.get<std::string>()))
           throw Error("cgroupCreated: entries must be cgroupPath or its ancestors below the root");
         r.cgroup_created.push_back(c.get<std::string>());
       }
