@@ -74,7 +74,8 @@ bool ChildSession::next(Message& m) {
   if (m.type == Msg::kPid) {
     if (stage1_ <= 0) throw Error("sync: a pid message without a stage-1 helper");
     pid_ = parse_pid_payload(m.payload);
-    ::waitpid(stage1_, nullptr, 0);
+    while (::waitpid(stage1_, nullptr, 0) < 0 && errno == EINTR) {
+    }
     stage1_ = -1;
   }
   return true;
@@ -83,7 +84,9 @@ bool ChildSession::next(Message& m) {
 Error ChildSession::exit_error() {
   pid_t& who = pid_ > 0 ? pid_ : stage1_;
   int status;
-  pid_t got = who > 0 ? ::waitpid(who, &status, 0) : -1;
+  pid_t got = -1;
+  while (who > 0 && (got = ::waitpid(who, &status, 0)) < 0 && errno == EINTR) {
+  }
   who = -1;
   if (got <= 0) return Error("container init exited unexpectedly");
   if (WIFSIGNALED(status)) return Error("container init was killed by signal " + std::to_string(WTERMSIG(status)));
@@ -103,7 +106,8 @@ void ChildSession::release(Pipeline& p, const Placement& placed) {
 }
 
 void ChildSession::forward_listener(const Pipeline& p, Message& m) {
-  rt::forward_listener(sock_.get(), m.fd.get(), *p.spec, pid_, p.state);
+  hand_listener_to_agent(m.fd.get(), *p.spec, pid_, p.state);
+  sending([&] { send_msg(sock_.get(), Msg::kSeccompDone); });
 }
 
 pid_t ChildSession::done() {

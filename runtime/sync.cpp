@@ -69,14 +69,13 @@ void hand_listener_to_parent(int sock, int listener) {
   ::close(listener);
 }
 
-void forward_listener(int sock, int listener, const spec::Spec& spec, pid_t pid, const spec::State& state) {
+void hand_listener_to_agent(int listener, const spec::Spec& spec, pid_t pid, const spec::State& state) {
   const spec::Seccomp* cfg = spec.linux_ && spec.linux_->seccomp ? &*spec.linux_->seccomp : nullptr;
   if (!cfg) throw Error("sync: a seccomp listener without linux.seccomp");
   if (listener < 0) throw Error("sync: seccomp message without the listener fd");
   seccomp::send_to_listener(cfg->listener_path, listener,
                             seccomp::process_state_json(spec.oci_version, pid, cfg->listener_metadata,
                                                         spec::state_to_json(state, false)));
-  send_msg(sock, Msg::kSeccompDone);
 }
 
 pid_t clone3_raw(uint64_t flags, int cgroup_fd) {

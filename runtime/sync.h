@@ -47,9 +47,9 @@ void wait_for_go(int fd);
 void hand_listener_to_parent(int sock, int listener);
 
 // Parent side of kSeccomp: send the container process state (pid as the host
-// sees it, `state` the container's) with `listener` to the agent, then
-// release the child. Errors name linux.seccomp.listenerPath.
-void forward_listener(int sock, int listener, const spec::Spec& spec, pid_t pid, const spec::State& state);
+// sees it, `state` the container's) with `listener` to the agent; the caller
+// then releases the child (kSeccompDone). Errors name linux.seccomp.listenerPath.
+void hand_listener_to_agent(int listener, const spec::Spec& spec, pid_t pid, const spec::State& state);
 
 // clone3 returning in the child like fork; cgroup_fd >= 0 adds CLONE_INTO_CGROUP.
 pid_t clone3_raw(uint64_t flags, int cgroup_fd);
