@@ -302,7 +302,6 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout) {
   // husk (and with it --timeout) while the command runs on.
   ::signal(SIGTTOU, SIG_IGN);
   ::signal(SIGTTIN, SIG_IGN);
-  TerminalGuard terminal;
   Fd timer(timeout > 0 ? ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC) : -1);
   if (timeout > 0) {
     if (!timer) throw sys_error("sandbox: timerfd_create");
@@ -626,6 +625,8 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     }
     return status;
   };
+  // Saved before the command starts: it may change the settings at once.
+  TerminalGuard terminal;
   return run_own_config(sg, co, hooks);
 }
 
