@@ -138,9 +138,12 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // directory inside a credential is refused.
   std::vector<std::string> credentials = policy::secret_files();
   // husk's own state and caches of this user: written by husk, read back.
+  // The whole runtime directory: this sandbox's own files are there, and the
+  // user's session sockets (the systemd user manager's bus would start
+  // commands outside), wherever XDG_RUNTIME_DIR points.
   credentials.push_back("/tmp/husk-" + std::to_string(h.uid));
   if (auto it = h.env.find("XDG_RUNTIME_DIR"); it != h.env.end() && !it->second.empty())
-    credentials.push_back(it->second + "/husk");
+    credentials.push_back(it->second);
   std::vector<std::string> homes = h.homes;
   homes.push_back(h.home);  // a user from LDAP or homed has no /etc/passwd line
   // System accounts share homes (/bin, /nonexistent): each is looked at once.
