@@ -270,34 +270,45 @@ void arm(int timer, double seconds) {
 constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and SIGKILL
 constexpr int kTimedOut = 124;      // timeout(1)'s status
 
-// The caller's terminal, lent to the command as its stdio: its settings and
-// line discipline are put back whatever the command did to them.
+// The caller's terminal, lent to the command as its stdio: its settings,
+// line discipline, exclusive mode and output flow are put back whatever the
+// command did to them (output stopped with TCOOFF would block the caller's
+// shell at its next write; exclusive mode would refuse its next open).
 class TerminalGuard {
  public:
   TerminalGuard() {
     for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO})
       if (::isatty(fd) && ::tcgetattr(fd, &saved_) == 0 && ::ioctl(fd, TIOCGETD, &ldisc_) == 0) {
         fd_ = fd;
+        if (::ioctl(fd, TIOCGEXCL, &exclusive_) != 0) exclusive_ = 0;
         break;
       }
   }
-  ~TerminalGuard() {
+  ~TerminalGuard() { restore(); }
+  // Once the command and everything it started are gone.
+  void restore() {
     if (fd_ < 0) return;
     int now = ldisc_;
     if (::ioctl(fd_, TIOCGETD, &now) == 0 && now != ldisc_) ::ioctl(fd_, TIOCSETD, &ldisc_);
     ::tcsetattr(fd_, TCSANOW, &saved_);
+    ::tcflow(fd_, TCOON);
+    if (!exclusive_) ::ioctl(fd_, TIOCNXCL);
+    fd_ = -1;
   }
 
  private:
   int fd_ = -1;
   termios saved_{};
   int ldisc_ = 0;
+  int exclusive_ = 0;
 };
 
 // The command is pid 1 of its namespace, where the kernel drops a signal it
 // has no handler for. A signal whose default is to terminate is made to act
 // so: SIGKILL, and the status says the signal that was sent.
-int wait_sandboxed(pid_t pid, int sigfd, double timeout) {
+// Writes nothing while the command runs: the terminal may be its to stop
+// (TCOOFF), and a blocked write would hold back --timeout's SIGKILL.
+int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool& timed_out) {
   // With TOSTOP set by the command, a message to the terminal would stop
   // husk (and with it --timeout) while the command runs on.
   ::signal(SIGTTOU, SIG_IGN);
@@ -308,7 +319,8 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout) {
     arm(timer.get(), timeout);
   }
   int emulated = 0;
-  bool timed_out = false, killed = false;
+  timed_out = false;
+  bool killed = false;
   auto deliver = [&](int sig) {
     static const int kHarmless[] = {SIGCHLD, SIGURG, SIGWINCH, SIGCONT};
     bool terminates = std::find(std::begin(kHarmless), std::end(kHarmless), sig) == std::end(kHarmless);
@@ -331,8 +343,6 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout) {
       if (!timed_out) {
         timed_out = true;
         deliver(SIGTERM);
-        std::cerr << "husk sandbox: --timeout " << timeout << "s reached: SIGTERM, SIGKILL " << kKillGrace
-                  << "s later" << std::endl;
         arm(timer.get(), kKillGrace);
       } else if (!killed) {
         killed = true;
@@ -613,9 +623,17 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
       proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok);
     };
   }
+  // Saved before the command starts: it may change the settings at once.
+  TerminalGuard terminal;
   RunHooks hooks;
   hooks.wait = [&](pid_t pid, int sigfd) {
-    int status = wait_sandboxed(pid, sigfd, o.timeout);
+    bool timed_out = false;
+    int status = wait_sandboxed(pid, sigfd, o.timeout, timed_out);
+    // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
+    terminal.restore();
+    if (timed_out)
+      std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace
+                << "s later if needed" << std::endl;
     if (proxy) {
       std::vector<std::string> denied = proxy->denied();
       proxy.reset();
@@ -625,8 +643,6 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     }
     return status;
   };
-  // Saved before the command starts: it may change the settings at once.
-  TerminalGuard terminal;
   return run_own_config(sg, co, hooks);
 }
 
