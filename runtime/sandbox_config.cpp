@@ -20,6 +20,10 @@ using ojson = nlohmann::ordered_json;
 // kernel views, scratch space, and where other users' and root's files live.
 const std::vector<std::string> kReplaced = {"proc", "sys", "dev", "tmp", "run", "home", "root"};
 
+// The scratch and home directories those fresh mounts are, with their modes.
+const std::pair<const char*, const char*> kFresh[] = {
+    {"/tmp", "1777"}, {"/var/tmp", "1777"}, {"/run", "755"}, {"/home", "755"}, {"/root", "700"}};
+
 const char* const kWorkingDirectory = "the working directory";
 
 ojson bind_mount(const std::string& dest, const std::string& source, bool writable) {
@@ -102,6 +106,11 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     // A symlink (/bin -> usr/bin) is shown as its directory: the root is empty.
     if (std::optional<std::string> real = h.real("/" + d)) shown.push_back({"/" + d, *real});
   }
+  // The fresh mounts' directories as the host has them: one may be a symlink
+  // (/home -> var/home on Fedora Atomic), its target under a shown directory.
+  std::map<std::string, std::string> fresh_real;
+  for (const auto& [path, mode] : kFresh)
+    if (std::optional<std::string> real = h.real(path)) fresh_real[path] = *real;
   std::vector<Shown> allowed;
   auto allow = [&](const std::string& flag, const std::string& typed, bool writable) {
     std::string dest = flag_path(flag, typed, h.cwd);
@@ -118,6 +127,10 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     // is named by its real path only.
     if (*real != dest)
       throw Error(flag + " " + typed + ": is a symlink (or below one) to " + *real + "; name " + *real + " itself");
+    for (const auto& [path, fresh] : fresh_real)
+      if (base::is_within(fresh, *real))
+        throw Error(flag + " " + typed + ": would show the host's " + path + " (" + fresh +
+                    "), which a sandbox replaces; name a directory below it");
     for (auto& a : allowed) {
       if (a.dest != dest) continue;
       // The working directory is writable unless a flag says otherwise.
@@ -227,12 +240,19 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     for (const auto& d : kept_read_only) list += (list.empty() ? "" : ", ") + d;
     out.notes.push_back("--overlay: " + list + " stay read-only (file systems are mounted below them)");
   }
-  mounts.push_back(tmpfs("/tmp", "1777"));
-  if (std::find(h.root_dirs.begin(), h.root_dirs.end(), "var") != h.root_dirs.end())
-    mounts.push_back(tmpfs("/var/tmp", "1777"));
-  mounts.push_back(tmpfs("/run", "755"));
-  mounts.push_back(tmpfs("/home", "755"));
-  mounts.push_back(tmpfs("/root", "700"));
+  const bool has_var = std::find(h.root_dirs.begin(), h.root_dirs.end(), "var") != h.root_dirs.end();
+  for (const auto& [path, mode] : kFresh) {
+    if (path == std::string("/var/tmp") && !has_var) continue;
+    mounts.push_back(tmpfs(path, mode));
+    // A symlink's target shows through a directory bound above: covered too.
+    auto real = fresh_real.find(path);
+    if (real == fresh_real.end() || real->second == path) continue;
+    for (const auto& d : shown)
+      if (base::is_within(real->second, d.real)) {
+        mounts.push_back(tmpfs(d.dest + real->second.substr(d.real.size()), mode));
+        break;
+      }
+  }
   if (o.net == "host") {
     // The resolver's file often lives in /run (systemd-resolved, resolvconf).
     if (auto resolv = h.real("/etc/resolv.conf"); resolv && base::is_within(*resolv, "/run")) {

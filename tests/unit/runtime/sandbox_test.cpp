@@ -169,6 +169,29 @@ TEST_CASE("sandbox: nothing brings back what the fresh mounts hide, no symlink i
   REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), "--hide /nonexistent: no such file or directory");
 }
 
+TEST_CASE("sandbox: a replaced directory that is a symlink has its target covered too", "[sandbox]") {
+  // Fedora Atomic: /home -> var/home; /var is shown read-only.
+  SandboxHost h = host({"/var/home", "/var/home/ann", "/var/home/ann/proj", "/var/home/bob"});
+  auto base_real = h.real;
+  h.real = [base_real](const std::string& p) -> std::optional<std::string> {
+    if (p == "/home" || p.rfind("/home/", 0) == 0) return base_real("/var" + p);
+    return base_real(p);
+  };
+  h.cwd = "/var/home/ann/proj";
+  auto c = sandbox_config(cmd(), h, "r").config;
+  auto m = mounts(c);
+  CHECK(has(m, "/home tmpfs nosuid nodev mode=755"));
+  CHECK(has(m, "/var/home tmpfs nosuid nodev mode=755"));  // bob's home was readable through /var
+  // Its own binds come after: the working directory shows above the fresh mount.
+  auto at = [&](const std::string& line) { return std::find(m.begin(), m.end(), line) - m.begin(); };
+  CHECK(at("/var/home tmpfs nosuid nodev mode=755") < at("/var/home/ann/proj bind /var/home/ann/proj rbind nosuid nodev"));
+  SandboxOptions o = cmd();
+  o.ro = {"/var/home"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("would show the host's /home (/var/home)"));
+  h.cwd = "/var";
+  REQUIRE_THROWS_WITH(sandbox_config(cmd(), h, "r"), Contains("which a sandbox replaces"));
+}
+
 TEST_CASE("sandbox: the caller's home is private wherever it is, its credentials found through HOME", "[sandbox]") {
   SandboxHost h = host({"/var/lib/pg", "/var/lib/pg/.ssh", "/srv/ldap-home", "/srv/ldap-home/.aws"});
   h.home = "/var/lib/pg";  // under /var, which is shown read-only
