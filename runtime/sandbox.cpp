@@ -560,6 +560,14 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   Fd keep_fd;
   if (!o.keep_changes.empty()) {
     keep = flag_path("--keep-changes", o.keep_changes, host.cwd);
+    // Named by its real path, as --rw and --ro are: a symlink above it (one an
+    // earlier sandbox planted in the working directory) would take the
+    // layers elsewhere.
+    const std::string parent = keep.substr(0, std::max<size_t>(keep.rfind('/'), 1));
+    if (std::optional<std::string> real = real_path(parent); !real || *real != parent)
+      throw Error("--keep-changes " + o.keep_changes + ": " + parent +
+                  (real ? " is a symlink (or below one) to " + *real + "; name the real directory"
+                        : ": no such directory"));
     as_user(host.uid, host.gid, [&] {
       if (::mkdir(keep.c_str(), 0700) == 0) return;
       // An empty one is made again (ours, 0700); content may be an earlier review.
