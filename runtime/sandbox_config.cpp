@@ -32,11 +32,11 @@ ojson bind_mount(const std::string& dest, const std::string& source, bool writab
   return {{"destination", dest}, {"type", "bind"}, {"source", source}, {"options", options}};
 }
 
-ojson tmpfs(const std::string& dest, const char* mode) {
-  return {{"destination", dest},
-          {"type", "tmpfs"},
-          {"source", "tmpfs"},
-          {"options", {"nosuid", "nodev", std::string("mode=") + mode}}};
+// `size`: bytes, 0 for the kernel's default (half the memory).
+ojson tmpfs(const std::string& dest, const char* mode, int64_t size) {
+  ojson options = {"nosuid", "nodev", std::string("mode=") + mode};
+  if (size > 0) options.push_back("size=" + std::to_string(size));
+  return {{"destination", dest}, {"type", "tmpfs"}, {"source", "tmpfs"}, {"options", std::move(options)}};
 }
 
 // A directory the sandbox shows: where it appears, what it really is.
@@ -97,6 +97,14 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   if (o.allow_host_loopback && o.allow_hosts.empty()) throw Error("--allow-host-loopback: no --allow-host is given");
   SandboxConfig out;
   ojson cfg = spec::default_config({.permissive = true});
+  int64_t memory = 0;
+  if (!o.memory.empty()) {
+    memory = parse_bytes("memory", o.memory);
+    if (memory <= 0) throw Error("--memory " + o.memory + ": must be a positive size");
+  }
+  // Files in a tmpfs count against a cgroup's memory, never against an
+  // rlimit: without a cgroup each of the sandbox's tmpfs is capped instead.
+  const int64_t tmpfs_size = h.cgroup ? 0 : memory;
 
   // What is shown: the host's root directories read-only, then the working
   // directory and --rw writable, --ro read-only; parents before children.
@@ -243,13 +251,13 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   const bool has_var = std::find(h.root_dirs.begin(), h.root_dirs.end(), "var") != h.root_dirs.end();
   for (const auto& [path, mode] : kFresh) {
     if (path == std::string("/var/tmp") && !has_var) continue;
-    mounts.push_back(tmpfs(path, mode));
+    mounts.push_back(tmpfs(path, mode, tmpfs_size));
     // A symlink's target shows through a directory bound above: covered too.
     auto real = fresh_real.find(path);
     if (real == fresh_real.end() || real->second == path) continue;
     for (const auto& d : shown)
       if (base::is_within(real->second, d.real)) {
-        mounts.push_back(tmpfs(d.dest + real->second.substr(d.real.size()), mode));
+        mounts.push_back(tmpfs(d.dest + real->second.substr(d.real.size()), mode, tmpfs_size));
         break;
       }
   }
@@ -264,7 +272,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // Wherever it is (/var/lib/postgresql), unless a flag shows it.
   bool home_shown = h.home.empty() || h.home == "/";
   for (const auto& a : allowed) home_shown |= base::is_within(h.home, a.dest);
-  if (!home_shown) mounts.push_back(tmpfs(h.home, "700"));
+  if (!home_shown) mounts.push_back(tmpfs(h.home, "700", tmpfs_size));
   for (const auto& a : allowed) {
     if (overlay && a.flag == kWorkingDirectory && !can_overlay(a))
       throw Error("--overlay: the working directory " + a.dest + " has file systems mounted below it");
@@ -310,14 +318,13 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
                           ": no cgroup of your own here, set as RLIMIT_NPROC (the sandbox user's processes)");
     }
   }
-  if (!o.memory.empty()) {
-    int64_t bytes = parse_bytes("memory", o.memory);
-    if (bytes <= 0) throw Error("--memory " + o.memory + ": must be a positive size");
-    if (h.cgroup) resources["memory"] = {{"limit", bytes}, {"swap", bytes}};
+  if (memory) {
+    if (h.cgroup) resources["memory"] = {{"limit", memory}, {"swap", memory}};
     else {
-      rlimit("RLIMIT_AS", static_cast<uint64_t>(bytes));
+      rlimit("RLIMIT_AS", static_cast<uint64_t>(memory));
       out.notes.push_back("--memory " + o.memory +
-                          ": no cgroup of your own here, set as RLIMIT_AS (address space of each process)");
+                          ": no cgroup of your own here, set as RLIMIT_AS (address space of each process) and "
+                          "as the size of each of the sandbox's tmpfs (/tmp, your home, ...)");
     }
   }
   if (!o.cpus.empty()) {

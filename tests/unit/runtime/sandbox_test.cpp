@@ -258,13 +258,22 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
   CHECK(sc.config["linux"]["resources"] == ojson::parse(R"({"pids":{"limit":50},
       "memory":{"limit":67108864,"swap":67108864},"cpu":{"quota":50000,"period":100000}})"));
   CHECK(sc.notes.empty());
+  CHECK(has(mounts(sc.config), "/tmp tmpfs nosuid nodev mode=1777"));  // the cgroup counts its files
 
   h.cgroup = false;
   sc = sandbox_config(o, h, "r");
   CHECK_FALSE(sc.config["linux"].contains("resources"));
   CHECK(sc.config["process"]["rlimits"] == ojson::parse(R"([{"type":"RLIMIT_NPROC","hard":50,"soft":50},
       {"type":"RLIMIT_AS","hard":67108864,"soft":67108864}])"));
+  // An rlimit does not count files in a tmpfs: each is as large as --memory at most.
+  for (const auto& line : mounts(sc.config))
+    if (line.find(" tmpfs ") != std::string::npos && line.rfind("/dev", 0) != 0) {
+      INFO(line);
+      CHECK_THAT(line, Contains("size=67108864"));
+    }
+  CHECK(has(mounts(sc.config), "/home tmpfs nosuid nodev mode=755 size=67108864"));
   REQUIRE(sc.notes.size() == 3);
+  CHECK_THAT(sc.notes[1], Contains("size of each of the sandbox's tmpfs"));
   CHECK_THAT(sc.notes[2], Contains("--cpus 0.5: not applied"));
 }
 
