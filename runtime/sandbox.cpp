@@ -288,11 +288,18 @@ class TerminalGuard {
   // Once the command and everything it started are gone.
   void restore() {
     if (fd_ < 0) return;
+    // From a background process group these would stop husk (SIGTTOU) when
+    // create failed before the wait ignored it: blocked, they just apply.
+    sigset_t ttou, old;
+    sigemptyset(&ttou);
+    sigaddset(&ttou, SIGTTOU);
+    ::sigprocmask(SIG_BLOCK, &ttou, &old);
     int now = ldisc_;
     if (::ioctl(fd_, TIOCGETD, &now) == 0 && now != ldisc_) ::ioctl(fd_, TIOCSETD, &ldisc_);
     ::tcsetattr(fd_, TCSANOW, &saved_);
     ::tcflow(fd_, TCOON);
     if (!exclusive_) ::ioctl(fd_, TIOCNXCL);
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
     fd_ = -1;
   }
 
