@@ -368,7 +368,13 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   // when the container counts as stopped.
   if (cg) {
     cg->kill_all(SIGKILL);
-    if (st == "paused") cg->thaw();
+    if (st == "paused") {
+      try {
+        cg->thaw();
+      } catch (const Error&) {
+        if (!cg->pids().empty()) throw;  // removed meanwhile (a systemd scope): nothing to thaw
+      }
+    }
   }
   kill_and_wait(init);
   if (cg) cg->destroy();

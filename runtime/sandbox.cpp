@@ -294,9 +294,14 @@ class TerminalGuard {
     sigemptyset(&ttou);
     sigaddset(&ttou, SIGTTOU);
     ::sigprocmask(SIG_BLOCK, &ttou, &old);
-    int now = ldisc_;
-    if (::ioctl(fd_, TIOCGETD, &now) == 0 && now != ldisc_) ::ioctl(fd_, TIOCSETD, &ldisc_);
-    ::tcsetattr(fd_, TCSANOW, &saved_);
+    // A background husk leaves the settings to the job in the foreground
+    // (its shell puts its own back when it gets the terminal again); a
+    // terminal that is not husk's controlling one has no foreground to respect.
+    if (pid_t fg = ::tcgetpgrp(fd_); fg < 0 || fg == ::getpgrp()) {
+      int now = ldisc_;
+      if (::ioctl(fd_, TIOCGETD, &now) == 0 && now != ldisc_) ::ioctl(fd_, TIOCSETD, &ldisc_);
+      ::tcsetattr(fd_, TCSANOW, &saved_);
+    }
     ::tcflow(fd_, TCOON);
     if (!exclusive_) ::ioctl(fd_, TIOCNXCL);
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
@@ -594,6 +599,10 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     });
     keep_fd = Fd(::open(keep.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!keep_fd) throw sys_error("--keep-changes " + o.keep_changes + ": open " + keep);
+    // What was opened is DIR itself, not what a parent swapped for a symlink
+    // since the check above leads to.
+    if (real_path("/proc/self/fd/" + std::to_string(keep_fd.get())) != keep)
+      throw Error("--keep-changes " + o.keep_changes + ": " + keep + " moved while it was made; name it again");
   }
   Global sg = g;
   sg.root = work.state();

@@ -163,7 +163,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // user's session sockets (the systemd user manager's bus would start
   // commands outside), wherever XDG_RUNTIME_DIR points.
   credentials.push_back("/tmp/husk-" + std::to_string(h.uid));
-  if (auto it = h.env.find("XDG_RUNTIME_DIR"); it != h.env.end() && !it->second.empty())
+  if (auto it = h.env.find("XDG_RUNTIME_DIR"); it != h.env.end() && it->second.size() > 1 && it->second[0] == '/')
     credentials.push_back(it->second);
   std::vector<std::string> homes = h.homes;
   homes.push_back(h.home);  // a user from LDAP or homed has no /etc/passwd line
@@ -324,7 +324,8 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
       rlimit("RLIMIT_AS", static_cast<uint64_t>(memory));
       out.notes.push_back("--memory " + o.memory +
                           ": no cgroup of your own here, set as RLIMIT_AS (address space of each process) and "
-                          "as the size of each of the sandbox's tmpfs (/tmp, your home, ...)");
+                          "as the size of each tmpfs the sandbox gets (/tmp, your home, ...): a best effort, "
+                          "files in several of them, /dev/shm and memfds add up");
     }
   }
   if (!o.cpus.empty()) {

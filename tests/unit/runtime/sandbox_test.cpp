@@ -273,7 +273,7 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
     }
   CHECK(has(mounts(sc.config), "/home tmpfs nosuid nodev mode=755 size=67108864"));
   REQUIRE(sc.notes.size() == 3);
-  CHECK_THAT(sc.notes[1], Contains("size of each of the sandbox's tmpfs"));
+  CHECK_THAT(sc.notes[1], Contains("size of each tmpfs the sandbox gets"));
   CHECK_THAT(sc.notes[2], Contains("--cpus 0.5: not applied"));
 }
 
