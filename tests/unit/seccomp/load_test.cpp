@@ -533,8 +533,8 @@ TEST_CASE("load: husk's default profile lets a program run and refuses the escap
   TempDir dir("husk-seccomp-default-");
   auto p = seccomp::plan(husk_default_profile(false));
   int st = in_child([&] {
-    int unfiltered[64] = {};
-    for (int family = 41; family < 64; ++family) unfiltered[family] = errno_of([&] { return socket(family, SOCK_STREAM, 0); });
+    int unfiltered[46] = {};
+    for (int family = 41; family <= 45; ++family) unfiltered[family] = errno_of([&] { return socket(family, SOCK_STREAM, 0); });
     seccomp::load(p);
     if (mkdir((dir.path + "/made").c_str(), 0700) != 0) return 1;
     pid_t child = fork();  // glibc's fork is clone without namespace flags
@@ -561,9 +561,9 @@ TEST_CASE("load: husk's default profile lets a program run and refuses the escap
       if (fd < 0) return 100 + family;
       close(fd);
     }
-    // Families above AF_VSOCK pass the filter: the kernel answers as it did before.
-    for (int family = 41; family < 64; ++family)
-      if (errno_of([&] { return socket(family, SOCK_STREAM, 0); }) != unfiltered[family]) return 200 + (family - 41);
+    // The families above AF_VSOCK pass the filter: the kernel answers as it did before.
+    for (int family = 41; family <= 45; ++family)
+      if (errno_of([&] { return socket(family, SOCK_STREAM, 0); }) != unfiltered[family]) return 200 + family;
     return 0;
   });
   CHECK(status_text(st) == "exit 0");

@@ -124,6 +124,17 @@ TEST_CASE("default_seccomp names no syscall twice; nested adds the namespace and
   CHECK(more.count("ptrace") == 0);
 }
 
+TEST_CASE("default_seccomp survives tools that read numbers as doubles (jq): every value below 2^53", "[bundle]") {
+  for (bool nested : {false, true})
+    for (const auto& rule : default_seccomp(nested)["syscalls"])
+      for (const auto& arg : rule.value("args", nlohmann::ordered_json::array()))
+        for (const char* k : {"value", "valueTwo"})
+          if (arg.contains(k)) {
+            INFO(rule["names"].dump() << " " << k);
+            CHECK(arg[k].get<uint64_t>() < (uint64_t{1} << 53));
+          }
+}
+
 TEST_CASE("default_config_json(rootless) maps the caller, mounts sysfs in its own netns, no cgroup", "[bundle]") {
   std::string text = default_config_json({.rootless = true});
   Spec s = parse(text);
