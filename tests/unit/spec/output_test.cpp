@@ -125,14 +125,16 @@ TEST_CASE("default_seccomp names no syscall twice; nested adds the namespace and
 }
 
 TEST_CASE("default_seccomp survives tools that read numbers as doubles (jq): every value below 2^53", "[bundle]") {
-  for (bool nested : {false, true})
-    for (const auto& rule : default_seccomp(nested)["syscalls"])
+  for (bool nested : {false, true}) {
+    const nlohmann::ordered_json profile = default_seccomp(nested);
+    for (const auto& rule : profile["syscalls"])
       for (const auto& arg : rule.value("args", nlohmann::ordered_json::array()))
         for (const char* k : {"value", "valueTwo"})
           if (arg.contains(k)) {
             INFO(rule["names"].dump() << " " << k);
             CHECK(arg[k].get<uint64_t>() < (uint64_t{1} << 53));
           }
+  }
 }
 
 TEST_CASE("default_config_json(rootless) maps the caller, mounts sysfs in its own netns, no cgroup", "[bundle]") {
