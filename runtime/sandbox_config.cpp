@@ -125,7 +125,9 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     if (dest == "/") throw Error(flag + " /: the host's root is shown read-only; name a directory below it");
     // Showing one of them again would bring back what the fresh mounts hide
     // (the host's /tmp holds the user's tmux, ssh-agent and X11 sockets).
-    for (const std::string r : {"/proc", "/sys", "/dev", "/tmp", "/var/tmp", "/run", "/home", "/root"})
+    std::vector<std::string> replaced = {"/var/tmp"};
+    for (const auto& r : kReplaced) replaced.push_back("/" + r);
+    for (const auto& r : replaced)
       if (base::is_within(r, dest))
         throw Error(flag + " " + typed + ": would show the host's " + dest + ", which a sandbox replaces; name a "
                     "directory below it");
