@@ -340,7 +340,9 @@ std::string sysctl_dots(std::string s) {
   return s;
 }
 
-void check_sysctl(const Linux& l, bool hostname_set, bool domainname_set) {
+// `hostname`, `domainname`: the spec's fields ("" when unset). A sysctl
+// naming the same value is no conflict (runc and crun accept it).
+void check_sysctl(const Linux& l, const std::string& hostname, const std::string& domainname) {
   static const std::set<std::string> ipc = {"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni",
                                             "kernel.sem",    "kernel.shmall", "kernel.shmmax",
                                             "kernel.shmmni", "kernel.shm_rmid_forced"};
@@ -354,8 +356,9 @@ void check_sysctl(const Linux& l, bool hostname_set, bool domainname_set) {
       if (!l.has_namespace("network")) fail(path, "requires a network namespace (it would change the host's value)");
     } else if (name == "kernel.domainname" || name == "kernel.hostname") {
       if (!l.has_namespace("uts")) fail(path, "requires a uts namespace (it would change the host's value)");
-      if (name == "kernel.hostname" && hostname_set) fail(path, "conflicts with the hostname field");
-      if (name == "kernel.domainname" && domainname_set) fail(path, "conflicts with the domainname field");
+      const std::string& field = name == "kernel.hostname" ? hostname : domainname;
+      if (!field.empty() && field != value)
+        fail(path, "\"" + value + "\" conflicts with the " + name.substr(7) + " field \"" + field + "\"");
     } else if (name.rfind("user.", 0) == 0) {
       if (!l.has_namespace("user")) fail(path, "requires a user namespace (it would change the host's value)");
     } else {
@@ -475,7 +478,7 @@ void check_linux(const Spec& s) {
   if (l.cgroups_path && has_dotdot(*l.cgroups_path)) fail("linux.cgroupsPath", "must not contain \"..\"");
   if (l.resources) check_resources(*l.resources, "linux.resources");
   if (l.intel_rdt) check_intel_rdt(*l.intel_rdt);
-  check_sysctl(l, !s.hostname.empty(), !s.domainname.empty());
+  check_sysctl(l, s.hostname, s.domainname);
   check_user_mapped(s);
   if (l.seccomp) check_seccomp(*l.seccomp);
   check_rootfs_paths(l);

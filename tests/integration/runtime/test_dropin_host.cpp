@@ -222,6 +222,21 @@ TEST_CASE("kernel.domainname in linux.sysctl conflicting with domainname is refu
   CHECK(contains(r.err, "kernel.domainname"));
 }
 
+// Equal values are no conflict: engines set both (crun accepts them; runc
+// 1.1.5 has no domainname field and refuses kernel.hostname beside hostname
+// even when equal: the README's differences).
+TEST_CASE("hostname and domainname equal to their sysctls are no conflict", "[dropin][husk-only]") {
+  Container c("sysctl-same");
+  c.cfg["hostname"] = "same.host";
+  c.cfg["domainname"] = "same.test";
+  c.cfg["linux"]["sysctl"] = {{"kernel.hostname", "same.host"}, {"kernel.domainname", "same.test"}};
+  c.args({"sh", "-c", "hostname; cat /proc/sys/kernel/domainname"});
+  auto r = c.run();
+  INFO(r.err);
+  REQUIRE(r.ok());
+  CHECK(r.out == "same.host\nsame.test\n");
+}
+
 TEST_CASE("husk refuses a runc container in a shared state root", "[dropin][husk-only]") {
   // husk against runc's state: run only when HUSK_RUNTIME is husk.
   if (runtime_is_runc()) HUSK_SKIP("husk-only");

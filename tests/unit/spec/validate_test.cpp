@@ -296,7 +296,11 @@ TEST_CASE("linux.sysctl must stay inside the container's namespaces", "[validate
   REQUIRE_THROWS_WITH(check(R"({"linux": {"namespaces": [{"type": "mount"}, {"type": "uts"}], "sysctl": {"kernel/sem": "1"}}})"),
                       Contains("linux.sysctl[\"kernel/sem\"]: requires an ipc namespace"));
   REQUIRE_THROWS_WITH(check(R"({"linux": {"sysctl": {"kernel.hostname": "x"}}})"),
-                      Contains("linux.sysctl[\"kernel.hostname\"]: conflicts with the hostname field"));
+                      Contains("linux.sysctl[\"kernel.hostname\"]: \"x\" conflicts with the hostname field"));
+  // The same value twice is no conflict (runc, crun).
+  CHECK_NOTHROW(check(R"({"hostname": "h", "domainname": "d", "linux": {"sysctl": {"kernel.hostname": "h", "kernel.domainname": "d"}}})"));
+  REQUIRE_THROWS_WITH(check(R"({"domainname": "d", "linux": {"sysctl": {"kernel.domainname": "e"}}})"),
+                      Contains("linux.sysctl[\"kernel.domainname\"]: \"e\" conflicts with the domainname field \"d\""));
   REQUIRE_THROWS_WITH(check(R"({"linux": {"sysctl": {"net/../../../proc/sysrq-trigger": "b"}}})"),
                       Contains("invalid sysctl name"));
 }
