@@ -453,6 +453,9 @@ struct CommandLine {
 
 std::optional<CommandLine> parse_command(const Command* c, const std::string& cmd, std::vector<std::string> rest) {
   CommandLine line;
+  // An unknown command's flags are not judged: the error names the command
+  // (run_command), not a flag it might have had.
+  if (!c && !cmd.empty()) return line;
   try {
     po::options_description all = own_options(c);
     const po::options_description globals = global_options();
@@ -498,7 +501,8 @@ std::optional<int> answer_help(const Settings& s, const Command* c, const std::s
     print_command_help(*c);
     return 0;
   }
-  if (s.flag("help") || cmd.empty()) {
+  // An unknown command's --help is no answer: it fails naming the command.
+  if ((s.flag("help") && (c || cmd.empty())) || cmd.empty()) {
     print_help(globals);
     return cmd.empty() && !s.flag("help") ? 1 : 0;
   }
@@ -562,6 +566,8 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
 #if defined(HUSK_SYSTEMD) && !HUSK_SYSTEMD
     if (g.systemd_cgroup) throw Error("--systemd-cgroup: this husk was built without the systemd driver (HUSK_SYSTEMD=OFF)");
 #endif
+    if (!c && (cmd == "checkpoint" || cmd == "restore"))  // ctr and podman ask for them
+      throw Error(cmd + ": not supported by husk (it has no CRIU support yet)");
     if (!c) throw Error("\"" + cmd + "\" is not a husk command");
     check_args(*c, line.args);
     return c->run(Invocation{line.vm, line.args, g, preserve_fds});

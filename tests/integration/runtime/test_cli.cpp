@@ -123,3 +123,27 @@ TEST_CASE("COMMAND --help lists that command's own flags, as runc's does", "[cli
   CHECK(contains(bad.err, "exec"));
   CHECK(contains(bad.err, "--bogus"));
 }
+
+// An engine that asks an unknown command for help must not take exit 0 for
+// "supported" (ctr and podman probe commands this way).
+TEST_CASE("an unknown command fails naming it with or without --help", "[cli]") {
+  for (auto args : {std::vector<std::string>{"nosuchcmd"}, {"nosuchcmd", "--help"}, {"nosuchcmd", "-h"}}) {
+    args.insert(args.begin(), runtime());
+    auto r = run(args);
+    INFO(args.back() << ": " << r.err);
+    CHECK(r.code != 0);
+    CHECK(contains(r.err, "nosuchcmd"));
+  }
+}
+
+// ctr task checkpoint passes runc's flags: the answer must be that husk has no
+// checkpoint, not that a flag is unknown (runc without CRIU says so too).
+TEST_CASE("checkpoint and restore say they are not supported", "[cli][husk-only]") {
+  for (const char* cmd : {"checkpoint", "restore"}) {
+    auto r = run({runtime(), cmd, "--image-path", "/tmp/none", "--work-path", "/tmp/none", "some-id"});
+    INFO(r.err);
+    CHECK(r.code != 0);
+    CHECK(contains(r.err, std::string(cmd) + ": not supported by husk"));
+    CHECK_FALSE(contains(r.err, "image-path"));
+  }
+}
