@@ -115,6 +115,16 @@ std::unique_ptr<cgroups::Manager> open_owned(const Record& rec) {
   return cg;
 }
 
+// Thaws a paused cgroup after its processes got SIGKILL: a frozen process acts
+// on it only once thawed (v1's freezer).
+void thaw_killed(cgroups::Manager& cg) {
+  try {
+    cg.thaw();
+  } catch (const Error&) {
+    if (!cg.pids().empty()) throw;  // removed meanwhile (a systemd scope): nothing to thaw
+  }
+}
+
 // A container being made: undone unless commit() is called.
 struct Creation {
   Handle handle;
@@ -368,13 +378,7 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   // when the container counts as stopped.
   if (cg) {
     cg->kill_all(SIGKILL);
-    if (st == "paused") {
-      try {
-        cg->thaw();
-      } catch (const Error&) {
-        if (!cg->pids().empty()) throw;  // removed meanwhile (a systemd scope): nothing to thaw
-      }
-    }
+    if (st == "paused") thaw_killed(*cg);
   }
   kill_and_wait(init);
   if (cg) cg->destroy();
@@ -434,9 +438,14 @@ void recover_container(const Global& g, Handle& h) {
   h.remove();
 }
 
-spec::State visible_state(const Record& rec) {
+// `h` opened without the lock.
+spec::State visible_state(const Handle& h, const Record& rec) {
   spec::State s = rec.oci;
   s.status = live_status(rec);
+  // Before the init's pid is recorded a create under way looks like one that
+  // died: only its lock tells them apart (an engine polling state would
+  // delete a container that was about to start).
+  if (s.status == "stopped" && rec.oci.status == "creating" && h.held_elsewhere()) s.status = "creating";
   if (s.status == "stopped") s.pid = 0;
   return s;
 }
@@ -516,7 +525,7 @@ int run_own_config(const Global& g, const CreateOptions& o, const RunHooks& hook
 
 int cmd_state(const Global& g, const std::string& id) {
   Handle h = Handle::open(Store(g.root), id, false);
-  std::cout << spec::state_to_json(visible_state(h.load()), true) << std::endl;
+  std::cout << spec::state_to_json(visible_state(h, h.load()), true) << std::endl;
   return 0;
 }
 
@@ -526,12 +535,15 @@ int cmd_kill(const Global& g, const std::string& id, const std::string& signal, 
   Record rec = h.load();
   std::string st = live_status(rec);
   if (st == "creating") throw Error("container not running");
+  // As runc does, a paused container is thawed after it is killed.
+  const bool thaw_after = sig == SIGKILL && st == "paused";
   if (all) {
     // Without a pid namespace processes outlive the init: --all still reaches
     // them (containerd's shim relies on it), and is a no-op once the cgroup is gone.
     if (st == "stopped" && (rec.cgroup_path.empty() || !cgroups::exists(rec.cgroup_path))) return 0;
     if (auto cg = open_cgroup(rec)) {
       cg->kill_all(sig);
+      if (thaw_after) thaw_killed(*cg);
       return 0;
     }
   }
@@ -541,6 +553,8 @@ int cmd_kill(const Global& g, const std::string& id, const std::string& signal, 
   Fd pidfd = open_init(rec);
   if (!pidfd) throw Error("container not running");
   if (::syscall(SYS_pidfd_send_signal, pidfd.get(), sig, nullptr, 0) != 0) throw sys_error("kill container init");
+  if (thaw_after)
+    if (auto cg = open_cgroup(rec)) thaw_killed(*cg);
   return 0;
 }
 
@@ -591,7 +605,7 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
     try {
       Handle h = Handle::open(store, id, false);
       try {
-        states.push_back(visible_state(h.load()));
+        states.push_back(visible_state(h, h.load()));
       } catch (const Error& e) {
         try {
           h.check_ours();

@@ -39,7 +39,8 @@ int parse_signal(const std::string& input) {
   const Error bad("invalid signal \"" + input + "\"");
   long n;
   if (parse_int(input.c_str(), n)) {
-    if (n < 1 || n > SIGRTMAX) throw bad;
+    // 0 delivers nothing: `kill ID 0` asks whether the container is alive, as with runc.
+    if (n < 0 || n > SIGRTMAX) throw bad;
     return static_cast<int>(n);
   }
   const char* name = input.c_str();

@@ -171,6 +171,15 @@ std::optional<Handle> Handle::open_dir(const Store& store, const std::string& id
 
 void Handle::unlock() const { ::flock(fd_.get(), LOCK_UN); }
 
+bool Handle::held_elsewhere() const {
+  // Our own open of the directory gets no shared lock while another holds it exclusively.
+  if (::flock(fd_.get(), LOCK_SH | LOCK_NB) == 0) {
+    ::flock(fd_.get(), LOCK_UN);
+    return false;
+  }
+  return errno == EWOULDBLOCK;
+}
+
 Record parse_record(const std::string& text) {
   try {
     json j = json::parse(text);

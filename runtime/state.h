@@ -68,6 +68,10 @@ class Handle {
   static std::optional<Handle> open_dir(const Store& store, const std::string& id);
   // Let other commands in while this one waits (start waiting for the exec).
   void unlock() const;
+  // On a handle opened without the lock: true while another command holds it
+  // (a create still making the container). Never on a locked handle: the
+  // probe would drop its own lock.
+  bool held_elsewhere() const;
 
   const std::string& id() const { return id_; }
   const std::string& dir() const { return dir_; }

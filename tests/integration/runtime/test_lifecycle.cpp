@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <future>
+#include <map>
 #include <thread>
 
 #include <fcntl.h>
@@ -54,6 +56,29 @@ TEST_CASE("create, start, exit: created -> running -> stopped", "[lifecycle]") {
   CHECK(leftovers(c).empty());
 }
 
+// An engine polls `state` while `create` runs and deletes what it sees
+// stopped: a create under way must read "creating" (or "created"), never
+// "stopped", from the moment its state.json exists.
+TEST_CASE("state polled during create never says stopped", "[lifecycle][state]") {
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 20; ++i) {
+    Container c("state-poll");
+    c.args({"true"});
+    auto create = std::async(std::launch::async, [&c] { return c.create(); });
+    while (create.wait_for(0ms) != std::future_status::ready) {
+      auto r = c.rt({"state", c.id});
+      if (r.ok()) ++seen[json::parse(r.out).at("status").get<std::string>()];
+    }
+    auto made = create.get();
+    INFO(made.err);
+    REQUIRE(made.ok());
+    CHECK(c.status() == "created");
+  }
+  INFO("statuses seen while creating: " << json(seen).dump());
+  CHECK(seen.count("stopped") == 0);
+  CHECK(seen.size() > 0);
+}
+
 TEST_CASE("kill accepts KILL, 9 and SIGKILL", "[lifecycle][kill]") {
   for (std::string sig : {"KILL", "9", "SIGKILL"}) {
     Container c("kill");
@@ -70,6 +95,24 @@ TEST_CASE("kill accepts KILL, 9 and SIGKILL", "[lifecycle][kill]") {
     REQUIRE(c.del().ok());
     CHECK(leftovers(c).empty());
   }
+}
+
+// Engines probe a container with signal 0: it succeeds while the init lives
+// and delivers nothing; once it is gone the answer is "not running".
+TEST_CASE("kill ID 0 tells whether the container is alive", "[lifecycle][kill]") {
+  Container c("kill-zero");
+  int pid = c.start_process({"sleep", "60"});
+  auto probe = c.rt({"kill", c.id, "0"});
+  INFO(probe.err);
+  CHECK(probe.ok());
+  CHECK(c.state().at("status") == "running");
+  REQUIRE(c.rt({"kill", c.id, "KILL"}).ok());
+  CHECK(c.wait_status("stopped"));
+  CHECK(gone_soon(pid));
+  auto dead = c.rt({"kill", c.id, "0"});
+  CHECK(dead.code != 0);
+  CHECK(contains(dead.err, "container not running"));
+  REQUIRE(c.del().ok());
 }
 
 TEST_CASE("kill delivers the named signal", "[lifecycle][kill]") {
@@ -129,6 +172,27 @@ TEST_CASE("pause and resume", "[lifecycle]") {
   REQUIRE(r.ok());
   CHECK(c.status() == "running");
   CHECK(status_field(pid, "State").rfind("S", 0) == 0);
+}
+
+// A frozen process cannot act on SIGKILL: runc thaws a paused container after
+// killing it, and engines (podman kill, ctr task delete --force) wait for the
+// processes to go.
+TEST_CASE("SIGKILL to a paused container ends it within a second", "[lifecycle][kill]") {
+  for (bool all : {false, true}) {
+    Container c(all ? "pause-kill-all" : "pause-kill");
+    INFO((all ? "kill --all" : "kill"));
+    int pid = c.start_process({"sleep", "60"});
+    REQUIRE(c.rt({"pause", c.id}).ok());
+    std::vector<std::string> kill = {"kill", c.id, "KILL"};
+    if (all) kill.insert(kill.begin() + 1, "--all");
+    auto k = c.rt(kill);
+    INFO(k.err);
+    CHECK(k.ok());
+    CHECK(gone_soon(pid));
+    CHECK(c.wait_status("stopped", 1s));
+    REQUIRE(c.del().ok());
+    CHECK(leftovers(c).empty());
+  }
 }
 
 TEST_CASE("delete: running fails, --force works, missing ids", "[lifecycle][delete]") {
