@@ -79,6 +79,24 @@ TEST_CASE("check: a table of bundles gives exactly their findings and exit statu
          harden(c);
          c.cfg["linux"].erase("seccomp");
        }, 1, {"error     no-seccomp  linux.seccomp"}},
+      {"kmsg and vcs rules", [](Container& c) {
+         harden(c);
+         c.cfg["linux"]["resources"]["devices"] = {
+             {{"allow", true}, {"type", "c"}, {"major", 1}, {"minor", 11}, {"access", "rw"}},
+             {{"allow", true}, {"type", "c"}, {"major", 7}, {"minor", 0}, {"access", "rw"}},
+             {{"allow", true}, {"type", "c"}, {"major", 136}, {"access", "rw"}}};
+       }, 1, {"error     host-devices  linux.resources.devices[0]", "error     host-devices  linux.resources.devices[1]"}},
+      {"keyring and namespaces allowed", [](Container& c) {
+         harden(c);
+         c.cfg["linux"]["seccomp"]["syscalls"].push_back({{"names", {"keyctl", "clone", "io_uring_setup"}}, {"action", "SCMP_ACT_ALLOW"}});
+       }, 1, {"error     seccomp-syscalls  linux.seccomp.syscalls[1]", "error     seccomp-syscalls  linux.seccomp.syscalls[1]",
+              "error     seccomp-syscalls  linux.seccomp.syscalls[1]"}},
+      {"clone without namespaces", [](Container& c) {
+         harden(c);
+         c.cfg["linux"]["seccomp"]["syscalls"].push_back(
+             {{"names", {"clone"}}, {"action", "SCMP_ACT_ALLOW"},
+              {"args", {{{"index", 0}, {"value", 2114060288}, {"valueTwo", 0}, {"op", "SCMP_CMP_MASKED_EQ"}}}}});
+       }, 0, {}},
   };
   for (const auto& row : rows) {
     DYNAMIC_SECTION(row.what) {
