@@ -248,3 +248,22 @@ TEST_CASE("a relative bind source is the bundle's, whatever husk's working direc
   CHECK(r.code == 0);
   CHECK(r.out == "from-the-bundle\n");
 }
+
+TEST_CASE("a device rule the operator's policy file allows (FUSE) runs; without it create refuses",
+          "[policy][husk-only]") {
+  TempDir etc("husk-it-policy-dev-");
+  const std::string config = etc.path + "/config.yaml", fuse = etc.path + "/fuse.yaml";
+  write_file(fuse, "level: baseline\nallow: {devices: ['c 10:229']}\n");
+  Container c("policy-dev");
+  c.args({"true"});
+  c.cfg["linux"]["resources"]["devices"] = {{{"allow", true}, {"type", "c"}, {"major", 10}, {"minor", 229}, {"access", "rw"}}};
+  c.write_config();
+  write_file(config, "policy: baseline\n");
+  auto refused = husk_with(config, {"--root", c.root, "run", "--bundle", c.bundle, c.id});
+  CHECK(refused.code != 0);
+  CHECK(contains(refused.err, "linux.resources.devices[0] = allow c 10:229 rw (host-devices: "));
+  write_file(config, "policy: " + fuse + "\n");
+  auto ok = husk_with(config, {"--root", c.root, "run", "--bundle", c.bundle, c.id});
+  INFO(ok.err);
+  CHECK(ok.code == 0);
+}
