@@ -150,6 +150,22 @@ bool admits_personality(const spec::SeccompArg& a) {
   return true;
 }
 
+// socket(2) reads its family as an int: a condition on the 64-bit argument
+// lets AF_VSOCK (40) through when some value whose low 32 bits are 40
+// meets it ("!= 40" passes (1 << 32) | 40).
+constexpr uint64_t kVsock = 40;
+bool admits_vsock(const spec::SeccompArg& a) {
+  const std::string& op = a.op;
+  constexpr uint64_t kLow = 0xffffffff, kHighest = 0xffffffff00000000 | kVsock;
+  if (op == "SCMP_CMP_EQ") return (a.value & kLow) == kVsock;
+  if (op == "SCMP_CMP_MASKED_EQ") return (a.value_two & ~a.value) == 0 && ((kVsock ^ a.value_two) & a.value & kLow) == 0;
+  if (op == "SCMP_CMP_LT") return a.value > kVsock;
+  if (op == "SCMP_CMP_LE") return a.value >= kVsock;
+  if (op == "SCMP_CMP_GT") return a.value < kHighest;
+  if (op == "SCMP_CMP_GE") return a.value <= kHighest;
+  return true;  // NE
+}
+
 bool admits_any(const spec::SeccompArg&) { return true; }
 
 const char* const kNamespaceWhy =
@@ -169,6 +185,7 @@ const RiskyCall kRiskyCalls[] = {
     {"clone", kCloneFlags, admits_new_user, kNamespaceWhy},
     {"unshare", 0, admits_new_user, kNamespaceWhy},
     {"personality", 0, admits_personality, "personalities that weaken exploit mitigations (ADDR_NO_RANDOMIZE...)"},
+    {"socket", 0, admits_vsock, "AF_VSOCK sockets reach the hypervisor and other VMs past any network namespace"},
 };
 
 const std::vector<std::string> kRuleIds = {

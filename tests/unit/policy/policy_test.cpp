@@ -484,6 +484,11 @@ TEST_CASE("seccomp: explicit rules for calls Docker keeps from a container witho
   sc.push_back(allow({"personality"}, {arg(0, 0x0040000, "SCMP_CMP_EQ")}));                // 9: ADDR_NO_RANDOMIZE
   sc.push_back(allow({"personality"}));                                                    // 10
   sc.push_back(allow({"unshare"}, {arg(0, 0x80000000, "SCMP_CMP_GT")}));                   // 11
+  sc.push_back(allow({"socket"}));                                                         // 12
+  sc.push_back(allow({"socket"}, {arg(0, 40, "SCMP_CMP_NE")}));                            // 13: (1 << 32) | 40
+  sc.push_back(allow({"socket"}, {arg(0, (1ULL << 32) | 40, "SCMP_CMP_EQ")}));             // 14
+  sc.push_back(allow({"socket"}, {arg(0, 41, "SCMP_CMP_LT")}));                            // 15
+  sc.push_back(allow({"socket"}, {arg(0, 0xff, "SCMP_CMP_MASKED_EQ", 0x28)}));             // 16
   // Fine: namespaces masked out (with other flags too), NEWUSER below the
   // bound, a safe personality, denials, and calls that need a capability.
   sc.push_back(allow({"clone", "unshare"}, {arg(0, kDockerNsMask, "SCMP_CMP_MASKED_EQ")}));
@@ -491,6 +496,9 @@ TEST_CASE("seccomp: explicit rules for calls Docker keeps from a container witho
   sc.push_back(allow({"unshare"}, {arg(0, 0x10000000, "SCMP_CMP_LT")}));
   sc.push_back(allow({"unshare"}, {arg(0, 0x400, "SCMP_CMP_EQ")}));  // CLONE_FILES
   sc.push_back(allow({"personality"}, {arg(0, 8, "SCMP_CMP_EQ")}));
+  sc.push_back(allow({"socket"}, {arg(0, 40, "SCMP_CMP_LT")}));  // husk's: compared whole
+  sc.push_back(allow({"socket"}, {arg(0, 41, "SCMP_CMP_EQ")}));
+  sc.push_back(allow({"socket"}, {arg(0, 0xff, "SCMP_CMP_MASKED_EQ", 0x29)}));
   sc.push_back(allow({"keyctl", "bpf", "clone3"}, {}, "SCMP_ACT_ERRNO"));
   sc.push_back(allow({"io_uring_setup"}, {}, "SCMP_ACT_KILL_PROCESS"));
   sc.push_back(allow({"mount", "setns", "kexec_load", "init_module", "ptrace"}));
@@ -513,7 +521,12 @@ TEST_CASE("seccomp: explicit rules for calls Docker keeps from a container witho
       "seccomp-syscalls linux.seccomp.syscalls[8] = clone (SCMP_ACT_ALLOW)",
       "seccomp-syscalls linux.seccomp.syscalls[9] = personality (SCMP_ACT_ALLOW)",
       "seccomp-syscalls linux.seccomp.syscalls[10] = personality (SCMP_ACT_ALLOW)",
-      "seccomp-syscalls linux.seccomp.syscalls[11] = unshare (SCMP_ACT_ALLOW)"};
+      "seccomp-syscalls linux.seccomp.syscalls[11] = unshare (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[12] = socket (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[13] = socket (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[14] = socket (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[15] = socket (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[16] = socket (SCMP_ACT_ALLOW)"};
   auto with = [](const char* severity, std::vector<std::string> v) {
     for (auto& s : v) s = std::string(severity) + " " + s;
     return v;
@@ -528,18 +541,24 @@ TEST_CASE("seccomp: explicit rules for calls Docker keeps from a container witho
 TEST_CASE("seccomp: husk's, Docker's, containerd's and podman's default profiles", "[policy]") {
   // husk spec's own profile passes restricted (hardened() carries it).
   CHECK(only(rules_of(hardened(), builtin("restricted")), "seccomp-syscalls").empty());
+  // Docker's and containerd's: only their AF_VSOCK rule, "!= 40" on the
+  // 64-bit argument, which (1 << 32) | 40 meets.
   for (const json& profile : {docker_profile(), containerd_profile()}) {
     json j = hardened();
     j["linux"]["seccomp"] = profile;
     INFO(profile.dump());
-    CHECK(rules_of(j, builtin("restricted")).empty());
+    CHECK(rules_of(j, builtin("restricted")) ==
+          std::vector<std::string>{"error seccomp-syscalls linux.seccomp.syscalls[2] = socket (SCMP_ACT_ALLOW)"});
+    CHECK(rules_of(j, builtin("baseline")) ==
+          std::vector<std::string>{"warn seccomp-syscalls linux.seccomp.syscalls[2] = socket (SCMP_ACT_ALLOW)"});
   }
   // Docker before 25.0 allowed io_uring: a warning under baseline.
   json old_docker = hardened();
   old_docker["linux"]["seccomp"] = docker_profile();
   old_docker["linux"]["seccomp"]["syscalls"][0]["names"].push_back("io_uring_setup");
   CHECK(rules_of(old_docker, builtin("baseline")) ==
-        std::vector<std::string>{"warn seccomp-syscalls linux.seccomp.syscalls[0] = io_uring_setup (SCMP_ACT_ALLOW)"});
+        std::vector<std::string>{"warn seccomp-syscalls linux.seccomp.syscalls[0] = io_uring_setup (SCMP_ACT_ALLOW)",
+                                 "warn seccomp-syscalls linux.seccomp.syscalls[2] = socket (SCMP_ACT_ALLOW)"});
   // podman's lets user namespaces, the keyring and the kernel log through:
   // warnings under baseline, errors under restricted.
   json podman = hardened();
