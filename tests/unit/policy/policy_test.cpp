@@ -452,7 +452,7 @@ json docker_profile() {  // moby profiles/seccomp/default.json (25.0 on: no io_u
                         allow({"clone"}, {arg(0, kDockerNsMask, "SCMP_CMP_MASKED_EQ")}),
                         {{"names", {"clone3"}}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", 38}}}}};
 }
-json containerd_profile() {  // contrib/seccomp DefaultProfile: Docker's shape
+json containerd_profile() {  // contrib/seccomp DefaultProfile: Docker's shape, ptrace alone from 4.8 on
   json p = docker_profile();
   p["syscalls"][1] = allow({"ptrace"});
   return p;
