@@ -94,14 +94,105 @@ const std::vector<std::string>& kSecretFiles = secret_files();
 const std::vector<std::string>& kHomeSecrets = home_secrets();
 const std::set<std::string> kEngineSockets = {"docker.sock", "containerd.sock", "podman.sock", "crio.sock"};
 
-// The default devices of runc and the engines (char major:minor).
-const std::set<std::pair<int64_t, int64_t>> kDefaultDevices = {{1, 3}, {1, 5}, {1, 7}, {1, 8}, {1, 9}, {5, 0}};
+// What the engines let every container open that is not privileged:
+// containerd's default rules, Docker's default spec and runc's own defaults
+// (podman writes none and relies on those): null, zero, full, random,
+// urandom, tty, console, ptmx, the pts and runc's net/tun. Docker and
+// containerd allow 5:1 although a container's /dev/console is a pts.
+const std::vector<DeviceClass> kDefaultDevices = {{'c', 1, 3}, {'c', 1, 5},   {'c', 1, 7}, {'c', 1, 8},
+                                                  {'c', 1, 9}, {'c', 5, 0},   {'c', 5, 1}, {'c', 5, 2},
+                                                  {'c', 136, -1}, {'c', 10, 200}};
+
+// Calls Docker's default profile keeps from a container without
+// capabilities that the kernel lets a process without any capability make:
+// an explicit rule letting one through undoes the profile. Those that need
+// a capability (mount, setns, kexec, modules, reboot...) are left to the
+// capability rule; ptrace and process_vm_* are not here since Docker allows
+// them from kernel 4.8 on.
+struct RiskyCall {
+  const char* name;
+  // The argument that decides (-1: any call is risky) and whether a
+  // condition on it still lets a risky value through.
+  int index;
+  bool (*admits)(const spec::SeccompArg&);
+  const char* why;
+};
+
+// CLONE_NEWUSER needs no capability and gives all of them in the new user
+// namespace: every other namespace, mounts, setns into what it made.
+constexpr uint64_t kNewUser = 0x10000000;
+// clone's flags are its second argument on s390x, the first elsewhere.
+#if defined(__s390x__)
+constexpr int kCloneFlags = 1;
+#else
+constexpr int kCloneFlags = 0;
+#endif
+
+bool admits_new_user(const spec::SeccompArg& a) {
+  const std::string& op = a.op;
+  if (op == "SCMP_CMP_EQ") return a.value & kNewUser;
+  if (op == "SCMP_CMP_MASKED_EQ")  // (arg & value) == valueTwo
+    return (a.value_two & ~a.value) == 0 && (!(a.value & kNewUser) || (a.value_two & kNewUser));
+  if (op == "SCMP_CMP_LT") return a.value > kNewUser;
+  if (op == "SCMP_CMP_LE") return a.value >= kNewUser;
+  if (op == "SCMP_CMP_GT") return a.value != UINT64_MAX;
+  return true;  // NE, GE
+}
+
+// Linux, 32-bit Linux and the 2.6 uname, plain or 32-bit, and the query:
+// what Docker's and husk's profiles allow. ADDR_NO_RANDOMIZE,
+// READ_IMPLIES_EXEC and the rest weaken the mitigations kernel and user
+// exploits meet.
+bool admits_personality(const spec::SeccompArg& a) {
+  if (a.op != "SCMP_CMP_EQ") return true;
+  for (uint64_t safe : {0x0ULL, 0x8ULL, 0x20000ULL, 0x20008ULL, 0xffffffffULL})
+    if (a.value == safe) return false;
+  return true;
+}
+
+// socket(2) reads its family as an int: a condition on the 64-bit argument
+// lets AF_VSOCK (40) through when some value whose low 32 bits are 40
+// meets it ("!= 40" passes (1 << 32) | 40).
+constexpr uint64_t kVsock = 40;
+bool admits_vsock(const spec::SeccompArg& a) {
+  const std::string& op = a.op;
+  constexpr uint64_t kLow = 0xffffffff, kHighest = 0xffffffff00000000 | kVsock;
+  if (op == "SCMP_CMP_EQ") return (a.value & kLow) == kVsock;
+  if (op == "SCMP_CMP_MASKED_EQ") return (a.value_two & ~a.value) == 0 && ((kVsock ^ a.value_two) & a.value & kLow) == 0;
+  if (op == "SCMP_CMP_LT") return a.value > kVsock;
+  if (op == "SCMP_CMP_LE") return a.value >= kVsock;
+  if (op == "SCMP_CMP_GT") return a.value < kHighest;
+  if (op == "SCMP_CMP_GE") return a.value <= kHighest;
+  return true;  // NE
+}
+
+bool admits_any(const spec::SeccompArg&) { return true; }
+
+const char* const kNamespaceWhy =
+    "a user namespace without any capability, and with it all capabilities inside: mounts, every namespace";
+const RiskyCall kRiskyCalls[] = {
+    {"keyctl", -1, admits_any, "the kernel keyring is not namespaced: the keys of the same uid on the host"},
+    {"add_key", -1, admits_any, "the kernel keyring is not namespaced: the keys of the same uid on the host"},
+    {"request_key", -1, admits_any, "the kernel keyring is not namespaced: the keys of the same uid on the host"},
+    {"io_uring_setup", -1, admits_any, "io_uring works past the filter and is a frequent kernel exploit path"},
+    {"io_uring_enter", -1, admits_any, "io_uring works past the filter and is a frequent kernel exploit path"},
+    {"io_uring_register", -1, admits_any, "io_uring works past the filter and is a frequent kernel exploit path"},
+    {"userfaultfd", -1, admits_any, "stalls the kernel in a page fault: the usual tool to win a kernel race"},
+    {"perf_event_open", -1, admits_any, "performance counters: kernel attack surface and side channels on the host"},
+    {"bpf", -1, admits_any, "eBPF programs where the host allows them unprivileged: the verifier is attack surface"},
+    {"syslog", -1, admits_any, "reads the host's kernel log where dmesg_restrict is 0"},
+    {"clone3", -1, admits_any, kNamespaceWhy},  // its flags are behind a pointer
+    {"clone", kCloneFlags, admits_new_user, kNamespaceWhy},
+    {"unshare", 0, admits_new_user, kNamespaceWhy},
+    {"personality", 0, admits_personality, "personalities that weaken exploit mitigations (ADDR_NO_RANDOMIZE...)"},
+    {"socket", 0, admits_vsock, "AF_VSOCK sockets reach the hypervisor and other VMs past any network namespace"},
+};
 
 const std::vector<std::string> kRuleIds = {
     "host-namespaces", "host-hooks", "privileged-capabilities", "host-path-mounts", "sensitive-mounts", "mount-types",
     "host-root-mapping", "host-devices",
     "unmasked-proc",   "unsafe-sysctls",          "apparmor-unconfined", "selinux-type", "no-seccomp",
-    "seccomp-default-allow", "no-new-privileges", "root-user", "network-not-isolated", "writable-root",
+    "seccomp-default-allow", "seccomp-syscalls", "no-new-privileges", "root-user", "network-not-isolated", "writable-root",
     "no-memory-limit", "no-pids-limit"};
 
 std::vector<std::string> components(const std::string& path) {
@@ -347,28 +438,45 @@ class Checker {
     }
   }
 
+  // A device is judged by its rules, not by its node: a node in the rootfs
+  // (an image layer can carry one) or made by mknod opens only what the
+  // cgroup's device rules allow, and create always denies all but those.
+  bool allowed_device(char type, int64_t major, int64_t minor) const {
+    auto covers = [&](const DeviceClass& d) {
+      return d.type == type && (d.major < 0 || d.major == major) && (d.minor < 0 || d.minor == minor);
+    };
+    return std::any_of(kDefaultDevices.begin(), kDefaultDevices.end(), covers) ||
+           std::any_of(policy_.allowed_devices.begin(), policy_.allowed_devices.end(), covers);
+  }
+
   void devices(const spec::Linux& l) {
+    const std::string beyond =
+        "beyond null, zero, full, random, urandom, tty, console, ptmx, pts and tun (allow: devices in a policy file)";
     for (size_t i = 0; i < l.devices.size(); ++i) {
       const auto& d = l.devices[i];
-      if ((d.type == "c" || d.type == "u") && kDefaultDevices.count({d.major, d.minor})) continue;
+      if (d.type == "p") continue;  // a FIFO, not a device
+      if (allowed_device(d.type == "b" ? 'b' : 'c', d.major, d.minor)) continue;
       add("host-devices", "linux.devices[" + std::to_string(i) + "]",
           d.path + " (" + d.type + " " + std::to_string(d.major) + ":" + std::to_string(d.minor) + ")",
-          "a host device beyond the default set is reachable");
+          "a host device " + beyond);
     }
     if (!l.resources) return;
-    // Opening (r, w) counts; "m" alone only lets mknod make the node. A
-    // negative number is a wildcard, as for the cgroup.
-    auto number = [](const std::optional<int64_t>& n) { return n && *n >= 0 ? std::to_string(*n) : std::string("*"); };
+    // Opening (r, w) counts, and no access is all of rwm; "m" alone only
+    // lets mknod make the node. A negative or absent number is a wildcard,
+    // as for the cgroup.
+    auto number = [](const std::optional<int64_t>& n) { return n && *n >= 0 ? *n : -1; };
+    auto shown = [](int64_t n) { return n < 0 ? std::string("*") : std::to_string(n); };
     for (size_t i = 0; i < l.resources->devices.size(); ++i) {
       const auto& r = l.resources->devices[i];
-      if (!r.allow || r.access.find_first_of("rw") == std::string::npos) continue;
+      if (!r.allow || (!r.access.empty() && r.access.find_first_of("rw") == std::string::npos)) continue;
       const std::string type = r.type.empty() ? "a" : r.type;
-      const bool any_major = number(r.major) == "*";
-      if (type == "c" && !any_major) continue;
+      const int64_t major = number(r.major), minor = number(r.minor);
+      if ((type == "c" || type == "b") && allowed_device(type[0], major, minor)) continue;
+      std::string why = "a host device " + beyond + " may be opened";
+      if (type == "b") why = "a host block device may be opened: its filesystem, whatever is on it";
+      else if (type != "c" || major < 0) why = "every host device of that type may be opened (as a privileged container)";
       add("host-devices", "linux.resources.devices[" + std::to_string(i) + "]",
-          "allow " + type + " " + number(r.major) + ":" + number(r.minor) + " " + r.access,
-          type == "b" ? "a host block device may be opened: its filesystem, whatever is on it"
-                      : "every host device of that type may be opened (as a privileged container)");
+          "allow " + type + " " + shown(major) + ":" + shown(minor) + " " + (r.access.empty() ? "rwm" : r.access), why);
     }
   }
 
@@ -421,6 +529,37 @@ class Checker {
     else if (a == "SCMP_ACT_TRACE" || a == "SCMP_ACT_NOTIFY")
       add("seccomp-default-allow", "linux.seccomp.defaultAction", a,
           "system calls it does not name are decided by a tracer or agent, not the filter");
+    for (size_t i = 0; i < l.seccomp->syscalls.size(); ++i) {
+      const auto& sc = l.seccomp->syscalls[i];
+      if (denies(sc.action)) continue;
+      for (const auto& name : sc.names)
+        for (const auto& risky : kRiskyCalls)
+          if (name == risky.name && reaches(sc, risky))
+            add("seccomp-syscalls", "linux.seccomp.syscalls[" + std::to_string(i) + "]", name + " (" + sc.action + ")",
+                risky.why);
+    }
+  }
+
+  // Actions that keep the call from running; a tracer or agent (TRACE,
+  // NOTIFY) may let it run.
+  static bool denies(const std::string& action) {
+    return action == "SCMP_ACT_ERRNO" || action == "SCMP_ACT_KILL" || action == "SCMP_ACT_KILL_PROCESS" ||
+           action == "SCMP_ACT_KILL_THREAD" || action == "SCMP_ACT_TRAP";
+  }
+
+  // Whether a rule's conditions let a risky call through. As the filter is
+  // built (seccomp/plan.cpp): conditions on distinct arguments all hold;
+  // two on one argument become one rule each, any of which lets it through.
+  static bool reaches(const spec::SeccompSyscall& sc, const RiskyCall& risky) {
+    if (risky.index < 0 || sc.args.empty()) return true;
+    std::map<uint32_t, int> per_index;
+    for (const auto& a : sc.args) ++per_index[a.index];
+    const bool split = std::any_of(per_index.begin(), per_index.end(), [](const auto& kv) { return kv.second > 1; });
+    auto lets_through = [&](const spec::SeccompArg& a) {
+      return a.index != static_cast<uint32_t>(risky.index) || risky.admits(a);
+    };
+    return split ? std::any_of(sc.args.begin(), sc.args.end(), lets_through)
+                 : std::all_of(sc.args.begin(), sc.args.end(), lets_through);
   }
 
   void process_rules(const spec::Linux& l) {
@@ -493,11 +632,11 @@ Policy builtin(const std::string& level) {
                          "sensitive-mounts", "mount-types", "host-root-mapping", "host-devices", "unmasked-proc",
                          "unsafe-sysctls", "apparmor-unconfined", "selinux-type"})
     p.rules[id] = Severity::error;
-  p.rules["no-seccomp"] = p.rules["seccomp-default-allow"] = Severity::warn;
+  p.rules["no-seccomp"] = p.rules["seccomp-default-allow"] = p.rules["seccomp-syscalls"] = Severity::warn;
   p.allowed_mount_sources = kEngineDirs;
   if (level == "restricted") {
     p.restricted_capabilities = true;
-    for (const char* id : {"no-seccomp", "seccomp-default-allow", "no-new-privileges", "root-user"})
+    for (const char* id : {"no-seccomp", "seccomp-default-allow", "seccomp-syscalls", "no-new-privileges", "root-user"})
       p.rules[id] = Severity::error;
     for (const char* id : {"network-not-isolated", "writable-root", "no-memory-limit", "no-pids-limit"})
       p.rules[id] = Severity::warn;

@@ -4,6 +4,7 @@
 // logic: no syscalls, so every rule unit-tests without root.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -33,6 +34,16 @@ struct Finding {
   std::string why;    // one sentence for the user
 };
 
+// A device class as the engines write one, "c 10:229" or "c 195:*": type
+// 'c' or 'b', and -1 for "*".
+struct DeviceClass {
+  char type = 'c';
+  int64_t major = -1;
+  int64_t minor = -1;
+};
+// "c 195:*" -> DeviceClass; an Error naming `field` otherwise.
+DeviceClass parse_device_class(const std::string& text, const std::string& field);
+
 struct Policy {
   std::string name;  // "baseline", "restricted" or the policy file
   // Rule id -> severity; a rule that is absent is off.
@@ -46,6 +57,8 @@ struct Policy {
   std::vector<std::string> allowed_sysctls;
   // Hook programs the operator trusts (GPU and CDI hooks), by absolute path.
   std::vector<std::string> allowed_hooks;
+  // Devices allowed beyond the engines' defaults (a GPU, FUSE).
+  std::vector<DeviceClass> allowed_devices;
   // Restricted: only CAP_NET_BIND_SERVICE may be kept (Kubernetes' Pod
   // Security Standards); otherwise the baseline's list.
   bool restricted_capabilities = false;
@@ -63,7 +76,7 @@ Policy builtin(const std::string& level);
 //   level: baseline            # optional: start from a built-in level
 //   rules: {writable-root: error, no-memory-limit: off}
 //   allow: {capabilities: [CAP_NET_RAW], mountSources: [/srv], sysctls: [net.core.somaxconn],
-//           hooks: [/usr/bin/nvidia-ctk]}
+//           hooks: [/usr/bin/nvidia-ctk], devices: ["c 195:*", "c 10:229"]}
 // `level` is required (a file that forgot it would turn every rule off).
 // Unknown or repeated keys, rule ids and severities are errors naming them.
 Policy parse_policy_yaml(const std::string& text, const std::string& shown);

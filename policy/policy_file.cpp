@@ -42,7 +42,7 @@ std::string clean_absolute(const std::string& path, const std::string& field) {
 }
 
 void parse_allow(const YAML::Node& allow, Policy& p) {
-  if (!allow.IsMap()) throw Error("allow: expected a map (capabilities, mountSources, sysctls, hooks)");
+  if (!allow.IsMap()) throw Error("allow: expected a map (capabilities, mountSources, sysctls, hooks, devices)");
   for (const auto& kv : entries(allow, "allow")) {
     const std::string key = kv.first;
     const std::string field = "allow." + key;
@@ -58,8 +58,10 @@ void parse_allow(const YAML::Node& allow, Policy& p) {
     } else if (key == "sysctls") {
       auto list = string_list(kv.second, field);
       p.allowed_sysctls.insert(p.allowed_sysctls.end(), list.begin(), list.end());
+    } else if (key == "devices") {
+      for (const auto& d : string_list(kv.second, field)) p.allowed_devices.push_back(parse_device_class(d, field));
     } else {
-      throw Error(field + ": unknown key (capabilities, mountSources, sysctls, hooks)");
+      throw Error(field + ": unknown key (capabilities, mountSources, sysctls, hooks, devices)");
     }
   }
 }
@@ -92,7 +94,29 @@ auto naming_file(const std::string& shown, Parse parse) -> decltype(parse()) {
   }
 }
 
+// A major or minor: "*" or a decimal number the kernel can hold (32 bits).
+int64_t device_number(const std::string& text) {
+  if (text == "*") return -1;
+  if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos) return -2;
+  const int64_t n = std::stoll(text);
+  return n <= 0xffffffffLL ? n : -2;
+}
+
 }  // namespace
+
+DeviceClass parse_device_class(const std::string& text, const std::string& field) {
+  // Exactly "T MAJOR:MINOR", one space: an access ("rwm") or anything else
+  // would look like it restricts something it does not.
+  const size_t colon = text.find(':');
+  DeviceClass d;
+  if (text.size() >= 5 && (text[0] == 'c' || text[0] == 'b') && text[1] == ' ' && colon != std::string::npos) {
+    d.type = text[0];
+    d.major = device_number(text.substr(2, colon - 2));
+    d.minor = device_number(text.substr(colon + 1));
+    if (d.major >= -1 && d.minor >= -1) return d;
+  }
+  throw Error(field + ": \"" + text + "\" is not a device class (\"c 10:229\", \"c 195:*\", \"b 8:*\")");
+}
 
 OperatorConfig parse_operator_config(const std::string& text, const std::string& shown) {
   return naming_file(shown, [&] {

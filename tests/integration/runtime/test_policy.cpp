@@ -79,6 +79,24 @@ TEST_CASE("check: a table of bundles gives exactly their findings and exit statu
          harden(c);
          c.cfg["linux"].erase("seccomp");
        }, 1, {"error     no-seccomp  linux.seccomp"}},
+      {"kmsg and vcs rules", [](Container& c) {
+         harden(c);
+         c.cfg["linux"]["resources"]["devices"] = {
+             {{"allow", true}, {"type", "c"}, {"major", 1}, {"minor", 11}, {"access", "rw"}},
+             {{"allow", true}, {"type", "c"}, {"major", 7}, {"minor", 0}, {"access", "rw"}},
+             {{"allow", true}, {"type", "c"}, {"major", 136}, {"access", "rw"}}};
+       }, 1, {"error     host-devices  linux.resources.devices[0]", "error     host-devices  linux.resources.devices[1]"}},
+      {"keyring and namespaces allowed", [](Container& c) {
+         harden(c);
+         c.cfg["linux"]["seccomp"]["syscalls"].push_back({{"names", {"keyctl", "clone", "io_uring_setup"}}, {"action", "SCMP_ACT_ALLOW"}});
+       }, 1, {"error     seccomp-syscalls  linux.seccomp.syscalls[1]", "error     seccomp-syscalls  linux.seccomp.syscalls[1]",
+              "error     seccomp-syscalls  linux.seccomp.syscalls[1]"}},
+      {"clone without namespaces", [](Container& c) {
+         harden(c);
+         c.cfg["linux"]["seccomp"]["syscalls"].push_back(
+             {{"names", {"clone"}}, {"action", "SCMP_ACT_ALLOW"},
+              {"args", {{{"index", 0}, {"value", 2114060288}, {"valueTwo", 0}, {"op", "SCMP_CMP_MASKED_EQ"}}}}});
+       }, 0, {}},
   };
   for (const auto& row : rows) {
     DYNAMIC_SECTION(row.what) {
@@ -229,4 +247,23 @@ TEST_CASE("a relative bind source is the bundle's, whatever husk's working direc
   INFO(r.err);
   CHECK(r.code == 0);
   CHECK(r.out == "from-the-bundle\n");
+}
+
+TEST_CASE("a device rule the operator's policy file allows (FUSE) runs; without it create refuses",
+          "[policy][husk-only]") {
+  TempDir etc("husk-it-policy-dev-");
+  const std::string config = etc.path + "/config.yaml", fuse = etc.path + "/fuse.yaml";
+  write_file(fuse, "level: baseline\nallow: {devices: ['c 10:229']}\n");
+  Container c("policy-dev");
+  c.args({"true"});
+  c.cfg["linux"]["resources"]["devices"] = {{{"allow", true}, {"type", "c"}, {"major", 10}, {"minor", 229}, {"access", "rw"}}};
+  c.write_config();
+  write_file(config, "policy: baseline\n");
+  auto refused = husk_with(config, {"--root", c.root, "run", "--bundle", c.bundle, c.id});
+  CHECK(refused.code != 0);
+  CHECK(contains(refused.err, "linux.resources.devices[0] = allow c 10:229 rw (host-devices: "));
+  write_file(config, "policy: " + fuse + "\n");
+  auto ok = husk_with(config, {"--root", c.root, "run", "--bundle", c.bundle, c.id});
+  INFO(ok.err);
+  CHECK(ok.code == 0);
 }

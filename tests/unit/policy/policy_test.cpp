@@ -314,3 +314,281 @@ TEST_CASE("hooks the operator allows, and an operator config that says nothing",
   CHECK_THROWS_WITH(parse_operator_config("binaries: {husk-strict: restricted, husk-strict: baseline}", "c.yaml"),
                     "c.yaml: binaries.husk-strict: given twice");
 }
+
+namespace {
+
+json rule(bool allow, const char* type, std::optional<int> major, std::optional<int> minor, const char* access) {
+  json r = {{"allow", allow}, {"access", access}};
+  if (*type) r["type"] = type;
+  if (major) r["major"] = *major;
+  if (minor) r["minor"] = *minor;
+  return r;
+}
+
+// The linux.resources.devices the engines write for a container that is not
+// privileged (runc adds its own defaults after them, husk the same).
+json docker_devices() {  // moby oci.DefaultLinuxSpec
+  return {rule(false, "", {}, {}, "rwm"),      rule(true, "c", 1, 5, "rwm"), rule(true, "c", 1, 3, "rwm"),
+          rule(true, "c", 1, 9, "rwm"),        rule(true, "c", 1, 8, "rwm"), rule(true, "c", 5, 0, "rwm"),
+          rule(true, "c", 5, 1, "rwm"),        rule(false, "c", 10, 229, "rwm")};
+}
+json containerd_devices() {  // oci.WithDefaultUnixDevices, and the net/tun rule of older releases
+  return {rule(false, "", {}, {}, "rwm"), rule(true, "c", 1, 3, "rwm"),    rule(true, "c", 1, 8, "rwm"),
+          rule(true, "c", 1, 7, "rwm"),   rule(true, "c", 5, 0, "rwm"),    rule(true, "c", 1, 5, "rwm"),
+          rule(true, "c", 1, 9, "rwm"),   rule(true, "c", 5, 1, "rwm"),    rule(true, "c", 136, {}, "rwm"),
+          rule(true, "c", 5, 2, "rwm"),   rule(true, "c", 10, 200, "rwm")};
+}
+json podman_devices() { return {{{"allow", false}, {"access", "rwm"}}}; }  // deny all, then runc's defaults
+
+// runc's own default rules as a bundle may spell them out (mknod of anything).
+json runc_devices() {
+  return {rule(true, "c", -1, -1, "m"),  rule(true, "b", {}, {}, "m"),    rule(true, "c", 1, 3, "rwm"),
+          rule(true, "c", 1, 8, "rwm"),  rule(true, "c", 1, 7, "rwm"),    rule(true, "c", 5, 0, "rwm"),
+          rule(true, "c", 1, 5, "rwm"),  rule(true, "c", 1, 9, "rwm"),    rule(true, "c", 136, -1, "rwm"),
+          rule(true, "c", 5, 2, "rwm"),  rule(true, "c", 10, 200, "rwm")};
+}
+
+json device(const char* path, const char* type, int major, int minor) {
+  return {{"path", path}, {"type", type}, {"major", major}, {"minor", minor}, {"fileMode", 0666}};
+}
+
+std::vector<std::string> only(const std::vector<std::string>& findings, const std::string& rule) {
+  std::vector<std::string> out;
+  for (const auto& f : findings)
+    if (f.find(" " + rule + " ") != std::string::npos) out.push_back(f);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("devices: the engines' default rules pass, every other host device is an error", "[policy]") {
+  for (const json& devices : {docker_devices(), containerd_devices(), podman_devices(), runc_devices()}) {
+    json j = hardened();
+    j["linux"]["resources"]["devices"] = devices;
+    j["linux"]["devices"] = {device("/dev/console", "c", 5, 1), device("/dev/net/tun", "c", 10, 200),
+                             device("/dev/pts/7", "c", 136, 7), device("/dev/fifo", "p", 0, 0),
+                             device("/dev/null2", "u", 1, 3)};
+    INFO(devices.dump());
+    CHECK(rules_of(j, builtin("restricted")).empty());
+  }
+  json j = hardened();
+  j["linux"]["resources"]["devices"] = {
+      rule(true, "c", 1, 11, "rw"),    // 0: kmsg: the host's kernel log
+      rule(true, "c", 7, 0, "r"),      // 1: vcs: the host console's screen
+      rule(true, "c", 1, 1, "rwm"),    // 2: mem
+      rule(true, "c", 1, {}, "rw"),    // 3: every 1:* (mem, kmem, port, kmsg)
+      rule(true, "c", 4, -1, "w"),     // 4: the host's ttys
+      rule(true, "b", 8, 0, "r"),      // 5
+      rule(true, "c", 1, 11, ""),      // 6: no access is rwm
+      rule(true, "c", {}, {}, "rw"),   // 7
+      rule(true, "c", 1, 11, "m"),     // mknod only: fine
+      rule(false, "c", 1, 11, "rw"),   // a deny: fine
+      rule(true, "c", 136, 3, "rw")};  // a pts: fine
+  j["linux"]["devices"] = {device("/dev/kmsg", "c", 1, 11), device("/dev/sda", "b", 8, 0), device("/dev/tty", "c", 5, 0)};
+  const std::vector<std::string> want = {
+      "error host-devices linux.devices[0] = /dev/kmsg (c 1:11)",
+      "error host-devices linux.devices[1] = /dev/sda (b 8:0)",
+      "error host-devices linux.resources.devices[0] = allow c 1:11 rw",
+      "error host-devices linux.resources.devices[1] = allow c 7:0 r",
+      "error host-devices linux.resources.devices[2] = allow c 1:1 rwm",
+      "error host-devices linux.resources.devices[3] = allow c 1:* rw",
+      "error host-devices linux.resources.devices[4] = allow c 4:* w",
+      "error host-devices linux.resources.devices[5] = allow b 8:0 r",
+      "error host-devices linux.resources.devices[6] = allow c 1:11 rwm",
+      "error host-devices linux.resources.devices[7] = allow c *:* rw"};
+  CHECK(rules_of(j, builtin("baseline")) == want);
+  CHECK(rules_of(j, builtin("restricted")) == want);
+}
+
+TEST_CASE("devices a policy file allows: a GPU's major, FUSE; the syntax is the engines'", "[policy]") {
+  Policy p = parse_policy_yaml("level: restricted\nallow:\n  devices: ['c 195:*', 'c 10:229']\n", "gpu.yaml");
+  json j = hardened();
+  j["linux"]["devices"] = {device("/dev/nvidia0", "c", 195, 0), device("/dev/nvidiactl", "c", 195, 255),
+                           device("/dev/fuse", "c", 10, 229), device("/dev/kmsg", "c", 1, 11)};
+  j["linux"]["resources"]["devices"] = {rule(true, "c", 195, {}, "rw"), rule(true, "c", 10, 229, "rwm"),
+                                        rule(true, "c", 10, {}, "rw"), rule(true, "b", 195, 0, "rw")};
+  CHECK(rules_of(j, p) == std::vector<std::string>{"error host-devices linux.devices[3] = /dev/kmsg (c 1:11)",
+                                                   "error host-devices linux.resources.devices[2] = allow c 10:* rw",
+                                                   "error host-devices linux.resources.devices[3] = allow b 195:0 rw"});
+  CHECK(p.allowed_devices.size() == 2);
+  Policy block = parse_policy_yaml("level: baseline\nallow: {devices: ['b 8:*', 'c *:*']}", "p.yaml");
+  REQUIRE(block.allowed_devices.size() == 2);
+  CHECK((block.allowed_devices[0].type == 'b' && block.allowed_devices[0].major == 8 && block.allowed_devices[0].minor == -1));
+  CHECK((block.allowed_devices[1].major == -1 && block.allowed_devices[1].minor == -1));
+  for (const char* bad : {"c 10", "x 1:2", "a 1:2", "c 1:2 rwm", "c -1:2", "c  1:2", "c 1:4294967296", "c 1:", "/dev/fuse", ""})
+    CHECK_THROWS_WITH(parse_policy_yaml(std::string("level: baseline\nallow: {devices: ['") + bad + "']}", "p.yaml"),
+                      std::string("p.yaml: allow.devices: \"") + bad +
+                          "\" is not a device class (\"c 10:229\", \"c 195:*\", \"b 8:*\")");
+  CHECK_THROWS_WITH(parse_policy_yaml("level: baseline\nallow: {gpus: []}", "p.yaml"),
+                    "p.yaml: allow.gpus: unknown key (capabilities, mountSources, sysctls, hooks, devices)");
+}
+
+namespace {
+
+json allow(std::vector<std::string> names, json args = json::array(), const char* action = "SCMP_ACT_ALLOW") {
+  json r = {{"names", names}, {"action", action}};
+  if (!args.empty()) r["args"] = args;
+  return r;
+}
+json arg(unsigned index, uint64_t value, const char* op, uint64_t value_two = 0) {
+  return {{"index", index}, {"value", value}, {"valueTwo", value_two}, {"op", op}};
+}
+
+constexpr uint64_t kDockerNsMask = 2114060288;  // CLONE_NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
+
+// A profile's rules as the engines resolve them for amd64 and a container
+// without CAP_SYS_ADMIN (the includes/excludes already applied), with the
+// common allowlist cut to a few names: only the rules that decide here.
+json docker_profile() {  // moby profiles/seccomp/default.json (25.0 on: no io_uring)
+  return {{"defaultAction", "SCMP_ACT_ERRNO"}, {"defaultErrnoRet", 1},
+          {"syscalls", {allow({"read", "write", "fanotify_mark", "memfd_secret", "mknod", "name_to_handle_at"}),
+                        allow({"process_vm_readv", "process_vm_writev", "ptrace"}),
+                        allow({"socket"}, {arg(0, 40, "SCMP_CMP_NE")}),
+                        allow({"personality"}, {arg(0, 0, "SCMP_CMP_EQ")}), allow({"personality"}, {arg(0, 8, "SCMP_CMP_EQ")}),
+                        allow({"personality"}, {arg(0, 131072, "SCMP_CMP_EQ")}),
+                        allow({"personality"}, {arg(0, 131080, "SCMP_CMP_EQ")}),
+                        allow({"personality"}, {arg(0, 4294967295, "SCMP_CMP_EQ")}),
+                        allow({"arch_prctl", "modify_ldt"}),
+                        allow({"clone"}, {arg(0, kDockerNsMask, "SCMP_CMP_MASKED_EQ")}),
+                        {{"names", {"clone3"}}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", 38}}}}};
+}
+json containerd_profile() {  // contrib/seccomp DefaultProfile: Docker's shape, ptrace alone from 4.8 on
+  json p = docker_profile();
+  p["syscalls"][1] = allow({"ptrace"});
+  return p;
+}
+json podman_profile() {  // containers/common pkg/seccomp/seccomp.json: rootless engines nest
+  return {{"defaultAction", "SCMP_ACT_ERRNO"}, {"defaultErrnoRet", 38},
+          {"syscalls", {{{"names", {"kexec_load", "userfaultfd", "swapon"}}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", 1}},
+                        allow({"read", "clone", "clone3", "keyctl", "mount", "pivot_root", "setns", "syslog", "umount2",
+                               "unshare", "reboot"}),
+                        allow({"personality"}, {arg(0, 0, "SCMP_CMP_EQ")}),
+                        {{"names", {"bpf", "perf_event_open", "setns"}}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", 1}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("seccomp: explicit rules for calls Docker keeps from a container without capabilities", "[policy]") {
+  json j = hardened();
+  auto& sc = j["linux"]["seccomp"]["syscalls"];
+  sc = json::array();
+  sc.push_back(allow({"keyctl", "add_key", "request_key", "read"}));                       // 0
+  sc.push_back(allow({"io_uring_setup", "io_uring_enter", "io_uring_register"}, {}, "SCMP_ACT_LOG"));  // 1
+  sc.push_back(allow({"userfaultfd", "perf_event_open", "bpf", "syslog"}, {}, "SCMP_ACT_NOTIFY"));  // 2
+  sc.push_back(allow({"unshare"}));                                                        // 3
+  sc.push_back(allow({"clone3"}));                                                         // 4
+  sc.push_back(allow({"clone"}, {arg(0, 0x20000, "SCMP_CMP_MASKED_EQ")}));                 // 5: masks NEWNS only
+  sc.push_back(allow({"clone"}, {arg(0, 0x10000000, "SCMP_CMP_MASKED_EQ", 0x10000000)}));  // 6: NEWUSER required
+  sc.push_back(allow({"clone"}, {arg(0, 0x10000000, "SCMP_CMP_LT"), arg(0, 0, "SCMP_CMP_GE")}));  // 7: one rule each
+  sc.push_back(allow({"clone"}, {arg(2, 0, "SCMP_CMP_EQ")}));                              // 8: flags free
+  sc.push_back(allow({"personality"}, {arg(0, 0x0040000, "SCMP_CMP_EQ")}));                // 9: ADDR_NO_RANDOMIZE
+  sc.push_back(allow({"personality"}));                                                    // 10
+  sc.push_back(allow({"unshare"}, {arg(0, 0x80000000, "SCMP_CMP_GT")}));                   // 11
+  sc.push_back(allow({"socket"}));                                                         // 12
+  sc.push_back(allow({"socket"}, {arg(0, 40, "SCMP_CMP_NE")}));                            // 13: (1 << 32) | 40
+  sc.push_back(allow({"socket"}, {arg(0, (1ULL << 32) | 40, "SCMP_CMP_EQ")}));             // 14
+  sc.push_back(allow({"socket"}, {arg(0, 41, "SCMP_CMP_LT")}));                            // 15
+  sc.push_back(allow({"socket"}, {arg(0, 0xff, "SCMP_CMP_MASKED_EQ", 0x28)}));             // 16
+  // Fine: namespaces masked out (with other flags too), NEWUSER below the
+  // bound, a safe personality, denials, and calls that need a capability.
+  sc.push_back(allow({"clone", "unshare"}, {arg(0, kDockerNsMask, "SCMP_CMP_MASKED_EQ")}));
+  sc.push_back(allow({"clone"}, {arg(0, kDockerNsMask | 0x100, "SCMP_CMP_MASKED_EQ", 0x100)}));
+  sc.push_back(allow({"unshare"}, {arg(0, 0x10000000, "SCMP_CMP_LT")}));
+  sc.push_back(allow({"unshare"}, {arg(0, 0x400, "SCMP_CMP_EQ")}));  // CLONE_FILES
+  sc.push_back(allow({"personality"}, {arg(0, 8, "SCMP_CMP_EQ")}));
+  sc.push_back(allow({"socket"}, {arg(0, 40, "SCMP_CMP_LT")}));  // husk's: compared whole
+  sc.push_back(allow({"socket"}, {arg(0, 41, "SCMP_CMP_EQ")}));
+  sc.push_back(allow({"socket"}, {arg(0, 0xff, "SCMP_CMP_MASKED_EQ", 0x29)}));
+  sc.push_back(allow({"keyctl", "bpf", "clone3"}, {}, "SCMP_ACT_ERRNO"));
+  sc.push_back(allow({"io_uring_setup"}, {}, "SCMP_ACT_KILL_PROCESS"));
+  sc.push_back(allow({"mount", "setns", "kexec_load", "init_module", "ptrace"}));
+  const std::vector<std::string> want = {
+      "seccomp-syscalls linux.seccomp.syscalls[0] = keyctl (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[0] = add_key (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[0] = request_key (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[1] = io_uring_setup (SCMP_ACT_LOG)",
+      "seccomp-syscalls linux.seccomp.syscalls[1] = io_uring_enter (SCMP_ACT_LOG)",
+      "seccomp-syscalls linux.seccomp.syscalls[1] = io_uring_register (SCMP_ACT_LOG)",
+      "seccomp-syscalls linux.seccomp.syscalls[2] = userfaultfd (SCMP_ACT_NOTIFY)",
+      "seccomp-syscalls linux.seccomp.syscalls[2] = perf_event_open (SCMP_ACT_NOTIFY)",
+      "seccomp-syscalls linux.seccomp.syscalls[2] = bpf (SCMP_ACT_NOTIFY)",
+      "seccomp-syscalls linux.seccomp.syscalls[2] = syslog (SCMP_ACT_NOTIFY)",
+      "seccomp-syscalls linux.seccomp.syscalls[3] = unshare (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[4] = clone3 (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[5] = clone (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[6] = clone (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[7] = clone (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[8] = clone (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[9] = personality (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[10] = personality (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[11] = unshare (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[12] = socket (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[13] = socket (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[14] = socket (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[15] = socket (SCMP_ACT_ALLOW)",
+      "seccomp-syscalls linux.seccomp.syscalls[16] = socket (SCMP_ACT_ALLOW)"};
+  auto with = [](const char* severity, std::vector<std::string> v) {
+    for (auto& s : v) s = std::string(severity) + " " + s;
+    return v;
+  };
+  CHECK(rules_of(j, builtin("restricted")) == with("error", want));
+  CHECK(rules_of(j, builtin("baseline")) == with("warn", want));
+  CHECK_FALSE(violated(evaluate(husk::spec::parse(j.dump()), builtin("baseline"), kBundle)));
+  Policy off = parse_policy_yaml("level: restricted\nrules: {seccomp-syscalls: 'off'}", "p.yaml");
+  CHECK(rules_of(j, off).empty());
+}
+
+TEST_CASE("seccomp: husk's, Docker's, containerd's and podman's default profiles", "[policy]") {
+  // husk spec's own profile passes restricted (hardened() carries it).
+  CHECK(only(rules_of(hardened(), builtin("restricted")), "seccomp-syscalls").empty());
+  // Docker's and containerd's: only their AF_VSOCK rule, "!= 40" on the
+  // 64-bit argument, which (1 << 32) | 40 meets.
+  for (const json& profile : {docker_profile(), containerd_profile()}) {
+    json j = hardened();
+    j["linux"]["seccomp"] = profile;
+    INFO(profile.dump());
+    CHECK(rules_of(j, builtin("restricted")) ==
+          std::vector<std::string>{"error seccomp-syscalls linux.seccomp.syscalls[2] = socket (SCMP_ACT_ALLOW)"});
+    CHECK(rules_of(j, builtin("baseline")) ==
+          std::vector<std::string>{"warn seccomp-syscalls linux.seccomp.syscalls[2] = socket (SCMP_ACT_ALLOW)"});
+  }
+  // Docker before 25.0 allowed io_uring: a warning under baseline.
+  json old_docker = hardened();
+  old_docker["linux"]["seccomp"] = docker_profile();
+  old_docker["linux"]["seccomp"]["syscalls"][0]["names"].push_back("io_uring_setup");
+  CHECK(rules_of(old_docker, builtin("baseline")) ==
+        std::vector<std::string>{"warn seccomp-syscalls linux.seccomp.syscalls[0] = io_uring_setup (SCMP_ACT_ALLOW)",
+                                 "warn seccomp-syscalls linux.seccomp.syscalls[2] = socket (SCMP_ACT_ALLOW)"});
+  // podman's lets user namespaces, the keyring and the kernel log through:
+  // warnings under baseline, errors under restricted.
+  json podman = hardened();
+  podman["linux"]["seccomp"] = podman_profile();
+  const std::vector<std::string> calls = {"clone", "clone3", "keyctl", "syslog", "unshare"};
+  std::vector<std::string> want;
+  for (const auto& c : calls) want.push_back("warn seccomp-syscalls linux.seccomp.syscalls[1] = " + c + " (SCMP_ACT_ALLOW)");
+  CHECK(rules_of(podman, builtin("baseline")) == want);
+  CHECK_FALSE(violated(evaluate(husk::spec::parse(podman.dump()), builtin("baseline"), kBundle)));
+  CHECK(violated(evaluate(husk::spec::parse(podman.dump()), builtin("restricted"), kBundle)));
+}
+
+TEST_CASE("an engine's whole default container passes baseline: devices and seccomp together", "[policy]") {
+  struct Engine {
+    const char* name;
+    json devices, profile;
+  };
+  for (const auto& e : {Engine{"docker", docker_devices(), docker_profile()},
+                        Engine{"containerd", containerd_devices(), containerd_profile()},
+                        Engine{"podman", podman_devices(), podman_profile()}}) {
+    // The engines' process: root with their default capabilities, writable root.
+    json j = json::parse(husk::spec::default_config_json({}));
+    const json caps = {"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",
+                       "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+                       "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"};
+    j["process"]["capabilities"] = {{"bounding", caps}, {"effective", caps}, {"permitted", caps}};
+    j["root"]["readonly"] = false;
+    j["linux"]["resources"]["devices"] = e.devices;
+    j["linux"]["seccomp"] = e.profile;
+    INFO(e.name);
+    CHECK_FALSE(violated(evaluate(husk::spec::parse(j.dump()), builtin("baseline"), kBundle)));
+  }
+}
