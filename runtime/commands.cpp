@@ -70,8 +70,21 @@ void check_unsupported(const spec::Linux& lx) {
   }
 }
 
-spec::Spec load_config(const std::string& bundle, std::string& text) {
-  spec::Spec s = spec::load_bundle(bundle, &text);
+// `given`: the config husk made itself (run_own_config), else the bundle's
+// config.json is read; `text` gets it either way.
+spec::Spec load_config(const std::string& bundle, const std::string* given, std::string& text) {
+  spec::Spec s;
+  if (!given) {
+    s = spec::load_bundle(bundle, &text);
+  } else {
+    text = *given;
+    try {
+      s = spec::parse(text);
+      spec::validate(s, true);
+    } catch (const Error& e) {
+      rethrow_with("config.json", e);
+    }
+  }
   // What husk itself needs beyond the spec's rules.
   try {
     if (!s.linux_) throw Error("linux: required (husk runs Linux containers)");
@@ -164,10 +177,11 @@ struct Bundle {
   spec::Spec spec;
 };
 
-Bundle open_bundle(const std::string& bundle_arg) {
+// `config_text`: see load_config.
+Bundle open_bundle(const std::string& bundle_arg, const std::string* config_text = nullptr) {
   Bundle b;
   b.dir = absolute_dir(bundle_arg, "bundle");
-  b.spec = load_config(b.dir, b.config_text);
+  b.spec = load_config(b.dir, config_text, b.config_text);
   // A relative bind source is the bundle's (config.md; runc works in the
   // bundle directory), never husk's caller's working directory.
   for (auto& m : b.spec.mounts)
@@ -508,9 +522,9 @@ int cmd_run(const Global& g, const CreateOptions& o) {
   return run_bundle(g, o, std::move(b), {});
 }
 
-int run_own_config(const Global& g, const CreateOptions& o, const RunHooks& hooks) {
+int run_own_config(const Global& g, const CreateOptions& o, const std::string& config_text, const RunHooks& hooks) {
   try {
-    return run_bundle(g, o, open_bundle(o.bundle), hooks);
+    return run_bundle(g, o, open_bundle(o.bundle, &config_text), hooks);
   } catch (...) {
     // A failure after create (start, the wait) leaves a committed container.
     try {

@@ -44,13 +44,15 @@ int cmd_create(const Global& g, const CreateOptions& o);
 int cmd_start(const Global& g, const std::string& id);
 int cmd_run(const Global& g, const CreateOptions& o);
 
-// `run` of a config husk wrote itself (the sandbox's): no operator policy,
-// no terminal; wait replaces the foreground wait (signals arrive on sigfd).
-// The container is deleted after, whatever happens.
+// `run` of a config husk made itself (the sandbox's), given as its text: no
+// config.json is read (the bundle directory may be a user's, who could swap
+// it for one with hooks of theirs), no operator policy, no terminal; wait
+// replaces the foreground wait (signals arrive on sigfd). The container is
+// deleted after, whatever happens.
 struct RunHooks {
   std::function<int(pid_t init, int sigfd)> wait;
 };
-int run_own_config(const Global& g, const CreateOptions& o, const RunHooks& hooks);
+int run_own_config(const Global& g, const CreateOptions& o, const std::string& config_text, const RunHooks& hooks);
 int cmd_state(const Global& g, const std::string& id);
 int cmd_kill(const Global& g, const std::string& id, const std::string& signal, bool all);
 int cmd_delete(const Global& g, const std::string& id, bool force);

@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/timerfd.h>
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -112,6 +114,49 @@ void remove_tree(int parent, const std::string& name) {
   }
   ::close(top);
   ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);
+}
+
+namespace {
+
+std::string mode_text(mode_t mode) {
+  char buf[8];
+  snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+}  // namespace
+
+base::Fd private_dir(const std::string& path, uid_t owner, mode_t mode, int at) {
+  const bool absolute = !path.empty() && path[0] == '/';
+  std::string shown = absolute ? "" : ".";
+  base::Fd dir(::openat(absolute ? AT_FDCWD : at, absolute ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) throw sys_error("sandbox: open " + std::string(absolute ? "/" : "the directory of " + path));
+  auto check = [&](const std::string& name) {
+    struct stat st;
+    if (::fstat(dir.get(), &st) != 0) throw sys_error("sandbox: fstat " + name);
+    // root's own directories above (/, /run) are as safe as owner's.
+    if (st.st_uid != owner && st.st_uid != 0)
+      throw Error("sandbox: " + name + " is owned by uid " + std::to_string(st.st_uid) + ", not " +
+                  std::to_string(owner) + ": refused (its owner could swap what husk makes there)");
+    if (st.st_mode & 022)
+      throw Error("sandbox: " + name + " may be written by group or others (mode " + mode_text(st.st_mode) +
+                  "): refused (they could swap what husk makes there)");
+  };
+  if (absolute) check("/");
+  std::istringstream parts(path);
+  std::string part;
+  while (std::getline(parts, part, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") throw Error("sandbox: " + path + ": no .. allowed");
+    shown += "/" + part;
+    if (::mkdirat(dir.get(), part.c_str(), mode) != 0 && errno != EEXIST) throw sys_error("sandbox: mkdir " + shown);
+    // A symlink is refused, never followed.
+    base::Fd next(::openat(dir.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) throw sys_error("sandbox: open " + shown + " (a symlink is not followed)");
+    dir = std::move(next);
+    check(shown);
+  }
+  return dir;
 }
 
 
@@ -214,13 +259,19 @@ void as_user(uint32_t uid, uint32_t gid, const std::function<void()>& fn) {
     throw Error("sandbox: a step as uid " + std::to_string(uid) + " failed");
 }
 
-// mkdir -p (as the user the directories are for, see as_user).
-void make_dirs(const std::string& path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string part = path.substr(0, slash);
-    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) throw sys_error("sandbox: mkdir " + part);
-    if (slash == std::string::npos) break;
+// mkdir -p of `rel` below the directory `at` (as the user the directories
+// are for, see as_user), no symlink followed.
+void make_dirs_at(int at, const std::string& rel, const std::string& shown) {
+  Fd dir(::openat(at, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  std::istringstream parts(rel);
+  std::string part, path = shown;
+  while (dir && std::getline(parts, part, '/')) {
+    if (part.empty()) continue;
+    path += "/" + part;
+    if (::mkdirat(dir.get(), part.c_str(), 0700) != 0 && errno != EEXIST) throw sys_error("sandbox: mkdir " + path);
+    dir = Fd(::openat(dir.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   }
+  if (!dir) throw sys_error("sandbox: open " + path);
 }
 
 // Who runs the command: the caller; as root, --user or sudo's user.
@@ -380,70 +431,120 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool& timed_out) {
   }
 }
 
-// The sandbox's files on the host: its config and a state root of its own
-// (so `husk list` of the user does not see it), removed at the end.
+// A new directory below `base` named prefix + 6 random characters, as
+// mkdtemp(3) makes one but relative to an fd. Returns its name.
+std::string make_temp_at(int base, const std::string& prefix, mode_t mode, const std::string& shown) {
+  static const char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  for (int tries = 0; tries < 100; ++tries) {
+    unsigned char rnd[6];
+    if (::getrandom(rnd, sizeof rnd, 0) != sizeof rnd) throw sys_error("sandbox: getrandom");
+    std::string name = prefix;
+    for (unsigned char c : rnd) name += kChars[c % (sizeof kChars - 1)];
+    if (::mkdirat(base, name.c_str(), mode) == 0) return name;
+    if (errno != EEXIST) throw sys_error("sandbox: mkdir " + shown + "/" + name);
+  }
+  throw Error("sandbox: mkdir " + shown + "/" + prefix + "XXXXXX: every name tried exists");
+}
+
+// The sandbox's files on the host: the root's mount points, the overlay
+// layers and a state root of its own (so `husk list` of the user does not
+// see it), removed at the end. Each is used through fds opened here, and
+// removed fd-relative without following a symlink.
 class Workdir {
-  // In memory where there is a place for it: some 40 mount points are made
-  // and removed at every start, several times slower on a disk (ext4
-  // journals each), more so while it is busy. $XDG_RUNTIME_DIR is a tmpfs
-  // of the user's; else /dev/shm when it is root's tmpfs anyone may use as /tmp.
-  static std::string base_dir() {
+  // A directory to make ours in. As root, directories only root can write
+  // (a user's $XDG_RUNTIME_DIR, kept by sudo, would let that user swap ours
+  // for a symlink or a directory of theirs under root's hands), which others
+  // may pass through (0711): the init resolves the root by its path as the
+  // sandbox's user (/run/husk, 0700, would stop it). /run is a tmpfs: some
+  // 40 mount points are made and removed at every start, several times
+  // slower on a disk (ext4 journals each). Else in memory where there is a
+  // place: $XDG_RUNTIME_DIR is a tmpfs of the user's, /dev/shm root's tmpfs
+  // anyone may use as /tmp.
+  static std::pair<base::Fd, std::string> base_dir() {
+    if (::geteuid() == 0) return {private_dir("/run/husk-sandbox", 0, 0711), "/run/husk-sandbox"};
+    std::string base = "/tmp";
     const char* xdg = std::getenv("XDG_RUNTIME_DIR");
-    if (xdg && *xdg && ::access(xdg, W_OK | X_OK) == 0) return xdg;
     struct statfs fs;
     struct stat st;
-    if (::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::stat("/dev/shm", &st) == 0 &&
-        S_ISDIR(st.st_mode) && st.st_uid == 0 && (st.st_mode & 07777) == 01777)
-      return "/dev/shm";
-    return "/tmp";
+    if (xdg && *xdg && ::access(xdg, W_OK | X_OK) == 0)
+      base = xdg;
+    else if (::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::stat("/dev/shm", &st) == 0 &&
+             S_ISDIR(st.st_mode) && st.st_uid == 0 && (st.st_mode & 07777) == 01777)
+      base = "/dev/shm";
+    return {open_dir(base), base};
   }
 
-  static std::string make_temp(const std::string& base) {
-    std::string templ = base + "/husk-sandbox-XXXXXX";
-    if (!::mkdtemp(templ.data())) throw sys_error("sandbox: mkdtemp " + templ);
-    if (::chmod(templ.c_str(), 0711) != 0) throw sys_error("sandbox: chmod " + templ);
-    return templ;
+  // What the command writes goes on a disk, not into a tmpfs: /dev/shm is
+  // memory every user shares, /run the system's.
+  static std::pair<base::Fd, std::string> layers_base_dir() {
+    if (::geteuid() == 0) return {private_dir("/var/lib/husk-sandbox", 0, 0711), "/var/lib/husk-sandbox"};
+    return {open_dir("/tmp"), "/tmp"};
   }
+
+  static base::Fd open_dir(const std::string& path) {
+    base::Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) throw sys_error("sandbox: open " + path);
+    return fd;
+  }
+
+  // One directory of ours below a base: made, then held by an fd.
+  struct Temp {
+    base::Fd base, fd;
+    std::string path, name;
+    void make(std::pair<base::Fd, std::string> where) {
+      base = std::move(where.first);
+      // The init reaches the root and the layers through it as the user.
+      name = make_temp_at(base.get(), "husk-sandbox-", 0711, where.second);
+      path = where.second + "/" + name;
+      fd = base::Fd(::openat(base.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!fd) throw sys_error("sandbox: open " + path);
+    }
+    void remove() const {
+      if (fd) ::unlinkat(base.get(), name.c_str(), AT_REMOVEDIR);
+    }
+  };
 
  public:
   // The init makes the mount points in the root as the sandbox's user (it has
-  // no privilege over host files): the root is that user's, and the
-  // directory above it can be passed through. `layers`: --overlay's upper
-  // and work directories are made too, the user's as well.
+  // no privilege over host files): the root is that user's. `layers`:
+  // --overlay's upper and work directories are made too, the user's as well.
   Workdir(uint32_t uid, uint32_t gid, bool layers) {
-    std::string base = base_dir();
-    dir_ = make_temp(base);
-    std::vector<std::string> made = {rootfs()};
+    auto base = base_dir();
+    const bool layers_apart = base.second == "/dev/shm" || ::geteuid() == 0;  // not in a shared tmpfs
+    work_.make(std::move(base));
+    std::vector<std::pair<int, const char*>> made = {{work_.fd.get(), "rootfs"}};
     if (layers) {
-      // What the command writes goes on a disk, not into /dev/shm: that is
-      // memory every user shares.
-      if (base == "/dev/shm") layers_dir_ = make_temp("/tmp");
-      made.push_back(overlay());
+      if (layers_apart) layers_.make(layers_base_dir());
+      made.push_back({layers_fd(), "overlay"});
     }
-    // Root made them here, in a directory only root writes: chown is safe.
-    for (const std::string& d : made)
-      if (::mkdir(d.c_str(), 0755) != 0 || (::geteuid() == 0 && ::chown(d.c_str(), uid, gid) != 0))
-        throw sys_error("sandbox: make " + d);
+    // Made here, in a directory of ours: chown cannot be led elsewhere.
+    for (const auto& [dir, name] : made)
+      if (::mkdirat(dir, name, 0755) != 0 ||
+          (::geteuid() == 0 && ::fchownat(dir, name, uid, gid, AT_SYMLINK_NOFOLLOW) != 0))
+        throw sys_error(std::string("sandbox: make ") + (dir == work_.fd.get() ? work_.path : layers_.path) + "/" +
+                        name);
   }
   // What husk and the sandbox's user made here: the mount points in the
-  // root, the overlay layers, our config and state root.
+  // root, the overlay layers, our state root.
   ~Workdir() { remove(); }
   void remove() const {
-    remove_tree(AT_FDCWD, rootfs());
-    remove_tree(AT_FDCWD, overlay());
-    ::unlink(config().c_str());
-    ::rmdir(state().c_str());
-    ::rmdir(dir_.c_str());
-    if (!layers_dir_.empty()) ::rmdir(layers_dir_.c_str());
+    if (work_.fd) {
+      remove_tree(work_.fd.get(), "rootfs");
+      ::unlinkat(work_.fd.get(), "state", AT_REMOVEDIR);
+    }
+    if (layers_fd() >= 0) remove_tree(layers_fd(), "overlay");
+    work_.remove();
+    layers_.remove();
   }
-  const std::string& dir() const { return dir_; }
-  std::string rootfs() const { return dir_ + "/rootfs"; }
-  std::string overlay() const { return (layers_dir_.empty() ? dir_ : layers_dir_) + "/overlay"; }
-  std::string config() const { return dir_ + "/config.json"; }
-  std::string state() const { return dir_ + "/state"; }
+  const std::string& dir() const { return work_.path; }
+  std::string rootfs() const { return work_.path + "/rootfs"; }
+  std::string overlay() const { return (layers_.fd ? layers_.path : work_.path) + "/overlay"; }
+  // The directory overlay() is in.
+  int layers_fd() const { return layers_.fd ? layers_.fd.get() : work_.fd.get(); }
+  std::string state() const { return work_.path + "/state"; }
 
  private:
-  std::string dir_, layers_dir_;
+  Temp work_, layers_;
 };
 
 // A process outside the sandbox that outlives a killed husk: the sandbox's
@@ -613,11 +714,23 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   // XDG_RUNTIME_DIR: /tmp/husk-UID). A cache the sandbox could write would
   // hand the next sandbox a filter that allows everything: both places are
   // masked in every sandbox (sandbox_config), and compile() ignores a cache
-  // not owned by the caller or open to others.
+  // not owned by the caller or open to others. A /tmp/husk-UID someone else
+  // made, open to others or a symlink is not used either (compile() refuses
+  // it too): without a cache the filter is the same, only built again,
+  // where failing would let any user deny the sandbox to another by
+  // planting the directory first.
   if (sg.seccomp_cache.empty()) {
     std::string mine = "/tmp/husk-" + std::to_string(::geteuid());
     ::mkdir(mine.c_str(), 0700);
-    sg.seccomp_cache = mine + "/.seccomp-cache";
+    Fd dir(::open(mine.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st;
+    if (dir && ::fstat(dir.get(), &st) == 0 && st.st_uid == ::geteuid() && !(st.st_mode & 022))
+      sg.seccomp_cache = mine + "/.seccomp-cache";
+    else
+      std::cerr << "husk sandbox: " << mine
+                << " is not yours alone (another user's, open to others, or a symlink): the seccomp filter is "
+                   "built without its cache"
+                << std::endl;
   }
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
@@ -628,9 +741,15 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   SandboxConfig sc = sandbox_config(o, host, work.rootfs(), keep.empty() ? work.overlay() : keep);
   for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
   // The layers are the sandbox user's: its init mounts them without privilege over host files.
-  as_user(host.uid, host.gid, [&] {
-    for (const auto& d : sc.overlay_dirs) make_dirs(d);
-  });
+  if (!sc.overlay_dirs.empty()) {
+    const std::string top = keep.empty() ? work.overlay() : keep;
+    Fd ours(keep.empty() ? ::openat(work.layers_fd(), "overlay", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
+    if (keep.empty() && !ours) throw sys_error("sandbox: open " + top);
+    const int layers = keep.empty() ? ours.get() : keep_fd.get();
+    as_user(host.uid, host.gid, [&] {
+      for (const auto& d : sc.overlay_dirs) make_dirs_at(layers, d.substr(top.size() + 1), top);
+    });
+  }
   struct DropWork {
     int fd;
     ~DropWork() {
@@ -638,7 +757,6 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     }
   } drop_work{keep_fd.get()};  // kept: the upper layer only
 
-  write_file_atomic(work.config(), sc.config.dump() + "\n", 0600);
   std::unique_ptr<Proxy> proxy;
   if (!o.allow_hosts.empty()) {
     std::vector<AllowedHost> allowed;
@@ -667,7 +785,7 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     }
     return status;
   };
-  return run_own_config(sg, co, hooks);
+  return run_own_config(sg, co, sc.config.dump() + "\n", hooks);
 }
 
 }  // namespace husk::rt

@@ -4,6 +4,9 @@
 // `--print-config` hands the same sandbox to any runtime.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -13,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/fd.h"
 #include "runtime/commands.h"
 
 namespace husk::rt {
@@ -80,6 +84,13 @@ std::string flag_path(const std::string& flag, const std::string& path, const st
 // directory made unreadable is opened by giving it back to its owner, any
 // depth with a bounded number of open fds. What cannot be removed stays.
 void remove_tree(int parent, const std::string& name);
+
+// The directory `path` (absolute, or relative to `at`), each missing
+// component made with `mode`, opened one by one without following a
+// symlink; each (and "/" for an absolute path) must be owner's or root's and
+// writable by no group or other, else an Error names it. Where root keeps
+// the sandbox's files: nobody else can swap anything below it.
+base::Fd private_dir(const std::string& path, uid_t owner, mode_t mode = 0700, int at = AT_FDCWD);
 
 int cmd_sandbox(const Global& g, const SandboxOptions& o);
 

@@ -39,6 +39,7 @@ void check_flags(unsigned flags, const char* stage) {
 struct Fd {
   int fd = -1;
   explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   ~Fd() {
@@ -253,6 +254,26 @@ bool trusted(int fd, bool dir) {
          st.st_uid == geteuid() && (st.st_mode & 022) == 0;
 }
 
+// The cache directory, made 0700 below a parent that nobody else can use
+// to swap it: one another user owns or may write (a /tmp/husk-UID planted
+// before husk ever ran) could move a directory of theirs in under the name.
+// The parent is ours or root's and open to no one else, or root's sticky
+// /tmp. -1 when there is none to trust.
+Fd open_cache_dir(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const std::string leaf = slash == std::string::npos ? path : path.substr(slash + 1);
+  Fd above(open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (above.fd < 0 || leaf.empty() || fstat(above.fd, &st) != 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
+      ((st.st_mode & 022) != 0 && !(st.st_uid == 0 && (st.st_mode & S_ISVTX))))
+    return Fd(-1);
+  mkdirat(above.fd, leaf.c_str(), 0700);
+  Fd dir(openat(above.fd, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir.fd >= 0 && !trusted(dir.fd, true)) return Fd(-1);
+  return dir;
+}
+
 bool read_cached(int dfd, const std::string& name, const std::string& key,
                  std::vector<sock_filter>& insns) {
   Fd f(openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
@@ -302,10 +323,10 @@ Program compile(const Plan& p, const std::string& cache_dir) {
     prog.insns = generate(p);
     return prog;
   }
-  // A cache that cannot be made or is not safely ours is skipped, not fatal.
-  mkdir(cache_dir.c_str(), 0700);
-  Fd dir(open(cache_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (dir.fd < 0 || !trusted(dir.fd, true)) {
+  // A cache that cannot be made or is not safely ours is skipped, not fatal:
+  // the filter is the same without it, only slower to build.
+  Fd dir = open_cache_dir(cache_dir);
+  if (dir.fd < 0) {
     prog.insns = generate(p);
     return prog;
   }

@@ -74,7 +74,8 @@ Plan plan(const spec::Seccomp& cfg);
 // and the init only calls load(Program). With a non-empty cache_dir the
 // program is reused across starts: cache_dir is created 0700 if missing, and
 // a cache (dir or file) not owned by this euid or writable by others is
-// ignored; an entry is used only when the whole plan it was built from
+// ignored, as is one whose parent directory another user owns or may write
+// (root's sticky /tmp excepted), or is a symlink; an entry is used only when the whole plan it was built from
 // matches. Cache write failures only cost the reuse.
 // Errors: "seccomp: compile filter: ...", unsupported flags -> "... not supported".
 Program compile(const Plan& plan, const std::string& cache_dir = "");

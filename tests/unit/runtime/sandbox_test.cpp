@@ -356,3 +356,44 @@ TEST_CASE("remove_tree: a hostile tree goes, nothing outside it is touched", "[s
   rmdir((b + "/outside").c_str());
   rmdir(b.c_str());
 }
+
+TEST_CASE("private_dir: made 0700 step by step, a symlink or a directory others may write refused", "[sandbox]") {
+  char base[] = "/tmp/husk-private-dir-XXXXXX";
+  REQUIRE(mkdtemp(base));
+  const std::string b = base;
+  husk::base::Fd at(open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(at);
+  struct stat st;
+  SECTION("missing components are made 0700 and the last one is returned") {
+    husk::base::Fd d = private_dir("a/b", getuid(), 0700, at.get());
+    REQUIRE(d);
+    REQUIRE(fstat(d.get(), &st) == 0);
+    struct stat made;
+    REQUIRE(stat((b + "/a/b").c_str(), &made) == 0);
+    CHECK(st.st_ino == made.st_ino);
+    CHECK((made.st_mode & 07777) == 0700);
+    CHECK((stat((b + "/a").c_str(), &made) == 0 && (made.st_mode & 07777) == 0700));
+    CHECK(private_dir("a/b", getuid(), 0700, at.get()));  // there already: opened again
+  }
+  SECTION("a symlink on the way is not followed") {
+    REQUIRE(mkdir((b + "/real").c_str(), 0700) == 0);
+    REQUIRE(symlink("real", (b + "/a").c_str()) == 0);
+    REQUIRE_THROWS_WITH(private_dir("a/b", getuid(), 0700, at.get()), Contains("./a (a symlink is not followed)"));
+    CHECK(lstat((b + "/real/b").c_str(), &st) != 0);
+  }
+  SECTION("a component others may write is refused, nothing made below it") {
+    REQUIRE(mkdir((b + "/a").c_str(), 0700) == 0);
+    REQUIRE(chmod((b + "/a").c_str(), 0777) == 0);
+    REQUIRE_THROWS_WITH(private_dir("a/b", getuid(), 0700, at.get()),
+                        Contains("./a may be written by group or others (mode 0777)"));
+    CHECK(lstat((b + "/a/b").c_str(), &st) != 0);
+  }
+  SECTION("an absolute path is checked from /: /tmp is open to others") {
+    REQUIRE_THROWS_WITH(private_dir(b + "/c", getuid()), Contains("/tmp may be written by group or others"));
+  }
+  rmdir((b + "/a/b").c_str());
+  unlink((b + "/a").c_str());
+  rmdir((b + "/a").c_str());
+  rmdir((b + "/real").c_str());
+  rmdir(b.c_str());
+}

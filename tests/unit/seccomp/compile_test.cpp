@@ -139,6 +139,27 @@ TEST_CASE("compile: the cache reuses a program only for the same plan", "[seccom
   }
 }
 
+TEST_CASE("compile: a cache below a directory others may write or a symlink is not used", "[seccomp][compile]") {
+  TempDir tmp("husk-seccomp-cache-");
+  const auto p = seccomp::plan(errno_on({"mkdir", "mkdirat"}));
+  const auto fresh = seccomp::compile(p);
+  SECTION("the parent open to others (a planted /tmp/husk-UID)") {
+    REQUIRE(chmod(tmp.path.c_str(), 0777) == 0);
+    CHECK(same(seccomp::compile(p, tmp.path + "/cache").insns, fresh.insns));
+    CHECK(entries(tmp.path).empty());
+  }
+  SECTION("the parent a symlink") {
+    REQUIRE(mkdir((tmp.path + "/real").c_str(), 0700) == 0);
+    REQUIRE(symlink("real", (tmp.path + "/link").c_str()) == 0);
+    CHECK(same(seccomp::compile(p, tmp.path + "/link/cache").insns, fresh.insns));
+    CHECK(entries(tmp.path + "/real").empty());
+  }
+  SECTION("control: a parent of ours alone, below root's sticky /tmp") {
+    seccomp::compile(p, tmp.path + "/cache");
+    CHECK(entries(tmp.path + "/cache").size() == 1);
+  }
+}
+
 TEST_CASE("compile: an unusable cache path only costs the reuse", "[seccomp][compile]") {
   const auto p = seccomp::plan(errno_on({"mkdir", "mkdirat"}));
   CHECK(same(seccomp::compile(p, "/nonexistent-husk/cache").insns, seccomp::compile(p).insns));
