@@ -352,7 +352,7 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   // A created container is deleted without --force, as runc and crun do it
   // (containerd's shim relies on it; runtime.md asks for an error).
   if (st != "stopped" && st != "created" && !force)
-    throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
+    throw Error("cannot delete container " + quote(rec.oci.id) + " that is not stopped: " + st);
   std::unique_ptr<cgroups::Manager> cg;
   try {
     cg = open_owned(rec);
