@@ -386,10 +386,11 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   // Opened first: the pidfd pins the init so we can wait for it.
   std::vector<Fd> init;
   if (Fd fd = open_init(rec)) init.push_back(std::move(fd));
-  if (force && !cg && init.empty()) {
+  if (!cg && init.empty()) {
     try {
       cg = init_cgroup(rec, init);
     } catch (const Error& e) {
+      if (!force) throw;
       log::warn(std::string("delete: ") + e.what());
     }
   }
