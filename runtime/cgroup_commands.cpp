@@ -209,6 +209,7 @@ int cmd_ps(const Global& g, const std::string& id, const std::string& format,
     while (!ps.err.empty() && std::isspace(static_cast<unsigned char>(ps.err.back()))) ps.err.pop_back();
     throw Error("ps: exit status " + std::to_string(ps.status) + ": " + quote(ps.err));
   }
+  std::cerr << ps.err;  // a warning of a ps that went on
   std::set<pid_t> want(pids.begin(), pids.end());
   std::istringstream out(ps.out);
   std::string line;
