@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace husk {
 
@@ -25,5 +26,10 @@ Error sys_error(const std::string& what, int err = errno);
 // Prefix an error with more context, keeping its errno:
 // rethrow_with("config.json", e) -> "config.json: <e>".
 [[noreturn]] void rethrow_with(const std::string& context, const Error& e);
+
+// s in double quotes, like Go's %q (quote, backslash, control bytes escaped;
+// every non-ASCII byte too), so a hostile name (a container id from the command line or
+// a state.json) stays one printable line in an error.
+std::string quote(std::string_view s);
 
 }  // namespace husk

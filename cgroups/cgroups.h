@@ -166,6 +166,9 @@ bool exists(const std::string& path, const Hierarchies& h = host_hierarchies());
 bool contains_self(const std::string& path);
 // The cgroup v2 path ("0::" line) of /proc/<pid>/cgroup; "" when it has none.
 std::string unified_cgroup_of(pid_t pid);
+// pid's cgroup in the hierarchies husk manages (/proc/<pid>/cgroup); "" when
+// it has none there or they differ.
+std::string cgroup_of(pid_t pid, const Hierarchies& h = host_hierarchies());
 // True when /proc/<pid>/cgroup puts pid at `path` or below it in every
 // hierarchy husk manages.
 bool process_in(pid_t pid, const std::string& path, const Hierarchies& h = host_hierarchies());

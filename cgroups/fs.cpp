@@ -165,26 +165,38 @@ void Mark::put(const std::string& dir) const {
 }
 
 Mark::Found Mark::find(const std::string& dir) const {
-  if (uid) {
-    struct stat st;
-    if (::lstat(dir.c_str(), &st) != 0) return errno == ENOENT || errno == ENOTDIR ? Found::missing : Found::other;
-    if (st.st_uid != *uid) return Found::other;
-  }
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) return errno == ENOENT || errno == ENOTDIR ? Found::missing : Found::other;
+  if (uid && st.st_uid != *uid) return Found::other;
   // One byte more than the owner: a longer value reads as ERANGE, not ours.
   std::string value(owner.size() + 1, '\0');
   ssize_t n = lgetxattr(dir.c_str(), xattr.c_str(), value.data(), value.size());
   if (n < 0 && (errno == ENOENT || errno == ENOTDIR)) return Found::missing;
+  // Made by a husk killed before it could mark it (see MadeDirs::make). Only
+  // the caller's euid can make a directory its own with that mode (root's:
+  // root); without its owner's name in it, it counts only while empty.
+  if (n < 0 && errno == ENODATA && (st.st_mode & S_ISVTX) && st.st_uid == ::geteuid()) {
+    std::vector<pid_t> pids;
+    collect_pids(dir, pids);
+    return pids.empty() ? Found::ours : Found::other;
+  }
   bool ours = n == static_cast<ssize_t>(owner.size()) && value.compare(0, owner.size(), owner) == 0;
   return ours ? Found::ours : Found::other;
 }
 
 bool MadeDirs::make(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0755) != 0) {
+  // The sticky bit, set by the mkdir itself, says "husk's, not marked yet":
+  // a husk killed before the xattr leaves a directory delete --force still
+  // knows as its own (cgroupfs cannot rename a marked one into place on v2).
+  if (mkdir(dir.c_str(), 0755 | S_ISVTX) != 0) {
     if (errno != EEXIST) throw sys_error("mkdir " + dir);
     return false;
   }
   dirs_.push_back(dir);
   mark_.put(dir);
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0) throw sys_error("stat " + dir);
+  if (::chmod(dir.c_str(), st.st_mode & 0777) != 0) throw sys_error("chmod " + dir);
   return true;
 }
 

@@ -136,6 +136,16 @@ std::string unified_cgroup_of(pid_t pid) {
   return "";
 }
 
+std::string cgroup_of(pid_t pid, const Hierarchies& h) {
+  std::string path;
+  for (const auto& c : read_proc_cgroup("/proc/" + std::to_string(pid) + "/cgroup")) {
+    if (!managed(c, h)) continue;
+    if (!path.empty() && c.path != path) return "";
+    path = c.path;
+  }
+  return path;
+}
+
 bool process_in(pid_t pid, const std::string& path, const Hierarchies& h) {
   bool any = false;
   for (const auto& c : read_proc_cgroup("/proc/" + std::to_string(pid) + "/cgroup")) {

@@ -96,6 +96,8 @@ constexpr const char* kRootlessMark = "user.husk.owner";
 
 // Config::owner_xattr = Config::owner on a directory: husk made it for that
 // owner. Rootless: kRootlessMark on a directory owned by the caller's euid.
+// An empty directory of the caller's with the sticky bit and no xattr is
+// ours too: MadeDirs::make was stopped between its mkdir and the mark.
 struct Mark {
   std::string xattr, owner;
   std::optional<uid_t> uid;
@@ -105,7 +107,7 @@ struct Mark {
         uid(c.rootless ? std::optional<uid_t>(::geteuid()) : std::nullopt) {}
   void put(const std::string& dir) const;  // throws an Error naming dir and xattr
   enum class Found { missing, ours, other };
-  Found find(const std::string& dir) const;  // one lgetxattr; missing: no such dir
+  Found find(const std::string& dir) const;  // lstat and lgetxattr; missing: no such dir
   bool on(const std::string& dir) const { return find(dir) == Found::ours; }
 };
 
@@ -117,7 +119,8 @@ class MadeDirs {
   MadeDirs(const MadeDirs&) = delete;
   MadeDirs& operator=(const MadeDirs&) = delete;
   ~MadeDirs();
-  // true: made and marked it; false: it was there (and stays unmarked).
+  // true: made (mode 01755 & ~umask) and marked it, then the sticky bit
+  // cleared; false: it was there (and stays unmarked).
   // Other failures throw.
   bool make(const std::string& dir);
   void keep() { dirs_.clear(); }

@@ -1,12 +1,16 @@
 // pause, resume, ps, update, events: the commands that act on a running
 // container through its cgroup.
 #include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstdio>
 #include <iostream>
@@ -38,7 +42,7 @@ Loaded load(const Global& g, const std::string& id, bool lock = true) {
   Record rec = h.load();
   std::string st = live_status(rec);
   auto cg = open_cgroup(rec);
-  if (!cg) throw Error("container \"" + id + "\" has no cgroup");
+  if (!cg) throw Error("container " + quote(id) + " has no cgroup");
   return {std::move(h), std::move(rec), st, std::move(cg)};
 }
 
@@ -97,6 +101,47 @@ json stats_json(const cgroups::Stats& s) {
   };
 }
 
+struct PsOutput {
+  std::string out, err;
+  int status;  // exit status; 128 + n when killed by signal n
+};
+
+// argv run without a shell (the arguments are the caller's), stdout through
+// a pipe, stderr into a memfd read after the exit: neither can block ps.
+PsOutput run_ps(const std::vector<std::string>& argv) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("ps: pipe");
+  Fd rd(p[0]), wr(p[1]);
+  Fd err(::memfd_create("husk-ps-stderr", MFD_CLOEXEC));
+  if (!err) throw sys_error("ps: memfd_create");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, wr.get(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, err.get(), STDERR_FILENO);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = ::posix_spawnp(&pid, "ps", &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw sys_error("ps: run ps", rc);
+  wr.reset();
+  PsOutput r;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(rd.get(), buf, sizeof buf)) != 0) {
+    if (n > 0) r.out.append(buf, static_cast<size_t>(n));
+    else if (errno != EINTR) throw sys_error("ps: read its output");
+  }
+  int ws;
+  while (::waitpid(pid, &ws, 0) < 0)
+    if (errno != EINTR) throw sys_error("ps: wait for pid " + std::to_string(pid));
+  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+  while ((n = ::pread(err.get(), buf, sizeof buf, static_cast<off_t>(r.err.size()))) > 0)
+    r.err.append(buf, static_cast<size_t>(n));
+  return r;
+}
+
 }  // namespace
 
 int cmd_pause(const Global& g, const std::string& id) {
@@ -126,7 +171,7 @@ std::vector<pid_t> pid_namespace_members(const Record& rec) {
   if (::stat(init_ns.c_str(), &ns) != 0) throw sys_error("stat " + init_ns);
   if (::stat("/proc/self/ns/pid", &own) != 0) throw sys_error("stat /proc/self/ns/pid");
   if (same_file(ns, own))
-    throw Error("ps: container \"" + rec.oci.id + "\" has no cgroup (" + rec.no_cgroup +
+    throw Error("ps: container " + quote(rec.oci.id) + " has no cgroup (" + rec.no_cgroup +
                 ") and no pid namespace of its own: its processes cannot be told from others");
   std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
   if (!proc) throw sys_error("read /proc");
@@ -155,31 +200,34 @@ int cmd_ps(const Global& g, const std::string& id, const std::string& format,
   }
   if (format != "table") throw Error("invalid format option \"" + format + "\"");
   // Like runc: run the host's ps and keep the header plus our processes' lines.
-  std::string cmd = "ps";
-  for (const auto& a : ps_args.empty() ? std::vector<std::string>{"-ef"} : ps_args) {
-    if (a.find('\'') != std::string::npos) throw Error("ps argument with a quote: " + a);
-    cmd += " '" + a + "'";
+  std::vector<std::string> argv{"ps"};
+  if (ps_args.empty()) argv.push_back("-ef");
+  argv.insert(argv.end(), ps_args.begin(), ps_args.end());
+  PsOutput ps = run_ps(argv);
+  // Its stderr (a usage text on a bad option) becomes one line of our error.
+  if (ps.status != 0) {
+    while (!ps.err.empty() && std::isspace(static_cast<unsigned char>(ps.err.back()))) ps.err.pop_back();
+    throw Error("ps: exit status " + std::to_string(ps.status) + ": " + quote(ps.err));
   }
-  FILE* p = ::popen(cmd.c_str(), "re");
-  if (!p) throw sys_error("run ps");
+  std::cerr << ps.err;  // a warning of a ps that went on
   std::set<pid_t> want(pids.begin(), pids.end());
-  char line[4096];
+  std::istringstream out(ps.out);
+  std::string line;
   int pid_col = -1;
-  while (fgets(line, sizeof line, p)) {
+  while (std::getline(out, line)) {
     std::istringstream words(line);
     std::vector<std::string> cols{std::istream_iterator<std::string>(words), {}};
     if (pid_col < 0) {
       auto it = std::find(cols.begin(), cols.end(), "PID");
       if (it == cols.end()) throw Error("ps output has no PID column");
       pid_col = static_cast<int>(it - cols.begin());
-      std::cout << line;
+      std::cout << line << '\n';
       continue;
     }
     if (static_cast<int>(cols.size()) > pid_col && want.count(atoi(cols[static_cast<size_t>(pid_col)].c_str())))
-      std::cout << line;
+      std::cout << line << '\n';
   }
-  int rc = ::pclose(p);
-  if (rc != 0) throw Error("ps " + cmd.substr(3) + ": exit status " + std::to_string(WEXITSTATUS(rc)));
+  std::cout.flush();
   return 0;
 }
 

@@ -176,7 +176,8 @@ void sandbox_flags(po::options_description& d) {
       ("env", po::value<std::vector<std::string>>()->composing(), "K=V, or K to pass husk's own value (repeatable)")
       ("net", po::value<std::string>()->default_value("none"), "none (loopback only) or host")
       ("allow-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] reachable through husk's proxy (HTTP_PROXY) (repeatable)")
-      ("allow-host-loopback", po::bool_switch(), "allowed names may resolve to the host's loopback (a local mirror)")
+      ("allow-host-loopback", po::bool_switch(), "allowed names may resolve to the host's own addresses: loopback, its interfaces' (a local mirror)")
+      ("allow-host-private", po::bool_switch(), "allowed names may resolve to private networks' addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7)")
       ("user", po::value<std::string>(), "UID[:GID] the command runs as (root only; default: sudo's user)")
       ("memory", po::value<std::string>(), "memory limit, e.g. 512m")
       ("pids", po::value<std::string>(), "at most this many processes")
@@ -198,6 +199,7 @@ int run_sandbox(const Invocation& in) {
   o.net = in.str("net");
   o.allow_hosts = in.strs("allow-host");
   o.allow_host_loopback = in.flag("allow-host-loopback");
+  o.allow_host_private = in.flag("allow-host-private");
   o.user = in.str("user");
   o.memory = in.str("memory");
   o.cpus = in.str("cpus");
@@ -568,7 +570,7 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
 #endif
     if (!c && (cmd == "checkpoint" || cmd == "restore"))  // ctr and podman ask for them
       throw Error(cmd + ": not supported by husk (it has no CRIU support yet)");
-    if (!c) throw Error("\"" + cmd + "\" is not a husk command");
+    if (!c) throw Error(quote(cmd) + " is not a husk command");
     check_args(*c, line.args);
     return c->run(Invocation{line.vm, line.args, g, preserve_fds});
   } catch (const std::exception& e) {

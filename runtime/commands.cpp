@@ -138,6 +138,28 @@ void thaw_killed(cgroups::Manager& cg) {
   }
 }
 
+// For a record whose cgroup is not this container's (a decoy written into
+// state.json) while its init lives elsewhere: the cgroup the init is really
+// in, when it carries this container's mark (which proves the init husk's,
+// beyond pid and start time), with a pidfd pinning the init. Else null.
+std::unique_ptr<cgroups::Manager> init_cgroup(const Record& rec, std::vector<Fd>& init) {
+  if (rec.oci.pid <= 0 || rec.start_time == 0 || rec.cgroup_handle.rfind("systemd", 0) == 0) return nullptr;
+  Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, rec.oci.pid, 0)));
+  if (!pidfd || !process_alive(rec.oci.pid, rec.start_time)) return nullptr;
+  Record real = rec;
+  real.cgroup_path = cgroups::cgroup_of(rec.oci.pid);
+  if (real.cgroup_path.empty() || real.cgroup_path == "/" || real.cgroup_path == rec.cgroup_path) return nullptr;
+  real.cgroup_handle.clear();
+  real.cgroup_created = {real.cgroup_path};
+  auto cg = open_owned(real);
+  if (cg) {
+    log::warn("delete: the init " + std::to_string(rec.oci.pid) + " is in cgroup " + real.cgroup_path +
+              ", not the recorded " + rec.cgroup_path + ": removing that one, marked as this container's");
+    init.push_back(std::move(pidfd));
+  }
+  return cg;
+}
+
 // A container being made: undone unless commit() is called.
 struct Creation {
   Handle handle;
@@ -376,7 +398,7 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   // A created container is deleted without --force, as runc and crun do it
   // (containerd's shim relies on it; runtime.md asks for an error).
   if (st != "stopped" && st != "created" && !force)
-    throw Error("cannot delete container " + rec.oci.id + " that is not stopped: " + st);
+    throw Error("cannot delete container " + quote(rec.oci.id) + " that is not stopped: " + st);
   std::unique_ptr<cgroups::Manager> cg;
   try {
     cg = open_owned(rec);
@@ -388,6 +410,14 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   // Opened first: the pidfd pins the init so we can wait for it.
   std::vector<Fd> init;
   if (Fd fd = open_init(rec)) init.push_back(std::move(fd));
+  if (!cg && init.empty()) {
+    try {
+      cg = init_cgroup(rec, init);
+    } catch (const Error& e) {
+      if (!force) throw;
+      log::warn(std::string("delete: ") + e.what());
+    }
+  }
   // Processes may outlive the init (no pid namespace): empty our cgroup even
   // when the container counts as stopped.
   if (cg) {

@@ -761,8 +761,8 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   if (!o.allow_hosts.empty()) {
     std::vector<AllowedHost> allowed;
     for (const auto& a : o.allow_hosts) allowed.push_back(parse_allowed_host(a));
-    co.on_init_open = [&proxy, allowed, local_ok = o.allow_host_loopback](pid_t init) {
-      proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok);
+    co.on_init_open = [&proxy, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private](pid_t init) {
+      proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok, private_ok);
     };
   }
   // Saved before the command starts: it may change the settings at once.

@@ -27,7 +27,8 @@ struct SandboxOptions {
   std::vector<std::string> env;            // --env K=V, or K: the caller's value
   std::string net = "none";                // none | host
   std::vector<std::string> allow_hosts;    // --allow-host NAME[:PORT]: through husk's proxy only
-  bool allow_host_loopback = false;        // allowed names may resolve to the host's loopback
+  bool allow_host_loopback = false;        // allowed names may resolve to the host's own addresses
+  bool allow_host_private = false;         // ... and to private networks' addresses
   std::string user;                        // --user UID[:GID] (root only)
   std::string memory, cpus;                // as typed; empty: none
   uint64_t pids = 0;                       // 0: none

@@ -95,6 +95,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     throw Error("--allow-host: the proxy is the way out of --net none; --net " + o.net + " has no use for it");
   for (const auto& a : o.allow_hosts) parse_allowed_host(a);
   if (o.allow_host_loopback && o.allow_hosts.empty()) throw Error("--allow-host-loopback: no --allow-host is given");
+  if (o.allow_host_private && o.allow_hosts.empty()) throw Error("--allow-host-private: no --allow-host is given");
   SandboxConfig out;
   ojson cfg = spec::default_config({.permissive = true});
   int64_t memory = 0;

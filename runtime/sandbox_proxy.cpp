@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -83,38 +84,45 @@ void reply(int fd, const char* status, const std::string& body) {
   write_all(fd, r.data(), r.size());
 }
 
-// Loopback, link-local (cloud metadata), unspecified and multicast addresses:
-// the host's own services, not a destination out of --net none.
-bool host_local(const sockaddr* a) {
-  if (a->sa_family == AF_INET) {
-    uint32_t v = ntohl(reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr);
-    return (v >> 24) == 127 || (v >> 16) == 0xa9fe || (v >> 24) == 0 || (v >> 28) == 0xe;
+// The host's interface addresses now (they come and go: read at each dial).
+std::vector<sockaddr_storage> host_addresses() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) throw sys_error("--allow-host: getifaddrs");
+  std::vector<sockaddr_storage> out;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6)) continue;
+    sockaddr_storage s{};
+    std::memcpy(&s, i->ifa_addr, i->ifa_addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    out.push_back(s);
   }
-  if (a->sa_family == AF_INET6) {
-    const in6_addr& v = reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&v)) {
-      sockaddr_in four{};
-      four.sin_family = AF_INET;
-      std::memcpy(&four.sin_addr, &v.s6_addr[12], 4);
-      return host_local(reinterpret_cast<const sockaddr*>(&four));
-    }
-    return IN6_IS_ADDR_LOOPBACK(&v) || IN6_IS_ADDR_UNSPECIFIED(&v) || IN6_IS_ADDR_LINKLOCAL(&v) ||
-           IN6_IS_ADDR_MULTICAST(&v);
-  }
-  return true;
+  ::freeifaddrs(list);
+  return out;
 }
 
-// A TCP connection to host:port, or -1 (errno EACCES: every address is host-local).
-int dial(const std::string& host, uint16_t port, bool local_ok) {
+// A TCP connection to host:port, or -1; errno EACCES when every address was
+// refused, `refused` then the kind of the last one.
+int dial(const std::string& host, uint16_t port, bool local_ok, bool private_ok, AddressKind& refused) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
   if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return -1;
+  std::vector<sockaddr_storage> own;
+  try {
+    own = host_addresses();
+  } catch (const Error&) {
+    ::freeaddrinfo(res);
+    errno = EIO;  // refused: which addresses are the host's is not known
+    return -1;
+  }
   int fd = -1;
-  bool only_local = true;
+  bool only_refused = true;
   for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
-    if (!local_ok && host_local(a->ai_addr)) continue;
-    only_local = false;
+    AddressKind kind = classify_address(a->ai_addr, own);
+    if (!address_allowed(kind, local_ok, private_ok)) {
+      refused = kind;
+      continue;
+    }
+    only_refused = false;
     fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
     timeval tv{10, 0};
@@ -125,7 +133,7 @@ int dial(const std::string& host, uint16_t port, bool local_ok) {
     }
   }
   ::freeaddrinfo(res);
-  if (fd < 0 && only_local) errno = EACCES;
+  if (fd < 0 && only_refused) errno = EACCES;
   return fd;
 }
 
@@ -158,6 +166,48 @@ void relay(int a, int b) {
 constexpr size_t kMaxOpen = 512;  // sockets (two per tunnel)
 
 }  // namespace
+
+AddressKind classify_address(const sockaddr* a, const std::vector<sockaddr_storage>& own) {
+  if (a->sa_family == AF_INET6) {
+    const in6_addr& v = reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&v)) {
+      sockaddr_in four{};
+      four.sin_family = AF_INET;
+      std::memcpy(&four.sin_addr, &v.s6_addr[12], 4);
+      return classify_address(reinterpret_cast<const sockaddr*>(&four), own);
+    }
+    if (IN6_IS_ADDR_LOOPBACK(&v) || IN6_IS_ADDR_UNSPECIFIED(&v) || IN6_IS_ADDR_LINKLOCAL(&v) ||
+        IN6_IS_ADDR_MULTICAST(&v))
+      return AddressKind::host_local;
+    for (const auto& o : own)
+      if (o.ss_family == AF_INET6 &&
+          std::memcmp(&reinterpret_cast<const sockaddr_in6*>(&o)->sin6_addr, &v, sizeof v) == 0)
+        return AddressKind::host_own;
+    return (v.s6_addr[0] & 0xfe) == 0xfc ? AddressKind::private_net : AddressKind::outside;
+  }
+  if (a->sa_family != AF_INET) return AddressKind::host_local;
+  const in_addr_t raw = reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr;
+  const uint32_t v = ntohl(raw);
+  if ((v >> 24) == 127 || (v >> 16) == 0xa9fe || (v >> 24) == 0 || (v >> 28) == 0xe)
+    return AddressKind::host_local;
+  for (const auto& o : own)
+    if (o.ss_family == AF_INET && reinterpret_cast<const sockaddr_in*>(&o)->sin_addr.s_addr == raw)
+      return AddressKind::host_own;
+  if ((v & 0xff000000) == 0x0a000000 || (v & 0xfff00000) == 0xac100000 || (v & 0xffff0000) == 0xc0a80000 ||
+      (v & 0xffc00000) == 0x64400000)
+    return AddressKind::private_net;
+  return AddressKind::outside;
+}
+
+bool address_allowed(AddressKind k, bool local_ok, bool private_ok) {
+  switch (k) {
+    case AddressKind::outside: return true;
+    case AddressKind::host_local:
+    case AddressKind::host_own: return local_ok;
+    case AddressKind::private_net: return private_ok;
+  }
+  return false;
+}
 
 AllowedHost parse_allowed_host(const std::string& text) {
   auto [host, port] = split_host_port(text, true, "--allow-host");
@@ -303,8 +353,8 @@ Fd listen_in_sandbox(pid_t init, uint16_t port) {
   return listener;
 }
 
-Proxy::Proxy(Fd listener, std::vector<AllowedHost> allowed, bool local_ok)
-    : listener_(std::move(listener)), allowed_(std::move(allowed)), local_ok_(local_ok) {
+Proxy::Proxy(Fd listener, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok)
+    : listener_(std::move(listener)), allowed_(std::move(allowed)), local_ok_(local_ok), private_ok_(private_ok) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("--allow-host: pipe");
   stop_read_ = Fd(p[0]);
@@ -413,10 +463,15 @@ void Proxy::handle(int client) {
     reply(client, "403 Forbidden", "husk sandbox: " + what + " is not in --allow-host\n");
     return forget(client);
   }
-  int upstream = dial(req.host, req.port, local_ok_);
+  AddressKind refused = AddressKind::outside;
+  int upstream = dial(req.host, req.port, local_ok_, private_ok_, refused);
   if (upstream < 0 && errno == EACCES) {
-    deny(what + " (a host-local address)");
-    reply(client, "403 Forbidden", "husk sandbox: " + what + " resolves to an address of the host itself\n");
+    const bool priv = refused == AddressKind::private_net;
+    deny(what + (priv ? " (a private network's address)" : " (a host-local address)"));
+    reply(client, "403 Forbidden",
+          "husk sandbox: " + what +
+              (priv ? " resolves to a private network's address (--allow-host-private)\n"
+                    : " resolves to an address of the host itself (--allow-host-loopback)\n"));
     return forget(client);
   }
   if (upstream < 0) {

@@ -3,6 +3,7 @@
 // out). CONNECT and absolute-URI requests reach the allowed hosts only.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <condition_variable>
@@ -41,6 +42,19 @@ struct ProxyRequest {
 // Throws Error with the reason (a 400 for the client).
 ProxyRequest parse_proxy_request(const std::string& head);
 
+// What a resolved address is to the host the proxy runs on.
+enum class AddressKind {
+  outside,
+  host_local,   // loopback, link-local (cloud metadata), unspecified, multicast
+  host_own,     // one of the host's interface addresses (its LAN address, docker0's)
+  private_net,  // 10/8, 172.16/12, 192.168/16, 100.64/10 (shared CGN), fc00::/7
+};
+// `own`: the host's interface addresses; a v4-mapped v6 address counts as its v4 one.
+AddressKind classify_address(const sockaddr* a, const std::vector<sockaddr_storage>& own);
+// host_local and host_own need --allow-host-loopback (the host's services
+// listening on 0.0.0.0 answer on every one), private_net --allow-host-private.
+bool address_allowed(AddressKind k, bool local_ok, bool private_ok);
+
 // The port the sandbox's programs find the proxy on (HTTP_PROXY).
 constexpr uint16_t kProxyPort = 3128;
 
@@ -52,8 +66,9 @@ base::Fd listen_in_sandbox(pid_t init, uint16_t port);
 class Proxy {
  public:
   // local_ok: allowed names may resolve to the host's own addresses
-  // (loopback, link-local); else such a destination is refused.
-  Proxy(base::Fd listener, std::vector<AllowedHost> allowed, bool local_ok);
+  // (loopback, link-local, its interfaces'); private_ok: to private
+  // networks' (see address_allowed). Else such a destination is refused.
+  Proxy(base::Fd listener, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok);
   ~Proxy();  // stops serving; connections in flight are cut
   // "name:port (n)" for each destination refused, in the order first seen.
   std::vector<std::string> denied() const;
@@ -65,7 +80,7 @@ class Proxy {
 
   base::Fd listener_, stop_read_, stop_write_;
   std::vector<AllowedHost> allowed_;
-  bool local_ok_;
+  bool local_ok_, private_ok_;
   mutable std::mutex mu_;
   std::condition_variable idle_;
   int active_ = 0;  // connection threads (detached) still running

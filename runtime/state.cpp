@@ -71,7 +71,7 @@ void Store::check_id(const std::string& id) {
   for (char c : id)
     if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '+' || c == '-' || c == '.'))
       ok = false;
-  if (!ok) throw Error("invalid container id \"" + id + "\": must match [A-Za-z0-9_+-][A-Za-z0-9_+.-]*");
+  if (!ok) throw Error("invalid container id " + quote(id) + ": must match [A-Za-z0-9_+-][A-Za-z0-9_+.-]*");
 }
 
 Fd Store::open_root(bool create) const {
@@ -110,7 +110,7 @@ Handle Handle::create(const Store& store, const std::string& id) {
   h.dir_ = store.dir(id);
   h.root_fd_ = store.open_root(true);
   if (::mkdirat(h.root_fd_.get(), id.c_str(), 0700) != 0) {
-    if (errno == EEXIST) throw Error("container with id \"" + id + "\" already exists");
+    if (errno == EEXIST) throw Error("container with id " + quote(id) + " already exists");
     throw sys_error("mkdir " + h.dir_);
   }
   h.fd_ = Fd(::openat(h.root_fd_.get(), id.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -146,7 +146,7 @@ Handle Handle::open_locked(const Store& store, const std::string& id, bool locke
 
 Handle Handle::open(const Store& store, const std::string& id, bool lock) {
   Handle h = open_locked(store, id, lock, true);
-  if (!h.fd_) throw Error("container \"" + id + "\" does not exist", ENOENT);
+  if (!h.fd_) throw Error("container " + quote(id) + " does not exist", ENOENT);
   return h;
 }
 
@@ -272,7 +272,7 @@ Record Handle::load() const {
   check_written_by_husk(text, shown);
   try {
     Record r = parse_record(text);
-    if (r.oci.id != id_) throw Error("id: \"" + r.oci.id + "\" is not the container's (\"" + id_ + "\")");
+    if (r.oci.id != id_) throw Error("id: " + quote(r.oci.id) + " is not the container's (" + quote(id_) + ")");
     return r;
   } catch (const Error& e) {
     rethrow_with(shown, e);

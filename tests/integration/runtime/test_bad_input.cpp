@@ -127,6 +127,41 @@ TEST_CASE("invalid container ids", "[bad-input]") {
   CHECK(leftovers(c).empty());
 }
 
+// A hostile id is printed quoted: on 7bdf3ce the newline went out raw and
+// the error took two lines (runc prints it as one logrus line).
+TEST_CASE("an id with a newline gives a one-line error", "[bad-input][security]") {
+  Container c("nlid");
+  c.write_config();
+  const std::string id = "a\nb\x1b[2J";
+  for (auto cmd : std::vector<std::vector<std::string>>{
+           {"create", "--bundle", c.bundle, id}, {"state", id}, {"delete", "--force", id}, {"ps", id}}) {
+    auto r = c.rt(cmd);
+    INFO(cmd[0] << ": " << r.err);
+    CHECK(r.code != 0);
+    CHECK(lines(r.err).size() == 1);
+    CHECK_FALSE(contains(r.err, "\x1b"));
+    if (!runtime_is_runc()) CHECK(contains(r.err, "\"a\\nb\\x1b[2J\""));
+  }
+  CHECK(leftovers(c).empty());
+}
+
+// On 7bdf3ce ps's usage text went through to stderr, many lines without a
+// word of husk's; runc gives one error line with ps's exit status.
+TEST_CASE("a failing ps is one error line naming ps", "[bad-input]") {
+  Container c("psbad");
+  c.args({"sleep", "60"});
+  REQUIRE(c.create().ok());
+  auto r = c.rt({"ps", c.id, "-o", "bogus"});
+  INFO(r.err);
+  CHECK(r.code != 0);
+  CHECK(r.out.empty());
+  CHECK(lines(r.err).size() == 1);
+  CHECK(contains(r.err, "exit status 1"));
+  if (!runtime_is_runc()) CHECK(contains(r.err, "ps: exit status 1: \"error: unknown user-defined format specifier"));
+  CHECK(c.del(true).ok());
+  CHECK(leftovers(c).empty());
+}
+
 TEST_CASE("invalid signal name", "[bad-input]") {
   Container c("badsig");
   c.args({"sleep", "60"});

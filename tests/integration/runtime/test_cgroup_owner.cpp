@@ -186,3 +186,39 @@ TEST_CASE("delete of a planted stopped state.json claiming another's cgroup leav
   CHECK(fs::is_directory(hierarchy_dirs("/husk-test").front()));
   CHECK_FALSE(fs::exists(c.root + "/" + c.id));
 }
+
+// Fails on 7bdf3ce: delete (--force) rightly left the decoy alone, but also
+// left the init running (open_init found it outside the recorded cgroup) and
+// its own marked cgroup behind, so the id could not be made again. The init
+// is known by pid, start time and the mark on the cgroup it is really in.
+TEST_CASE("delete (--force) of a state.json rewritten to name a decoy cgroup ends the real container",
+          "[security][husk-only][cgroups][owner]") {
+  // A created container is deleted without --force too.
+  const bool force = GENERATE(true, false);
+  INFO("--force: " << force);
+  Victim v;
+  v.enter();
+  Container c("owndecoy");
+  c.args({"sleep", "60"});
+  auto r = c.create();
+  INFO(r.err);
+  REQUIRE(r.ok());
+  const int init = c.pid();
+  const std::string file = c.root + "/" + c.id + "/state.json";
+  json state = json::parse(read_file(file));
+  state["cgroupPath"] = v.path;
+  state["cgroupCreated"] = json::array({v.path});
+  state["cgroupHandle"] = v.path;
+  write_file(file, state.dump(), 0600);
+  auto d = c.del(force);
+  INFO(d.err);
+  CHECK(d.ok());
+  v.check_untouched(d.err);
+  CHECK(gone_soon(init));
+  CHECK(leftovers(c).empty());
+  auto again = c.create();
+  INFO("create again: " << again.err);
+  CHECK(again.ok());
+  CHECK(c.del(true).ok());
+  CHECK(leftovers(c).empty());
+}

@@ -464,6 +464,27 @@ TEST_CASE("v1: owned() needs the mark wherever the leaf exists") {
   CHECK_FALSE(manager("/husk/none", t.legacy())->owned());
 }
 
+TEST_CASE("a leaf made but not yet marked is owned while empty, and only with the sticky bit") {
+  FakeTree t;
+  auto m = manager("/husk/c", t.unified());
+  m->prepare();
+  struct stat st;
+  REQUIRE(::stat((t.root + "/husk/c").c_str(), &st) == 0);
+  CHECK((st.st_mode & S_ISVTX) == 0);  // the sticky bit goes once the mark is on
+  // What a husk killed between prepare()'s mkdir and its mark leaves.
+  REQUIRE(lremovexattr((t.root + "/husk/c").c_str(), kMark) == 0);
+  CHECK_FALSE(manager("/husk/c", t.unified())->owned());
+  REQUIRE(::chmod((t.root + "/husk/c").c_str(), 01755) == 0);
+  CHECK(manager("/husk/c", t.unified())->owned());
+  manager("/husk/c", t.unified(), {"/husk/c"})->destroy();
+  CHECK_FALSE(t.has("/husk/c"));
+  // With a process in it, the unnamed tag is not enough.
+  t.mkdirs("/husk/d");
+  REQUIRE(::chmod((t.root + "/husk/d").c_str(), 01755) == 0);
+  t.put("/husk/d/cgroup.procs", "4242\n");
+  CHECK_FALSE(manager("/husk/d", t.unified())->owned());
+}
+
 TEST_CASE("none: owns no cgroup") {
   CHECK_FALSE(cg::make_manager({.driver = cg::Driver::none, .owner = "c1"})->owned());
 }

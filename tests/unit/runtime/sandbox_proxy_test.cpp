@@ -1,10 +1,34 @@
 // The --allow-host proxy's pure parts: the allow list and request heads.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <catch2/catch.hpp>
+#include <cstring>
 
 #include "runtime/sandbox_proxy.h"
 
 using namespace husk::rt;
 using Catch::Contains;
+
+namespace {
+sockaddr_storage addr(const char* text) {
+  sockaddr_storage s{};
+  if (std::strchr(text, ':')) {
+    auto* six = reinterpret_cast<sockaddr_in6*>(&s);
+    six->sin6_family = AF_INET6;
+    REQUIRE(inet_pton(AF_INET6, text, &six->sin6_addr) == 1);
+  } else {
+    auto* four = reinterpret_cast<sockaddr_in*>(&s);
+    four->sin_family = AF_INET;
+    REQUIRE(inet_pton(AF_INET, text, &four->sin_addr) == 1);
+  }
+  return s;
+}
+AddressKind kind(const char* text, const std::vector<sockaddr_storage>& own = {}) {
+  sockaddr_storage s = addr(text);
+  return classify_address(reinterpret_cast<const sockaddr*>(&s), own);
+}
+}  // namespace
 
 TEST_CASE("proxy: --allow-host entries and matching", "[sandbox][proxy]") {
   std::vector<AllowedHost> allowed = {parse_allowed_host("PyPI.org"), parse_allowed_host("*.github.com:443"),
@@ -82,4 +106,35 @@ TEST_CASE("proxy: a Host smuggled past the check is refused", "[sandbox][proxy]"
   // Tabs in values are allowed.
   CHECK(parse_proxy_request("GET http://a.test/ HTTP/1.1\r\nX-A:\tb\r\n\r\n").forward ==
         "GET / HTTP/1.1\r\nX-A:\tb\r\nConnection: close\r\n\r\n");
+}
+
+// The host's addresses in 7bdf3ce were only fixed ranges: a name resolving to
+// the host's LAN address or docker0's 172.17.0.1 was relayed.
+TEST_CASE("proxy: which resolved addresses need which flag", "[sandbox][proxy]") {
+  const std::vector<sockaddr_storage> own = {addr("127.0.0.1"), addr("198.51.100.7"), addr("172.17.0.1"),
+                                             addr("2001:db8::5"), addr("fe80::1")};
+  for (const char* a : {"127.0.0.1", "127.9.9.9", "169.254.169.254", "0.0.0.0", "224.0.0.1", "::1", "::",
+                        "fe80::2", "ff02::1", "::ffff:127.0.0.1"})
+    CHECK(kind(a, own) == AddressKind::host_local);
+  // The host's interfaces, public or private, whichever family they are asked in.
+  for (const char* a : {"198.51.100.7", "172.17.0.1", "2001:db8::5", "::ffff:198.51.100.7", "::ffff:172.17.0.1"})
+    CHECK(kind(a, own) == AddressKind::host_own);
+  for (const char* a : {"10.0.0.1", "10.255.255.255", "172.16.0.1", "172.31.255.1", "192.168.1.1", "100.64.0.1",
+                        "100.127.255.255", "fc00::1", "fd12:3456::1", "::ffff:10.1.2.3"})
+    CHECK(kind(a, own) == AddressKind::private_net);
+  for (const char* a : {"198.51.100.8", "172.15.255.255", "172.32.0.1", "192.169.0.1", "100.63.255.255",
+                        "100.128.0.1", "11.0.0.1", "2001:db8::6", "fe00::1", "2606:4700::1111"})
+    CHECK(kind(a, own) == AddressKind::outside);
+  CHECK(kind("192.168.1.1", {}) == AddressKind::private_net);
+  CHECK(kind("198.51.100.7", {}) == AddressKind::outside);
+
+  CHECK(address_allowed(AddressKind::outside, false, false));
+  for (AddressKind k : {AddressKind::host_local, AddressKind::host_own}) {
+    CHECK_FALSE(address_allowed(k, false, false));
+    CHECK_FALSE(address_allowed(k, false, true));  // a private address of the host's own is still the host
+    CHECK(address_allowed(k, true, false));
+  }
+  CHECK_FALSE(address_allowed(AddressKind::private_net, false, false));
+  CHECK_FALSE(address_allowed(AddressKind::private_net, true, false));
+  CHECK(address_allowed(AddressKind::private_net, false, true));
 }

@@ -26,6 +26,24 @@ TEST_CASE("container ids follow runc's rules") {
     REQUIRE_THROWS_WITH(Store::check_id(bad), Catch::Contains("invalid container id"));
 }
 
+TEST_CASE("an error naming a hostile id stays one printable line") {
+  CHECK(husk::quote("a\nb\"c\\\x1b\xff") == "\"a\\nb\\\"c\\\\\\x1b\\xff\"");
+  TempRoot t;
+  Store store(t.path);
+  for (const std::string& id : {std::string("a\nb"), std::string("x\r\x1b[2J")}) {
+    std::string msg;
+    try {
+      Store::check_id(id);
+    } catch (const husk::Error& e) {
+      msg = e.what();
+    }
+    CHECK(msg.find_first_of("\n\r\x1b") == std::string::npos);
+    CHECK(msg.rfind("invalid container id " + husk::quote(id), 0) == 0);
+  }
+  // Valid ids are quoted the same way (runc: "container ... does not exist").
+  REQUIRE_THROWS_WITH(Handle::open(store, "nope"), "container \"nope\" does not exist");
+}
+
 TEST_CASE("a record round-trips through state.json and duplicates are refused") {
   TempRoot root;
   Store store(root.path + "/nested/root");
