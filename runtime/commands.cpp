@@ -374,12 +374,21 @@ void start_container(Handle& h, const spec::Spec* spec = nullptr) {
   spec::Spec loaded;
   if (!spec) loaded = h.config();
   const spec::Spec& sp = spec ? *spec : loaded;
-  release_init(h.dir_fd(), rec.oci.pid, rec.start_time, [&] {
+  const std::string failed = release_init(h.dir_fd(), rec.oci.pid, rec.start_time, [&] {
     rec.oci.status = "running";
     h.save(rec);
     // startContainer hooks and the exec may take long: kill/delete must not wait.
     h.unlock();
   });
+  if (!failed.empty()) {
+    // As with runc, start has done its part once the init is released: the
+    // error is shown and the container stops with status 1 (engines map a
+    // failed start to 126/127, where runc's callers see the exit status).
+    // Nothing ran, so no poststart hook runs.
+    log::error(failed);
+    std::cerr << failed << std::endl;
+    return;
+  }
   try {
     run_hooks(sp.hooks.poststart, "poststart", spec::state_to_json(rec.oci, false));
   } catch (const Error&) {

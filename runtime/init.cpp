@@ -424,7 +424,7 @@ pid_t InitLauncher::launch(Pipeline& p) {
   return drive_init(c, s, p, cl.placed);
 }
 
-void release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released) {
+std::string release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released) {
   Fd fifo(::openat(state_dir_fd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fifo) throw sys_error("open exec.fifo");
   // The init opens the fifo for writing once we hold it for reading and
@@ -451,7 +451,7 @@ void release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::f
     }
     err.append(buf, static_cast<size_t>(n));
   }
-  if (!err.empty()) throw Error(err);
+  return err;
 }
 
 }  // namespace husk::rt

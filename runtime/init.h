@@ -47,8 +47,9 @@ class InitLauncher final : public Launcher {
 };
 
 // `start`: release the init blocked on exec.fifo, call `released`, then wait
-// until the user process was exec'd. Fails if the init died first or reports
-// an error (a startContainer hook, the exec itself).
-void release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released);
+// until the user process was exec'd. Fails if the init died before it was
+// released. Returns the error the init reported after that (a startContainer
+// hook, the exec itself: it then exits with status 1), "" once it exec'd.
+std::string release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released);
 
 }  // namespace husk::rt

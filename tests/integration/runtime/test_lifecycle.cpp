@@ -10,6 +10,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -77,6 +79,34 @@ TEST_CASE("state polled during create never says stopped", "[lifecycle][state]")
   INFO("statuses seen while creating: " << json(seen).dump());
   CHECK(seen.count("stopped") == 0);
   CHECK(seen.size() > 0);
+}
+
+// create checks that the program exists; execve can still fail after start
+// (a script whose interpreter is missing). runc's start then succeeds, prints
+// the error, and the container exits with status 1: engines report that
+// status, not a failed start (126/127), and ctr run --rm cleans up.
+TEST_CASE("an exec failing after start: start succeeds and the container exits 1", "[lifecycle][start]") {
+  Container c("exec-fails");
+  write_file(c.rootfs + "/bad.sh", "#!/no/such/interpreter\n", 0755);
+  c.args({"/bad.sh"});
+  // The init outlives create: reparented to us, its status can be read.
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+  auto made = c.create();
+  INFO(made.err);
+  REQUIRE(made.ok());
+  const int pid = c.pid();
+  auto started = c.start();
+  INFO(started.err);
+  CHECK(started.ok());
+  if (!runtime_is_runc()) CHECK(contains(started.err, "/bad.sh"));  // runc 1.1.5 says nothing
+  int status = 0;
+  CHECK(::waitpid(pid, &status, 0) == pid);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(c.status() == "stopped");
+  REQUIRE(c.del().ok());
+  CHECK(leftovers(c).empty());
 }
 
 TEST_CASE("kill accepts KILL, 9 and SIGKILL", "[lifecycle][kill]") {
