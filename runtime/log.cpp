@@ -53,6 +53,10 @@ void debug(const std::string& msg) {
 // Like runc's, warnings go to stderr when there is no --log.
 void warn(const std::string& msg) { emit("warning", msg); }
 
+void notice(const std::string& msg) {
+  if (g_fd >= 0 || g_debug || ::isatty(STDERR_FILENO)) emit("warning", msg);
+}
+
 void error(const std::string& msg) {
   if (g_fd >= 0) emit("error", msg);
 }

@@ -20,6 +20,12 @@ void close();
 
 void debug(const std::string& msg);
 void warn(const std::string& msg);
+// A warning about husk's circumstances, not the container's fault (no cgroup
+// for a rootless container): into --log, on stderr only with --debug or when
+// stderr is a terminal. An engine that passes no --log (rootless podman, for
+// runtimes outside runtime_supports_json) hands husk's stderr to the
+// container's, where it would show in every `podman logs`.
+void notice(const std::string& msg);
 void error(const std::string& msg);
 
 // JSON string escaping (also used by callers that print JSON by hand).

@@ -346,12 +346,13 @@ cgroups::Config cgroup_config(const Record& rec) {
   c.handle = rec.cgroup_handle;
   c.created = rec.cgroup_created;
   c.rootless = rec.cgroup_rootless;
+  c.log = log::warn;
   if (rec.cgroup_path.empty() && !rec.no_cgroup.empty()) {
     c.driver = cgroups::Driver::none;
     c.none_reason = rec.no_cgroup;
+    c.log = log::notice;
   }
   if (rec.cgroup_handle.rfind("systemd", 0) == 0) c.bridge = companion_path("husk-systemd");
-  c.log = log::warn;
   c.debug = log::debug;
   return c;
 }
