@@ -409,6 +409,33 @@ TEST_CASE("delete --force recovers a container whose state.json is broken", "[se
   }
 }
 
+// `create` under strace killed at the n-th call of `syscall` (inject=SC:
+// signal=KILL:when=N); then delete --force must leave nothing and the id be
+// reusable. False when create got past that call (made fewer than n).
+namespace {
+bool killed_create_recovers(const std::string& syscall, int n) {
+  Container c("sigkill");
+  c.args({"sleep", "60"});
+  c.write_config();
+  std::string inject = "inject=" + syscall + ":signal=KILL:when=" + std::to_string(n);
+  auto r = run({"strace", "-o", "/dev/null", "-e", inject, runtime(), "--root", c.root, "create", "--bundle",
+                c.bundle, c.id});
+  INFO(syscall << " #" << n << ": create exit " << r.code << ": " << r.err);
+  const bool hit = r.code != 0;
+  auto d = c.del(true);
+  INFO("delete --force: " << d.err);
+  CHECK(d.ok());
+  CHECK(leftovers(c) == std::vector<std::string>{});
+  if (!hit) return false;
+  auto again = c.create();
+  INFO("create again: " << again.err);
+  CHECK(again.ok());
+  CHECK(c.del(true).ok());
+  CHECK(leftovers(c) == std::vector<std::string>{});
+  return true;
+}
+}  // namespace
+
 // Fails against 14774f5 at about 70 points (mkdir of the cgroups, the openat,
 // write, rename and clone3 calls after them): cgroups, and later the init,
 // were left behind.
@@ -424,27 +451,7 @@ TEST_CASE("a husk SIGKILLed at any point of create leaves nothing delete --force
   int killed = 0;
   for (const char* sc : syscalls) {
     // The n-th call of `sc` is hit until create makes fewer calls than n.
-    for (int n = 1; n <= 100; ++n) {
-      Container c("sigkill");
-      c.args({"sleep", "60"});
-      c.write_config();
-      std::string inject = std::string("inject=") + sc + ":signal=KILL:when=" + std::to_string(n);
-      auto r = run({"strace", "-o", "/dev/null", "-e", inject, runtime(), "--root", c.root, "create", "--bundle",
-                    c.bundle, c.id});
-      INFO(sc << " #" << n << ": create exit " << r.code << ": " << r.err);
-      bool hit = r.code != 0;
-      killed += hit;
-      auto d = c.del(true);
-      INFO("delete --force: " << d.err);
-      CHECK(d.ok());
-      CHECK(leftovers(c) == std::vector<std::string>{});
-      auto again = c.create();
-      INFO("create again: " << again.err);
-      CHECK(again.ok());
-      CHECK(c.del(true).ok());
-      CHECK(leftovers(c) == std::vector<std::string>{});
-      if (!hit) break;
-    }
+    for (int n = 1; n <= 100 && killed_create_recovers(sc, n); ++n) ++killed;
   }
   // Most points must really have been hit, or the test proves nothing (runc
   // makes most of its calls in threads, which strace without -f does not see).
@@ -461,29 +468,7 @@ TEST_CASE("a create killed between a cgroup's mkdir and its mark leaves nothing 
     return;
   }
   int killed = 0;
-  for (int n = 1; n <= 40; ++n) {
-    Container c("markkill");
-    c.args({"sleep", "60"});
-    c.write_config();
-    std::string inject = "inject=lsetxattr:signal=KILL:when=" + std::to_string(n);
-    auto r = run({"strace", "-o", "/dev/null", "-e", inject, runtime(), "--root", c.root, "create", "--bundle",
-                  c.bundle, c.id});
-    INFO("lsetxattr #" << n << ": create exit " << r.code << ": " << r.err);
-    if (r.code == 0) {
-      CHECK(c.del(true).ok());
-      break;
-    }
-    ++killed;
-    auto d = c.del(true);
-    INFO("delete --force: " << d.err);
-    CHECK(d.ok());
-    CHECK(leftovers(c) == std::vector<std::string>{});
-    auto again = c.create();
-    INFO("create again: " << again.err);
-    CHECK(again.ok());
-    CHECK(c.del(true).ok());
-    CHECK(leftovers(c) == std::vector<std::string>{});
-  }
+  for (int n = 1; n <= 40 && killed_create_recovers("lsetxattr", n); ++n) ++killed;
   CHECK(killed >= 1);
 }
 
