@@ -169,6 +169,14 @@ containerd_tests() {
   check "ctr task delete after SIGKILL" 0 "" "${CTR[@]}" task delete husk-kill
   "${CTR[@]}" container rm husk-kill >/dev/null 2>&1
 
+  # ctr task delete --force of a paused task kills it: it returns only once
+  # the frozen processes can die (runc thaws after SIGKILL).
+  check "ctr run -d (then pause)" 0 "" "${RUN[@]}" -d "$IMAGE" husk-paused sleep 1000
+  wait_status husk-paused RUNNING
+  check "ctr task pause (then delete --force)" 0 "" "${CTR[@]}" task pause husk-paused
+  check "ctr task delete --force of a paused task" 0 "" timeout 20 "${CTR[@]}" task delete --force husk-paused
+  "${CTR[@]}" container rm husk-paused >/dev/null 2>&1
+
   check "ctr task delete -f of a running task" 0 "" sh -c \
     "$(printf '%q ' "${RUN[@]}") -d $IMAGE husk-force sleep 1000 && $(printf '%q ' "${CTR[@]}") task delete -f husk-force"
   "${CTR[@]}" container rm husk-force >/dev/null 2>&1

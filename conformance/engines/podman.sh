@@ -151,6 +151,15 @@ podman_tests() {
     "$(printf '%q ' "${PRUN[@]}") -d --name husk-rmf $IMAGE sleep 1000 >/dev/null && $(printf '%q ' "${PODMAN[@]}") rm -f -t 0 husk-rmf"
   "${PODMAN[@]}" rm -f "$id" >/dev/null 2>&1
 
+  # A paused container killed: runc thaws it after SIGKILL; a frozen one
+  # never dies and podman kill waited for ever.
+  capture "${PRUN[@]}" -d "$IMAGE" sleep 1000
+  id=$OUT
+  check "podman pause (then kill)" 0 "" "${PODMAN[@]}" pause "$id"
+  check "podman kill of a paused container" 0 "" timeout 20 "${PODMAN[@]}" kill "$id"
+  check "podman kill of a paused container: it ends (SIGKILL)" 0 "137" timeout 20 "${PODMAN[@]}" wait "$id"
+  "${PODMAN[@]}" rm -f "$id" >/dev/null 2>&1
+
   # issue 8: podman writes the whole st_mode (e.g. 020666) as fileMode.
   local dev
   dev=$(host_extra_chardev)
