@@ -53,13 +53,20 @@ Fd step_source(const spec::Mount& m, const MountStep& step, const RootfsOptions&
     // source filesystem; only the runtime on the host can build it.
     if (opts.user_ns)
       throw Error(what + ": an idmapped mount in a user namespace must be prepared by the runtime (make_idmapped_mount)");
-    return idmapped_tree(m, -1, what);
+    auto judged = opts.judged_sources.find(step.index);
+    return idmapped_tree(m, -1, what, judged != opts.judged_sources.end() ? &judged->second : nullptr);
   }
   if (step.kind != MountStep::Kind::Bind) return Fd();
   auto it = opts.sources.find(step.index);
-  Fd source = it != opts.sources.end() ? Fd(fcntl(it->second, F_DUPFD_CLOEXEC, 0)) : open_source(m.source, what);
-  if (!source) throw sys_error(what + ": bind source fd");
-  return source;
+  if (it != opts.sources.end()) {
+    Fd source(fcntl(it->second, F_DUPFD_CLOEXEC, 0));
+    if (!source) throw sys_error(what + ": bind source fd");
+    return source;
+  }
+  auto judged = opts.judged_sources.find(step.index);
+  if (judged != opts.judged_sources.end())
+    return base::reopen_judged(judged->second, O_PATH, "mounts[" + std::to_string(step.index) + "].source");
+  return open_source(m.source, what);
 }
 
 // After mount(2) the target fd still names the directory under the new
@@ -160,11 +167,14 @@ bool needs_mount_ns(const spec::Spec& spec) {
 
 }  // namespace
 
-void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
+Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
+  // This mount namespace was copied from the host's after the runtime judged
+  // root.path: what the path reaches here must be that directory.
+  Fd judged = base::reopen_judged(opts.rootfs, O_PATH | O_DIRECTORY, "root.path");
   if (!opts.own_mount_ns) {
     if (needs_mount_ns(spec))
       throw Error("mounts, devices, maskedPaths, readonlyPaths, root.readonly and rootfsPropagation need a new mount namespace");
-    return;
+    return judged;
   }
   bool any_cgroup =
       std::any_of(spec.mounts.begin(), spec.mounts.end(), [](const spec::Mount& m) { return m.type == "cgroup"; });
@@ -176,26 +186,26 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   host.user_ns = opts.user_ns || opts.caller_user_ns;
   std::vector<MountStep> steps = plan_mounts(spec, host);
 
-  std::string rootfs = canonical(opts.rootfs);
+  const std::string& rootfs = opts.rootfs.real;
   std::string prop = spec.linux_ ? spec.linux_->rootfs_propagation : "";
   if (mount(nullptr, "/", nullptr, rootfs_propagation_flag(prop), nullptr) < 0)
     throw sys_error("set propagation of / in the container's mount namespace");
   // pivot_root refuses a shared parent, and a bind onto a shared mount would
   // propagate to the host: make the mount holding the rootfs private first.
-  std::string parent = mount_point_of(rootfs);
-  if (mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) < 0)
-    throw sys_error("make " + parent + " private");
-  // The rootfs must be a mount point of its own for pivot_root.
-  if (mount(rootfs.c_str(), rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0)
-    throw sys_error("bind mount rootfs " + rootfs + " on itself");
-  Fd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root) throw sys_error("open rootfs " + rootfs);
+  Fd parent = mount_root_of(judged.get(), rootfs);
+  setattr(parent.get(), 0, 0, 0, MS_PRIVATE, "the mount holding rootfs " + rootfs);
+  // The rootfs must be a mount point of its own for pivot_root: a bind of
+  // the judged directory on itself, and that bind is the root from now on.
+  Fd root(open_tree(judged.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+  if (!root) throw sys_error("bind mount rootfs " + rootfs + " on itself");
+  attach(root.get(), judged.get(), "rootfs " + rootfs);
   for (const auto& step : steps) mount_one(root.get(), spec.mounts[step.index], step, opts, hierarchies);
 
   // A /dev bound from the host is the host's: never create nodes in it.
   bool dev_is_bind = false;
   dev_mount(spec, &dev_is_bind);
   if (!dev_is_bind) setup_dev(root.get(), spec, opts);
+  return root;
 }
 
 }  // namespace husk::ns

@@ -46,9 +46,10 @@ NamespacePlan plan_namespaces(const spec::Linux& linux_cfg) {
       plan.clone_flags |= flag;
   }
   for (const auto& t : kNsOrder) {
-    for (const auto& n : linux_cfg.namespaces)
-      if (n.type == t.type && !n.path.empty())
-        plan.joins.push_back({n.type, n.path, t.flag});
+    for (size_t i = 0; i < linux_cfg.namespaces.size(); ++i) {
+      const auto& n = linux_cfg.namespaces[i];
+      if (n.type == t.type && !n.path.empty()) plan.joins.push_back({n.type, n.path, t.flag, i});
+    }
   }
   return plan;
 }

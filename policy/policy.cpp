@@ -8,7 +8,6 @@
 
 #include "base/path.h"
 #include "namespaces/namespaces.h"
-#include "policy/internal.h"
 
 namespace husk::policy {
 const std::vector<std::string>& secret_files() {

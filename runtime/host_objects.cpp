@@ -1,0 +1,82 @@
+#include "runtime/host_objects.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+
+namespace husk::rt {
+namespace {
+
+const base::Judged* find(const std::map<size_t, base::Judged>& objects, const std::string& key,
+                         std::string (*key_of)(const std::string&)) {
+  for (const auto& [i, j] : objects)
+    if (key_of(j.opened) == key) return &j;
+  return nullptr;
+}
+
+std::string as_is(const std::string& path) { return path; }
+
+}  // namespace
+
+policy::HostProbe HostObjects::probe() const {
+  auto resolve = [this](const std::string& path) {
+    const base::Judged* j = root && policy::plain_path(root->opened) == path ? &*root : find(sources, path, policy::plain_path);
+    return j ? j->id.real : path;
+  };
+  auto host_namespace = [this](const std::string& path, const std::string& type) {
+    const base::Judged* j = find(namespaces, path, as_is);
+    if (!j) return false;
+    const std::string name = type == "network" ? "net" : type == "mount" ? "mnt" : type;
+    struct stat host;
+    for (const std::string owner : {"/proc/1/ns/", "/proc/self/ns/"})
+      if (::stat((owner + name).c_str(), &host) == 0 && base::same_object(host, j->id)) return true;
+    return false;
+  };
+  return {resolve, host_namespace};
+}
+
+std::map<size_t, int> HostObjects::namespace_fds() const {
+  std::map<size_t, int> out;
+  for (const auto& [i, j] : namespaces) out[i] = j.fd.get();
+  return out;
+}
+
+std::map<size_t, base::Identity> HostObjects::source_ids() const {
+  std::map<size_t, base::Identity> out;
+  for (const auto& [i, j] : sources) out[i] = j.id;
+  return out;
+}
+
+HostObjects open_host_objects(const spec::Spec& spec, const std::string& bundle_dir, bool strict) {
+  HostObjects h;
+  auto open = [&](const std::string& path, int flags, const std::string& field) -> std::optional<base::Judged> {
+    const std::string abs = !path.empty() && path[0] == '/' ? path : bundle_dir + "/" + path;
+    try {
+      return base::judge(abs, flags, field);
+    } catch (const Error&) {
+      if (strict) throw;
+      return std::nullopt;
+    }
+  };
+  bool joins_mount_ns = false;
+  if (spec.linux_) {
+    const auto& nss = spec.linux_->namespaces;
+    for (size_t i = 0; i < nss.size(); ++i) {
+      if (nss[i].path.empty()) continue;
+      joins_mount_ns |= nss[i].type == "mount";
+      // A namespace file is always absolute (validated); read-only is all setns needs.
+      if (auto j = open(nss[i].path, O_RDONLY, "linux.namespaces[" + std::to_string(i) + "].path"))
+        h.namespaces.emplace(i, std::move(*j));
+    }
+  }
+  if (spec.root) h.root = open(spec.root->path, O_PATH | O_DIRECTORY, "root.path");
+  for (size_t i = 0; i < spec.mounts.size() && !joins_mount_ns; ++i) {
+    const auto& m = spec.mounts[i];
+    if (!spec::is_bind(m) || m.source.empty()) continue;
+    if (auto j = open(m.source, O_PATH, "mounts[" + std::to_string(i) + "].source")) h.sources.emplace(i, std::move(*j));
+  }
+  return h;
+}
+
+}  // namespace husk::rt
