@@ -150,9 +150,27 @@ void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
     case MountStep::Kind::CgroupV1:
       mount_cgroup_v1(target.get(), hierarchies, step);
       return;
-    case MountStep::Kind::Filesystem:
-      mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest);
+    case MountStep::Kind::Filesystem: {
+      auto judged = opts.judged_layers.find(step.index);
+      if (judged == opts.judged_layers.end()) {
+        mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest);
+        return;
+      }
+      // The kernel gets the judged layers, found again here, as
+      // /proc/self/fd/N: not their names.
+      std::vector<Fd> layers;
+      std::vector<std::string> paths;
+      const auto found = overlay_layers(m);
+      for (size_t k = 0; k < judged->second.size() && k < found.size(); ++k) {
+        const std::string field = "mounts[" + std::to_string(step.index) + "].options[" + std::to_string(found[k].option) + "]";
+        layers.push_back(base::reopen_judged(judged->second[k], O_PATH | O_DIRECTORY, field));
+        paths.push_back(fd_path(layers.back().get()));
+      }
+      MountStep with_fds = step;
+      with_fds.options.data = replace_overlay_layers(step.options.data, paths);
+      mount_filesystem(root_fd, m, with_fds, target.get(), resolved, mode_from_dest);
       return;
+    }
   }
 }
 

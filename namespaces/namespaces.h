@@ -66,6 +66,18 @@ struct MountOptions {
 // Parses every option runc accepts; unknown strings go to `data` (they are fs options).
 MountOptions parse_mount_options(const std::vector<std::string>& options);
 
+// The host directories an overlay mount's options name (lowerdir, lowerdir+,
+// upperdir, workdir, datadir+), in the order of the data string the kernel
+// gets: options[option] holds `dir`. Empty for any other type.
+struct OverlayLayer {
+  size_t option;
+  std::string dir;
+};
+std::vector<OverlayLayer> overlay_layers(const spec::Mount& m);
+// Overlay `data` with its layers (in overlay_layers' order) replaced by
+// `layers`; throws when the counts differ.
+std::string replace_overlay_layers(const std::string& data, const std::vector<std::string>& layers);
+
 // Every option string parse_mount_options() understands (for features.json).
 std::vector<std::string> known_mount_options();
 
@@ -164,6 +176,9 @@ struct RootfsOptions {
   // (judged_sources) found again here, or else its source opened here.
   std::map<size_t, int> sources;
   std::map<size_t, base::Identity> judged_sources;
+  // spec.mounts index -> the judged overlay layers (overlay_layers' order),
+  // found again here and given to the kernel as /proc/self/fd/N.
+  std::map<size_t, std::vector<base::Identity>> judged_layers;
 };
 
 // Indexes of spec.mounts whose sources the runtime opens for the init

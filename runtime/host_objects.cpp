@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "namespaces/namespaces.h"
 
 namespace husk::rt {
 namespace {
@@ -22,6 +23,9 @@ std::string as_is(const std::string& path) { return path; }
 policy::HostProbe HostObjects::probe() const {
   auto resolve = [this](const std::string& path) {
     const base::Judged* j = root && policy::plain_path(root->opened) == path ? &*root : find(sources, path, policy::plain_path);
+    for (auto it = layers.begin(); !j && it != layers.end(); ++it)
+      for (const auto& l : it->second)
+        if (policy::plain_path(l.opened) == path) j = &l;
     return j ? j->id.real : path;
   };
   auto host_namespace = [this](const std::string& path, const std::string& type) {
@@ -45,6 +49,13 @@ std::map<size_t, int> HostObjects::namespace_fds() const {
 std::map<size_t, base::Identity> HostObjects::source_ids() const {
   std::map<size_t, base::Identity> out;
   for (const auto& [i, j] : sources) out[i] = j.id;
+  return out;
+}
+
+std::map<size_t, std::vector<base::Identity>> HostObjects::layer_ids() const {
+  std::map<size_t, std::vector<base::Identity>> out;
+  for (const auto& [i, ls] : layers)
+    for (const auto& l : ls) out[i].push_back(l.id);
   return out;
 }
 
@@ -75,6 +86,16 @@ HostObjects open_host_objects(const spec::Spec& spec, const std::string& bundle_
     const auto& m = spec.mounts[i];
     if (!spec::is_bind(m) || m.source.empty()) continue;
     if (auto j = open(m.source, O_PATH, "mounts[" + std::to_string(i) + "].source")) h.sources.emplace(i, std::move(*j));
+  }
+  for (size_t i = 0; i < spec.mounts.size() && !joins_mount_ns; ++i) {
+    std::vector<base::Judged> layers;
+    for (const auto& l : ns::overlay_layers(spec.mounts[i])) {
+      auto j = open(l.dir, O_PATH | O_DIRECTORY, "mounts[" + std::to_string(i) + "].options[" + std::to_string(l.option) + "]");
+      // All or none: the init replaces them in order.
+      if (!j) break;
+      layers.push_back(std::move(*j));
+    }
+    if (!layers.empty() && layers.size() == ns::overlay_layers(spec.mounts[i]).size()) h.layers.emplace(i, std::move(layers));
   }
   return h;
 }

@@ -123,6 +123,7 @@ Fd mount_rootfs(const ChildContext& c, ns::RootfsOptions& ro) {
   ro.rootfs = c.req.host->root->id;
   // Bind sources the parent did not send: found again in this namespace.
   ro.judged_sources = c.req.host->source_ids();
+  ro.judged_layers = c.req.host->layer_ids();
   ro.no_pivot = c.req.no_pivot;
   ro.user_ns = lx.has_namespace("user");
   ro.caller_user_ns = !ro.user_ns && ns::in_user_namespace();
