@@ -130,7 +130,7 @@ std::vector<size_t> runtime_opened_sources(const spec::Spec& spec, bool init_is_
   return out;
 }
 
-InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid) {
+InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid, int joined_mnt) {
   InitNamespaces at;
   at.proc = "/proc/" + std::to_string(pid) + "/";
   const spec::Namespace* mnt = spec.linux_ ? spec.linux_->find_namespace("mount") : nullptr;
@@ -138,7 +138,8 @@ InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid) {
   at.mnt_path = joined ? mnt->path : at.proc + "ns/mnt";
   at.user = Fd(open((at.proc + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
   if (!at.user) throw sys_error("open the container's user namespace " + at.proc + "ns/user");
-  at.mnt = Fd(open(at.mnt_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (joined && joined_mnt < 0) throw Error("the mount namespace " + at.mnt_path + " was not opened by the runtime");
+  at.mnt = Fd(joined ? fcntl(joined_mnt, F_DUPFD_CLOEXEC, 0) : open(at.mnt_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!at.mnt) throw sys_error("open the container's mount namespace " + at.mnt_path);
   if (!joined) {
     at.cwd = Fd(open((at.proc + "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));

@@ -202,7 +202,9 @@ struct InitNamespaces {
   base::Fd user, mnt;
   base::Fd cwd;  // empty for a joined namespace: setns() moves the init to its root, as it does the helper
 };
-InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid);
+// `joined_mnt`: the runtime's judged fd of the mount namespace the spec
+// joins (duplicated, never opened by path again), -1 when it joins none.
+InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid, int joined_mnt);
 
 // On the host, with the caller's privileges: open (O_PATH) the source of
 // each spec.mounts[i], i in `indexes` (its judged identity in `judged`, found

@@ -67,20 +67,20 @@ void check_sysctl_joined(const spec::Spec& spec, const std::map<size_t, int>& ju
   check_sysctl(spec);
   const auto& nss = spec.linux_->namespaces;
   for (size_t i = 0; i < nss.size(); ++i) {
-    const spec::Namespace* n = &nss[i];
-    const std::string& type = n->type;
-    if (n->path.empty() || (type != "network" && type != "ipc" && type != "uts")) continue;
+    const spec::Namespace& n = nss[i];
+    const std::string& type = n.type;
+    if (n.path.empty() || (type != "network" && type != "ipc" && type != "uts")) continue;
     bool used = false;
     for (const auto& kv : spec.linux_->sysctl) used |= sysctl_namespace(kv.first) == type;
     if (!used) continue;
     auto fd = judged.find(i);
     if (fd == judged.end()) throw Error("linux.namespaces[" + std::to_string(i) + "].path: not opened by the runtime");
-    std::string self = std::string("/proc/self/ns/") + (n->type == "network" ? "net" : n->type);
+    std::string self = std::string("/proc/self/ns/") + (n.type == "network" ? "net" : n.type);
     struct stat a{}, b{};
-    if (fstat(fd->second, &a) < 0) throw sys_error("stat " + n->type + " namespace " + n->path);
+    if (fstat(fd->second, &a) < 0) throw sys_error("stat " + n.type + " namespace " + n.path);
     if (stat(self.c_str(), &b) < 0) throw sys_error("stat " + self);
     if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-      throw Error("linux.sysctl: the " + n->type + " namespace " + n->path +
+      throw Error("linux.sysctl: the " + n.type + " namespace " + n.path +
                   " is the host's; refusing to change its sysctls");
   }
 }

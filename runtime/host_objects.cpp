@@ -9,32 +9,33 @@
 namespace husk::rt {
 namespace {
 
-const base::Judged* find(const std::map<size_t, base::Judged>& objects, const std::string& key,
-                         std::string (*key_of)(const std::string&)) {
-  for (const auto& [i, j] : objects)
-    if (key_of(j.opened) == key) return &j;
+// The object opened as `path` (plain_path'ed, as the policy asks), or null.
+const base::Judged* opened_as(const HostObjects& h, const std::string& path) {
+  auto is = [&](const base::Judged& j) { return policy::plain_path(j.opened) == path; };
+  if (h.root && is(*h.root)) return &*h.root;
+  for (const auto& [i, j] : h.sources)
+    if (is(j)) return &j;
+  for (const auto& [i, layers] : h.layers)
+    for (const auto& l : layers)
+      if (is(l)) return &l;
   return nullptr;
 }
-
-std::string as_is(const std::string& path) { return path; }
 
 }  // namespace
 
 policy::HostProbe HostObjects::probe() const {
   auto resolve = [this](const std::string& path) {
-    const base::Judged* j = root && policy::plain_path(root->opened) == path ? &*root : find(sources, path, policy::plain_path);
-    for (auto it = layers.begin(); !j && it != layers.end(); ++it)
-      for (const auto& l : it->second)
-        if (policy::plain_path(l.opened) == path) j = &l;
+    const base::Judged* j = opened_as(*this, path);
     return j ? j->id.real : path;
   };
   auto host_namespace = [this](const std::string& path, const std::string& type) {
-    const base::Judged* j = find(namespaces, path, as_is);
-    if (!j) return false;
     const std::string name = type == "network" ? "net" : type == "mount" ? "mnt" : type;
-    struct stat host;
-    for (const std::string owner : {"/proc/1/ns/", "/proc/self/ns/"})
-      if (::stat((owner + name).c_str(), &host) == 0 && base::same_object(host, j->id)) return true;
+    for (const auto& [i, j] : namespaces) {
+      if (j.opened != path) continue;
+      struct stat host;
+      for (const std::string owner : {"/proc/1/ns/", "/proc/self/ns/"})
+        if (::stat((owner + name).c_str(), &host) == 0 && base::same_object(host, j.id)) return true;
+    }
     return false;
   };
   return {resolve, host_namespace};

@@ -247,6 +247,13 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
   wait_for_start_and_exec(c, ready);
 }
 
+// The judged fd of the namespace of `type` the spec joins, or -1.
+int joined_fd(const ChildContext& c, const std::string& type) {
+  for (const auto& j : c.plan.joins)
+    if (j.type == type) return j.fd;
+  return -1;
+}
+
 // What the init keeps of the parent's fds: the namespaces to join among them.
 std::vector<int> kept_fds(const ChildContext& c) {
   std::vector<int> keep{c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()};
@@ -364,7 +371,7 @@ pid_t drive_init(const ChildContext& c, ChildSession& s, Pipeline& p, const Plac
   // dumpable (see child_main): the init's namespaces and cwd.
   std::optional<ns::InitNamespaces> at;
   auto open_namespaces = [&](pid_t pid) {
-    if (!at && sends_mounts(c)) at = ns::open_init_namespaces(spec, pid);
+    if (!at && sends_mounts(c)) at = ns::open_init_namespaces(spec, pid, joined_fd(c, "mount"));
   };
   // Once the real init's pid is known: id maps, cgroup, oom score, then go.
   auto release = [&] {
