@@ -127,6 +127,61 @@ void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, 
   set_propagation(mounted.get(), mo, what);
 }
 
+// An overlay (not yet attached) from its judged `layers`, in
+// overlay_layers' order: fsconfig(FSCONFIG_SET_FD) hands the kernel the
+// fds themselves, and mountinfo shows their paths (Linux 6.13+). Empty when
+// mount(2) must do it: an older kernel, or superblock flags (sync, dirsync,
+// lazytime...) that only it takes.
+Fd overlay_from_fds(const MountStep& step, const std::vector<Fd>& layers, const std::string& resolved) {
+  const std::string& what = step.what;
+  unsigned long flags = step.options.flags;
+  if (resolved == "/dev") flags &= ~MS_RDONLY;  // as mount_filesystem: finalize_rootfs makes it ro
+  const uint64_t attrs = attrs_of_flags(flags).first;
+  if (flags & (MS_SYNCHRONOUS | MS_DIRSYNC | MS_LAZYTIME | MS_MANDLOCK)) return Fd();
+  Fd fs(fsopen("overlay", FSOPEN_CLOEXEC));
+  if (!fs) throw sys_error(what + ": fsopen overlay");
+  if (fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", step.source.c_str(), 0) < 0)
+    throw sys_error(what + ": set the source of overlay");
+  size_t next = 0;
+  auto layer = [&](const char* key) {
+    int rc = fsconfig(fs.get(), FSCONFIG_SET_FD, key, nullptr, layers.at(next).get());
+    if (rc < 0 && errno == EINVAL && next == 0) return false;  // no fd layers in this kernel
+    if (rc < 0) throw sys_error(what + ": overlay " + key + " " + fd_link(layers.at(next).get()));
+    ++next;
+    return true;
+  };
+  const std::string& data = step.options.data;
+  for (size_t start = 0; start < data.size();) {
+    size_t comma = data.find(',', start);
+    if (comma == std::string::npos) comma = data.size();
+    const std::string o = data.substr(start, comma - start);
+    start = comma + 1;
+    if (o.empty()) continue;
+    const size_t eq = o.find('=');
+    const std::string key = o.substr(0, eq);
+    if (key == "lowerdir") {
+      // lowerdir=a:b is lowerdir+ a, then b: the first is the top layer either way.
+      for (size_t from = eq + 1; from <= o.size();) {
+        size_t colon = o.find(':', from);
+        if (colon == std::string::npos) colon = o.size();
+        if (colon > from && !layer("lowerdir+")) return Fd();
+        from = colon + 1;
+      }
+    } else if (key == "lowerdir+" || key == "upperdir" || key == "workdir" || key == "datadir+") {
+      if (eq + 1 < o.size() && !layer(key.c_str())) return Fd();
+    } else {
+      int rc = eq == std::string::npos ? fsconfig(fs.get(), FSCONFIG_SET_FLAG, o.c_str(), nullptr, 0)
+                                       : fsconfig(fs.get(), FSCONFIG_SET_STRING, key.c_str(), o.substr(eq + 1).c_str(), 0);
+      if (rc < 0) throw sys_error(what + ": overlay option " + o);
+    }
+  }
+  if (next != layers.size()) throw Error(what + ": " + std::to_string(layers.size()) + " judged layers, " + std::to_string(next) + " in the options");
+  if (fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) throw sys_error("mount overlay on " + step.destination);
+  Fd tree(fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs)));
+  if (!tree) throw sys_error(what + ": fsmount overlay");
+  return tree;
+}
+
 // spec.mounts[step.index] on its destination, resolved inside the root.
 void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const RootfsOptions& opts,
                const std::vector<HostHierarchy>& hierarchies) {
@@ -156,8 +211,8 @@ void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
         mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest);
         return;
       }
-      // The kernel gets the judged layers, found again here, as
-      // /proc/self/fd/N: not their names.
+      // The kernel gets the judged layers, found again here, as fds (or
+      // /proc/self/fd/N): not their names.
       std::vector<Fd> layers;
       std::vector<std::string> paths;
       const auto found = overlay_layers(m);
@@ -165,6 +220,11 @@ void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
         const std::string field = "mounts[" + std::to_string(step.index) + "].options[" + std::to_string(found[k].option) + "]";
         layers.push_back(base::reopen_judged(judged->second[k], O_PATH | O_DIRECTORY, field));
         paths.push_back(fd_path(layers.back().get()));
+      }
+      if (Fd tree = overlay_from_fds(step, layers, resolved)) {
+        set_recursive_attrs(tree.get(), step.options, what);
+        attach_tree(tree.get(), target.get(), step.options, what);
+        return;
       }
       MountStep with_fds = step;
       with_fds.options.data = replace_overlay_layers(step.options.data, paths);

@@ -260,3 +260,22 @@ TEST_CASE("a bind source that is a symlink is followed, as runc does", "[toctou]
   auto r = c.run_ok({"cat", "/mnt/host-marker"});
   CHECK(r.out == "host\n");
 }
+
+TEST_CASE("an overlay of judged layers works and mountinfo names its layers by path", "[toctou][mounts][husk-only]") {
+  TempDir dir("husk-sec-toctou-");
+  Container c("overlay-fds");
+  for (const char* d : {"/l1", "/l2", "/up", "/work"}) fs::create_directories(dir.path + d);
+  write_file(dir.path + "/l1/top", "top\n");
+  write_file(dir.path + "/l2/below", "below\n");
+  c.cfg["mounts"].push_back({{"destination", "/mnt"},
+                             {"type", "overlay"},
+                             {"source", "overlay"},
+                             {"options", {"lowerdir=" + dir.path + "/l1:" + dir.path + "/l2", "upperdir=" + dir.path + "/up",
+                                          "workdir=" + dir.path + "/work", "nosuid"}}});
+  auto r = c.run_ok({"sh", "-c", "cat /mnt/top /mnt/below && echo new > /mnt/made && grep ' /mnt ' /proc/self/mountinfo"});
+  CHECK(contains(r.out, "top\nbelow\n"));
+  CHECK(read_file(dir.path + "/up/made") == "new\n");
+  CHECK(contains(r.out, dir.path + "/l1"));
+  CHECK(contains(r.out, "upperdir=" + dir.path + "/up"));
+  CHECK_FALSE(contains(r.out, "/proc/self/fd"));
+}
