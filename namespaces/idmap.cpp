@@ -81,7 +81,7 @@ Fd userns_with_mappings(const spec::Mount& m, const std::string& what) {
   return ns;
 }
 
-Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what) {
+Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what, const base::Identity* judged) {
   MountOptions mo = parse_mount_options(m.options);
   if (!mo.bind && m.type != "bind") throw Error(what + ": idmap is only supported on bind mounts");
   if (m.uid_mappings.empty() != m.gid_mappings.empty())
@@ -92,7 +92,8 @@ Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what) {
     userns_fd = own.get();
   }
   if (userns_fd < 0) throw Error(what + ": an idmapped mount needs uidMappings/gidMappings or a user namespace");
-  Fd tree = bind_tree(open_source(m.source, what).get(), m.source, mo, what);
+  Fd source = judged ? base::reopen_judged(*judged, O_PATH, what + ": source") : open_source(m.source, what);
+  Fd tree = bind_tree(source.get(), m.source, mo, what);
   struct mount_attr a{};
   a.attr_set = MOUNT_ATTR_IDMAP;
   a.userns_fd = static_cast<uint64_t>(userns_fd);
@@ -129,7 +130,7 @@ std::vector<size_t> runtime_opened_sources(const spec::Spec& spec, bool init_is_
   return out;
 }
 
-InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid) {
+InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid, int joined_mnt) {
   InitNamespaces at;
   at.proc = "/proc/" + std::to_string(pid) + "/";
   const spec::Namespace* mnt = spec.linux_ ? spec.linux_->find_namespace("mount") : nullptr;
@@ -137,7 +138,8 @@ InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid) {
   at.mnt_path = joined ? mnt->path : at.proc + "ns/mnt";
   at.user = Fd(open((at.proc + "ns/user").c_str(), O_RDONLY | O_CLOEXEC));
   if (!at.user) throw sys_error("open the container's user namespace " + at.proc + "ns/user");
-  at.mnt = Fd(open(at.mnt_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (joined && joined_mnt < 0) throw Error("the mount namespace " + at.mnt_path + " was not opened by the runtime");
+  at.mnt = Fd(joined ? fcntl(joined_mnt, F_DUPFD_CLOEXEC, 0) : open(at.mnt_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!at.mnt) throw sys_error("open the container's mount namespace " + at.mnt_path);
   if (!joined) {
     at.cwd = Fd(open((at.proc + "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -159,8 +161,8 @@ struct SourceReply {
 // each source (an idmapped one as its detached idmapped tree, cloned from the
 // container's copy of the source's mount so the host's locked flags hold).
 [[noreturn]] void serve_sources(int sock, const InitNamespaces& at, const spec::Spec& spec,
-                                const std::vector<size_t>& indexes, const std::vector<Fd>& own_userns,
-                                int userns_fd) {
+                                const std::vector<size_t>& indexes, const std::map<size_t, base::Identity>& judged,
+                                const std::vector<Fd>& own_userns, int userns_fd) {
   auto reply = [&](char stage, int err, const char* why, int fd) {
     SourceReply r{stage, err, {}};
     if (why) strncpy(r.why, why, sizeof r.why - 1);
@@ -182,6 +184,8 @@ struct SourceReply {
   }
   for (size_t k = 0; k < indexes.size(); ++k) {
     const auto& m = spec.mounts[indexes[k]];
+    auto id = judged.find(indexes[k]);
+    const base::Identity* judged_source = id != judged.end() ? &id->second : nullptr;
     if (spec::is_idmapped(m)) {
       try {
         spec::Mount with_ns = m;
@@ -190,8 +194,18 @@ struct SourceReply {
           with_ns.gid_mappings.clear();
         }
         Fd tree = detail::idmapped_tree(with_ns, own_userns[k] ? own_userns[k].get() : userns_fd,
-                                        mount_what(indexes[k], m));
+                                        mount_what(indexes[k], m), judged_source);
         reply('o', 0, nullptr, tree.get());
+      } catch (const std::exception& e) {
+        reply('i', 0, e.what(), -1);
+        _exit(1);
+      }
+      continue;
+    }
+    if (judged_source) {
+      try {
+        Fd fd = base::reopen_judged(*judged_source, O_PATH, "mounts[" + std::to_string(indexes[k]) + "].source");
+        reply('o', 0, nullptr, fd.get());
       } catch (const std::exception& e) {
         reply('i', 0, e.what(), -1);
         _exit(1);
@@ -235,7 +249,8 @@ std::vector<int> collect_sources(int sock, const InitNamespaces& at, const spec:
 }  // namespace
 
 std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes,
-                                   const InitNamespaces& at, int userns_fd) {
+                                   const InitNamespaces& at, const std::map<size_t, base::Identity>& judged,
+                                   int userns_fd) {
   if (indexes.empty()) return {};
   // A mount's own uidMappings/gidMappings namespace is made here, on the
   // host: the helper's /proc may be a joined namespace's, where it is not.
@@ -250,7 +265,7 @@ std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<siz
   Fd mine(sv[0]), theirs(sv[1]);
   pid_t pid = fork();
   if (pid < 0) throw sys_error("fork to open bind sources");
-  if (pid == 0) serve_sources(theirs.get(), at, spec, indexes, own_userns, userns_fd);
+  if (pid == 0) serve_sources(theirs.get(), at, spec, indexes, judged, own_userns, userns_fd);
   theirs.reset();
   std::vector<int> fds;
   std::string err;

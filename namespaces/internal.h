@@ -35,7 +35,6 @@ std::string rel(const std::string& container_path);
 
 std::string fd_path(int fd);  // "/proc/self/fd/<fd>"
 struct stat fd_stat(int fd, const std::string& what);
-std::string canonical(const std::string& path);  // realpath, throwing
 
 // What /proc/self/fd/<fd> names: where `fd` is in our mount namespace.
 std::string fd_link(int fd);
@@ -89,8 +88,10 @@ Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& optio
 // A user namespace holding only m's uidMappings/gidMappings, mapped by
 // write_id_maps; `what` as mount_what says (its "mounts[N]" names the fields).
 Fd userns_with_mappings(const spec::Mount& m, const std::string& what);
-// The detached idmapped bind of m.source (see make_idmapped_mount).
-Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what);
+// The detached idmapped bind of m.source (see make_idmapped_mount), or of
+// the `judged` source found again by its real path.
+Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what,
+                 const base::Identity* judged = nullptr);
 
 // ---------- cgroup_v1.cpp ----------
 
@@ -126,7 +127,8 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts);
 
 // ---------- pivot.cpp ----------
 
-// The mount point of the mount holding `path`.
-std::string mount_point_of(const std::string& path);
+// The root of the mount holding `fd` (named `what`), opened by its mount
+// point and checked to be that mount.
+Fd mount_root_of(int fd, const std::string& what);
 
 }  // namespace husk::ns::detail

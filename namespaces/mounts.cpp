@@ -53,13 +53,20 @@ Fd step_source(const spec::Mount& m, const MountStep& step, const RootfsOptions&
     // source filesystem; only the runtime on the host can build it.
     if (opts.user_ns)
       throw Error(what + ": an idmapped mount in a user namespace must be prepared by the runtime (make_idmapped_mount)");
-    return idmapped_tree(m, -1, what);
+    auto judged = opts.judged_sources.find(step.index);
+    return idmapped_tree(m, -1, what, judged != opts.judged_sources.end() ? &judged->second : nullptr);
   }
   if (step.kind != MountStep::Kind::Bind) return Fd();
   auto it = opts.sources.find(step.index);
-  Fd source = it != opts.sources.end() ? Fd(fcntl(it->second, F_DUPFD_CLOEXEC, 0)) : open_source(m.source, what);
-  if (!source) throw sys_error(what + ": bind source fd");
-  return source;
+  if (it != opts.sources.end()) {
+    Fd source(fcntl(it->second, F_DUPFD_CLOEXEC, 0));
+    if (!source) throw sys_error(what + ": bind source fd");
+    return source;
+  }
+  auto judged = opts.judged_sources.find(step.index);
+  if (judged != opts.judged_sources.end())
+    return base::reopen_judged(judged->second, O_PATH, "mounts[" + std::to_string(step.index) + "].source");
+  return open_source(m.source, what);
 }
 
 // After mount(2) the target fd still names the directory under the new
@@ -120,6 +127,61 @@ void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, 
   set_propagation(mounted.get(), mo, what);
 }
 
+// An overlay (not yet attached) from its judged `layers`, in
+// overlay_layers' order: fsconfig(FSCONFIG_SET_FD) hands the kernel the
+// fds themselves, and mountinfo shows their paths (Linux 6.13+). Empty when
+// mount(2) must do it: an older kernel, or superblock flags (sync, dirsync,
+// lazytime...) that only it takes.
+Fd overlay_from_fds(const MountStep& step, const std::vector<Fd>& layers, const std::string& resolved) {
+  const std::string& what = step.what;
+  unsigned long flags = step.options.flags;
+  if (resolved == "/dev") flags &= ~MS_RDONLY;  // as mount_filesystem: finalize_rootfs makes it ro
+  const uint64_t attrs = attrs_of_flags(flags).first;
+  if (flags & (MS_SYNCHRONOUS | MS_DIRSYNC | MS_LAZYTIME | MS_MANDLOCK)) return Fd();
+  Fd fs(fsopen("overlay", FSOPEN_CLOEXEC));
+  if (!fs) throw sys_error(what + ": fsopen overlay");
+  if (fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", step.source.c_str(), 0) < 0)
+    throw sys_error(what + ": set the source of overlay");
+  size_t next = 0;
+  auto layer = [&](const char* key) {
+    int rc = fsconfig(fs.get(), FSCONFIG_SET_FD, key, nullptr, layers.at(next).get());
+    if (rc < 0 && errno == EINVAL && next == 0) return false;  // no fd layers in this kernel
+    if (rc < 0) throw sys_error(what + ": overlay " + key + " " + fd_link(layers.at(next).get()));
+    ++next;
+    return true;
+  };
+  const std::string& data = step.options.data;
+  for (size_t start = 0; start < data.size();) {
+    size_t comma = data.find(',', start);
+    if (comma == std::string::npos) comma = data.size();
+    const std::string o = data.substr(start, comma - start);
+    start = comma + 1;
+    if (o.empty()) continue;
+    const size_t eq = o.find('=');
+    const std::string key = o.substr(0, eq);
+    if (key == "lowerdir") {
+      // lowerdir=a:b is lowerdir+ a, then b: the first is the top layer either way.
+      for (size_t from = eq + 1; from <= o.size();) {
+        size_t colon = o.find(':', from);
+        if (colon == std::string::npos) colon = o.size();
+        if (colon > from && !layer("lowerdir+")) return Fd();
+        from = colon + 1;
+      }
+    } else if (key == "lowerdir+" || key == "upperdir" || key == "workdir" || key == "datadir+") {
+      if (eq + 1 < o.size() && !layer(key.c_str())) return Fd();
+    } else {
+      int rc = eq == std::string::npos ? fsconfig(fs.get(), FSCONFIG_SET_FLAG, o.c_str(), nullptr, 0)
+                                       : fsconfig(fs.get(), FSCONFIG_SET_STRING, key.c_str(), o.substr(eq + 1).c_str(), 0);
+      if (rc < 0) throw sys_error(what + ": overlay option " + o);
+    }
+  }
+  if (next != layers.size()) throw Error(what + ": " + std::to_string(layers.size()) + " judged layers, " + std::to_string(next) + " in the options");
+  if (fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) throw sys_error("mount overlay on " + step.destination);
+  Fd tree(fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs)));
+  if (!tree) throw sys_error(what + ": fsmount overlay");
+  return tree;
+}
+
 // spec.mounts[step.index] on its destination, resolved inside the root.
 void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const RootfsOptions& opts,
                const std::vector<HostHierarchy>& hierarchies) {
@@ -143,9 +205,32 @@ void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
     case MountStep::Kind::CgroupV1:
       mount_cgroup_v1(target.get(), hierarchies, step);
       return;
-    case MountStep::Kind::Filesystem:
-      mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest);
+    case MountStep::Kind::Filesystem: {
+      auto judged = opts.judged_layers.find(step.index);
+      if (judged == opts.judged_layers.end()) {
+        mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest);
+        return;
+      }
+      // The kernel gets the judged layers, found again here, as fds (or
+      // /proc/self/fd/N): not their names.
+      std::vector<Fd> layers;
+      std::vector<std::string> paths;
+      const auto found = overlay_layers(m);
+      for (size_t k = 0; k < judged->second.size() && k < found.size(); ++k) {
+        const std::string field = "mounts[" + std::to_string(step.index) + "].options[" + std::to_string(found[k].option) + "]";
+        layers.push_back(base::reopen_judged(judged->second[k], O_PATH | O_DIRECTORY, field));
+        paths.push_back(fd_path(layers.back().get()));
+      }
+      if (Fd tree = overlay_from_fds(step, layers, resolved)) {
+        set_recursive_attrs(tree.get(), step.options, what);
+        attach_tree(tree.get(), target.get(), step.options, what);
+        return;
+      }
+      MountStep with_fds = step;
+      with_fds.options.data = replace_overlay_layers(step.options.data, paths);
+      mount_filesystem(root_fd, m, with_fds, target.get(), resolved, mode_from_dest);
       return;
+    }
   }
 }
 
@@ -160,11 +245,14 @@ bool needs_mount_ns(const spec::Spec& spec) {
 
 }  // namespace
 
-void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
+Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
+  // This mount namespace was copied from the host's after the runtime judged
+  // root.path: what the path reaches here must be that directory.
+  Fd judged = base::reopen_judged(opts.rootfs, O_PATH | O_DIRECTORY, "root.path");
   if (!opts.own_mount_ns) {
     if (needs_mount_ns(spec))
       throw Error("mounts, devices, maskedPaths, readonlyPaths, root.readonly and rootfsPropagation need a new mount namespace");
-    return;
+    return judged;
   }
   bool any_cgroup =
       std::any_of(spec.mounts.begin(), spec.mounts.end(), [](const spec::Mount& m) { return m.type == "cgroup"; });
@@ -176,26 +264,26 @@ void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   host.user_ns = opts.user_ns || opts.caller_user_ns;
   std::vector<MountStep> steps = plan_mounts(spec, host);
 
-  std::string rootfs = canonical(opts.rootfs);
+  const std::string& rootfs = opts.rootfs.real;
   std::string prop = spec.linux_ ? spec.linux_->rootfs_propagation : "";
   if (mount(nullptr, "/", nullptr, rootfs_propagation_flag(prop), nullptr) < 0)
     throw sys_error("set propagation of / in the container's mount namespace");
   // pivot_root refuses a shared parent, and a bind onto a shared mount would
   // propagate to the host: make the mount holding the rootfs private first.
-  std::string parent = mount_point_of(rootfs);
-  if (mount(nullptr, parent.c_str(), nullptr, MS_PRIVATE, nullptr) < 0)
-    throw sys_error("make " + parent + " private");
-  // The rootfs must be a mount point of its own for pivot_root.
-  if (mount(rootfs.c_str(), rootfs.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0)
-    throw sys_error("bind mount rootfs " + rootfs + " on itself");
-  Fd root(open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root) throw sys_error("open rootfs " + rootfs);
+  Fd parent = mount_root_of(judged.get(), rootfs);
+  setattr(parent.get(), 0, 0, 0, MS_PRIVATE, "the mount holding rootfs " + rootfs);
+  // The rootfs must be a mount point of its own for pivot_root: a bind of
+  // the judged directory on itself, and that bind is the root from now on.
+  Fd root(open_tree(judged.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
+  if (!root) throw sys_error("bind mount rootfs " + rootfs + " on itself");
+  attach(root.get(), judged.get(), "rootfs " + rootfs);
   for (const auto& step : steps) mount_one(root.get(), spec.mounts[step.index], step, opts, hierarchies);
 
   // A /dev bound from the host is the host's: never create nodes in it.
   bool dev_is_bind = false;
   dev_mount(spec, &dev_is_bind);
   if (!dev_is_bind) setup_dev(root.get(), spec, opts);
+  return root;
 }
 
 }  // namespace husk::ns

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/fd.h"
+#include "base/judged.h"
 #include "spec/spec.h"
 
 namespace husk::ns {
@@ -38,6 +39,10 @@ struct NamespacePlan {
     std::string type;
     std::string path;
     int flag;
+    size_t index = 0;  // in linux.namespaces
+    // The namespace file the runtime opened and judged (base::judge) before
+    // the clone; the init joins it, never the path.
+    int fd = -1;
   };
   std::vector<Join> joins;  // in the order to setns: user first, mount last
 };
@@ -60,6 +65,18 @@ struct MountOptions {
 };
 // Parses every option runc accepts; unknown strings go to `data` (they are fs options).
 MountOptions parse_mount_options(const std::vector<std::string>& options);
+
+// The host directories an overlay mount's options name (lowerdir, lowerdir+,
+// upperdir, workdir, datadir+), in the order of the data string the kernel
+// gets: options[option] holds `dir`. Empty for any other type.
+struct OverlayLayer {
+  size_t option;
+  std::string dir;
+};
+std::vector<OverlayLayer> overlay_layers(const spec::Mount& m);
+// Overlay `data` with its layers (in overlay_layers' order) replaced by
+// `layers`; throws when the counts differ.
+std::string replace_overlay_layers(const std::string& data, const std::vector<std::string>& layers);
 
 // Every option string parse_mount_options() understands (for features.json).
 std::vector<std::string> known_mount_options();
@@ -125,12 +142,13 @@ std::string sysctl_namespace(const std::string& key);
 void check_sysctl(const spec::Spec& spec);
 
 // Not pure: for sysctls whose namespace is joined by path, refuse when that
-// path is the caller's own namespace (call it from the runtime on the host).
-void check_sysctl_joined(const spec::Spec& spec);
+// namespace is the caller's own (call it from the runtime on the host).
+// `judged`: linux.namespaces index -> the namespace file the runtime opened.
+void check_sysctl_joined(const spec::Spec& spec, const std::map<size_t, int>& judged);
 
 // ---------- syscalls (container init, in its new mount namespace) ----------
 
-// setns into an existing namespace given by path; error names type and path.
+// setns into the namespace join.fd (opened by the runtime); errors name type and path.
 void join_namespace(const NamespacePlan::Join& join);
 
 // Write linux.timeOffsets to /proc/self/timens_offsets; call right after
@@ -142,7 +160,9 @@ void write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets);
 void loopback_up();
 
 struct RootfsOptions {
-  std::string rootfs;        // host path of root.path (absolute, or relative to the cwd)
+  // root.path as the runtime judged it (base::judge): found again by its real
+  // path in the container's mount namespace, the same device and inode.
+  base::Identity rootfs;
   bool no_pivot = false;     // --no-pivot: MS_MOVE + chroot
   bool user_ns = false;      // inside a new user namespace: bind devices instead of mknod
   // No new one, but husk itself runs in a user namespace (rootless podman's):
@@ -152,8 +172,13 @@ struct RootfsOptions {
   // spec.mounts index -> fd from make_idmapped_mount (not closed by prepare_rootfs).
   std::map<size_t, int> idmapped;
   // spec.mounts index -> the bind source from open_bind_sources (not closed
-  // by prepare_rootfs); a bind mount without one has its source opened here.
+  // by prepare_rootfs); a bind mount without one has its judged source
+  // (judged_sources) found again here, or else its source opened here.
   std::map<size_t, int> sources;
+  std::map<size_t, base::Identity> judged_sources;
+  // spec.mounts index -> the judged overlay layers (overlay_layers' order),
+  // found again here and given to the kernel as /proc/self/fd/N.
+  std::map<size_t, std::vector<base::Identity>> judged_layers;
 };
 
 // Indexes of spec.mounts whose sources the runtime opens for the init
@@ -177,10 +202,13 @@ struct InitNamespaces {
   base::Fd user, mnt;
   base::Fd cwd;  // empty for a joined namespace: setns() moves the init to its root, as it does the helper
 };
-InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid);
+// `joined_mnt`: the runtime's judged fd of the mount namespace the spec
+// joins (duplicated, never opened by path again), -1 when it joins none.
+InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid, int joined_mnt);
 
-// On the host, with the caller's privileges: open (O_PATH, symlinks followed)
-// the source of each spec.mounts[i], i in `indexes`, in the mount namespace
+// On the host, with the caller's privileges: open (O_PATH) the source of
+// each spec.mounts[i], i in `indexes` (its judged identity in `judged`, found
+// again by real path; else symlinks followed), in the mount namespace
 // of the init `at` (or the one the spec joins) and relative to its
 // working directory, so each fd leads to the container's copy of the mount,
 // locked flags and all (a tree cloned on the host would let the container
@@ -190,7 +218,8 @@ InitNamespaces open_init_namespaces(const spec::Spec& spec, pid_t pid);
 // An idmapped mount among `indexes` comes back as its detached idmapped tree
 // (make_idmapped_mount with `userns_fd`, built there for the same reason).
 std::vector<int> open_bind_sources(const spec::Spec& spec, const std::vector<size_t>& indexes,
-                                   const InitNamespaces& at, int userns_fd = -1);
+                                   const InitNamespaces& at, const std::map<size_t, base::Identity>& judged,
+                                   int userns_fd = -1);
 
 // Build the detached, idmapped bind mount for spec mount `m` (options
 // "idmap"/"ridmap", or uidMappings/gidMappings). The kernel only allows this
@@ -206,7 +235,8 @@ int make_idmapped_mount(const spec::Mount& m, int userns_fd);
 // Make / rslave (or rootfsPropagation), bind the rootfs on itself, mount
 // spec.mounts in order (targets resolved inside the rootfs, never following a
 // symlink out of it), create /dev nodes and symlinks and linux.devices.
-// Bind sources are host paths (relative ones against the current directory).
+// Bind sources are judged host objects (RootfsOptions::judged_sources), or
+// host paths (relative ones against the current directory).
 // "cgroup" mounts: on a unified host, cgroup2. On a v1 or hybrid host (as
 // runc): a tmpfs (mode 0755, the mount's flags) holding a directory per
 // hierarchy the host mounted below /sys/fs/cgroup ("memory", "cpu,cpuacct"
@@ -220,11 +250,13 @@ int make_idmapped_mount(const spec::Mount& m, int userns_fd);
 // With !own_mount_ns nothing is mounted (that would change a namespace the
 // container does not own): throws if the spec asks for mounts, devices,
 // masked/readonly paths or a read-only root.
-void prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
+// Returns the rootfs for enter_rootfs: the bind of it on itself (the judged
+// directory itself with !own_mount_ns).
+base::Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 
-// pivot_root into the rootfs (or MS_MOVE + chroot with no_pivot) and chdir("/").
-// With !own_mount_ns only chroot + chdir("/").
-void enter_rootfs(const RootfsOptions& opts);
+// pivot_root into `root` from prepare_rootfs (or MS_MOVE + chroot with
+// no_pivot) and chdir("/"). With !own_mount_ns only chroot + chdir("/").
+void enter_rootfs(const RootfsOptions& opts, int root);
 
 // After pivot: rootfsPropagation (when set) on the new "/", sysctl (only onto
 // a real procfs at /proc), maskedPaths, readonlyPaths (recursively ro, nosuid,

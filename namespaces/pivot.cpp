@@ -12,13 +12,18 @@ namespace husk::ns {
 
 namespace detail {
 
-std::string mount_point_of(const std::string& path) {
-  Fd fd(open(path.c_str(), O_PATH | O_CLOEXEC));
-  if (!fd) throw sys_error("open " + path);
-  uint64_t id = mount_id(fd.get(), path);
-  for (const auto& mi : base::read_mountinfo())
-    if (mi.id == id) return mi.mount_point;
-  throw Error("find the mount holding " + path + " in /proc/self/mountinfo");
+Fd mount_root_of(int fd, const std::string& what) {
+  uint64_t id = mount_id(fd, what);
+  for (const auto& mi : base::read_mountinfo()) {
+    if (mi.id != id) continue;
+    // Found by name, so only taken when it is that very mount.
+    Fd root(raw_openat2(AT_FDCWD, mi.mount_point, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+    if (!root) throw sys_error("open " + mi.mount_point + ", the mount holding " + what);
+    if (mount_id(root.get(), mi.mount_point) != id)
+      throw Error(mi.mount_point + ": not the mount holding " + what + " any more");
+    return root;
+  }
+  throw Error("find the mount holding " + what + " in /proc/self/mountinfo");
 }
 
 }  // namespace detail
@@ -49,19 +54,20 @@ void hide_host_proc_sys(const std::string& rootfs) {
 
 }  // namespace
 
-void enter_rootfs(const RootfsOptions& opts) {
-  std::string rootfs = detail::canonical(opts.rootfs);
+void enter_rootfs(const RootfsOptions& opts, int root) {
+  const std::string& rootfs = opts.rootfs.real;
+  if (fchdir(root) < 0) throw sys_error("chdir " + rootfs);
   if (!opts.own_mount_ns) {
-    if (chroot(rootfs.c_str()) < 0) throw sys_error("chroot " + rootfs);
+    if (chroot(".") < 0) throw sys_error("chroot " + rootfs);
     if (chdir("/") < 0) throw sys_error("chdir / in the rootfs");
     return;
   }
-  if (chdir(rootfs.c_str()) < 0) throw sys_error("chdir " + rootfs);
   if (opts.no_pivot) {
     // --no-pivot (rootfs on a ramfs): the old root stays underneath, reachable
     // by a process with CAP_SYS_CHROOT; that is the documented cost of the option.
     hide_host_proc_sys(rootfs);
-    if (mount(rootfs.c_str(), "/", nullptr, MS_MOVE, nullptr) < 0) throw sys_error("move rootfs " + rootfs + " to /");
+    // ".": the working directory is the rootfs's own mount.
+    if (mount(".", "/", nullptr, MS_MOVE, nullptr) < 0) throw sys_error("move rootfs " + rootfs + " to /");
     if (chroot(".") < 0) throw sys_error("chroot " + rootfs);
     if (chdir("/") < 0) throw sys_error("chdir / in the rootfs");
     return;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -46,9 +47,10 @@ NamespacePlan plan_namespaces(const spec::Linux& linux_cfg) {
       plan.clone_flags |= flag;
   }
   for (const auto& t : kNsOrder) {
-    for (const auto& n : linux_cfg.namespaces)
-      if (n.type == t.type && !n.path.empty())
-        plan.joins.push_back({n.type, n.path, t.flag});
+    for (size_t i = 0; i < linux_cfg.namespaces.size(); ++i) {
+      const auto& n = linux_cfg.namespaces[i];
+      if (n.type == t.type && !n.path.empty()) plan.joins.push_back({n.type, n.path, t.flag, i});
+    }
   }
   return plan;
 }
@@ -304,6 +306,61 @@ void check_sysctl(const spec::Spec& spec) {
     if (!l.has_namespace(ns))
       throw Error(where + " needs its own " + ns + " namespace, but the container shares the host's");
   }
+}
+
+namespace {
+
+// Calls `dir` with each host directory an overlay data string names and
+// returns the string with what it answered in their place.
+std::string map_overlay_layers(const std::string& data, const std::function<std::string(const std::string&)>& dir) {
+  std::string out;
+  size_t start = 0;
+  while (start <= data.size()) {
+    size_t comma = data.find(',', start);
+    if (comma == std::string::npos) comma = data.size();
+    std::string o = data.substr(start, comma - start);
+    const size_t eq = o.find('=');
+    const std::string key = eq == std::string::npos ? "" : o.substr(0, eq);
+    if (key == "lowerdir" || key == "lowerdir+" || key == "upperdir" || key == "workdir" || key == "datadir+") {
+      std::string dirs = key + "=";
+      size_t from = eq + 1;
+      while (from <= o.size()) {
+        size_t colon = o.find(':', from);
+        if (colon == std::string::npos) colon = o.size();
+        const std::string d = o.substr(from, colon - from);
+        dirs += d.empty() ? d : dir(d);
+        if (colon < o.size()) dirs += ":";
+        from = colon + 1;
+      }
+      o = dirs;
+    }
+    out += (start ? "," : "") + o;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<OverlayLayer> overlay_layers(const spec::Mount& m) {
+  std::vector<OverlayLayer> out;
+  if (m.type != "overlay") return out;
+  for (size_t j = 0; j < m.options.size(); ++j)
+    map_overlay_layers(parse_mount_options({m.options[j]}).data, [&](const std::string& d) {
+      out.push_back({j, d});
+      return d;
+    });
+  return out;
+}
+
+std::string replace_overlay_layers(const std::string& data, const std::vector<std::string>& layers) {
+  size_t next = 0;
+  std::string out = map_overlay_layers(data, [&](const std::string& d) {
+    if (next >= layers.size()) throw Error("overlay layer " + d + ": no replacement for it");
+    return layers[next++];
+  });
+  if (next != layers.size()) throw Error("overlay: " + std::to_string(layers.size()) + " layers given, " + std::to_string(next) + " in the options");
+  return out;
 }
 
 std::vector<std::string> known_mount_options() {

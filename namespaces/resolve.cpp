@@ -44,12 +44,6 @@ struct stat fd_stat(int fd, const std::string& what) {
   return st;
 }
 
-std::string canonical(const std::string& path) {
-  char buf[PATH_MAX];
-  if (!realpath(path.c_str(), buf)) throw sys_error("resolve rootfs " + path);
-  return buf;
-}
-
 std::string fd_link(int fd) {
   char buf[PATH_MAX];
   ssize_t n = readlink(fd_path(fd).c_str(), buf, sizeof buf - 1);

@@ -15,13 +15,10 @@
 namespace husk::ns {
 
 void join_namespace(const NamespacePlan::Join& join) {
-  int fd = open(join.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw sys_error("open " + join.type + " namespace " + join.path);
+  // The path may name another namespace by now: only the judged fd counts.
+  if (join.fd < 0) throw Error("join " + join.type + " namespace " + join.path + ": not opened by the runtime");
   // Passing the type makes the kernel check the file really is that kind of namespace.
-  int rc = setns(fd, join.flag);
-  int err = errno;
-  close(fd);
-  if (rc < 0) throw sys_error("join " + join.type + " namespace " + join.path, err);
+  if (setns(join.fd, join.flag) < 0) throw sys_error("join " + join.type + " namespace " + join.path);
 }
 
 void write_time_offsets(const std::map<std::string, spec::TimeOffset>& offsets) {
@@ -65,21 +62,25 @@ void loopback_up() {
   if (rc != 0) throw sys_error("bring up the loopback interface lo", err);
 }
 
-void check_sysctl_joined(const spec::Spec& spec) {
+void check_sysctl_joined(const spec::Spec& spec, const std::map<size_t, int>& judged) {
   if (!spec.linux_ || spec.linux_->sysctl.empty()) return;
   check_sysctl(spec);
-  for (const char* type : {"network", "ipc", "uts"}) {
-    const spec::Namespace* n = spec.linux_->find_namespace(type);
-    if (!n || n->path.empty()) continue;
+  const auto& nss = spec.linux_->namespaces;
+  for (size_t i = 0; i < nss.size(); ++i) {
+    const spec::Namespace& n = nss[i];
+    const std::string& type = n.type;
+    if (n.path.empty() || (type != "network" && type != "ipc" && type != "uts")) continue;
     bool used = false;
     for (const auto& kv : spec.linux_->sysctl) used |= sysctl_namespace(kv.first) == type;
     if (!used) continue;
-    std::string self = std::string("/proc/self/ns/") + (n->type == "network" ? "net" : n->type);
+    auto fd = judged.find(i);
+    if (fd == judged.end()) throw Error("linux.namespaces[" + std::to_string(i) + "].path: not opened by the runtime");
+    std::string self = std::string("/proc/self/ns/") + (n.type == "network" ? "net" : n.type);
     struct stat a{}, b{};
-    if (stat(n->path.c_str(), &a) < 0) throw sys_error("stat " + n->type + " namespace " + n->path);
+    if (fstat(fd->second, &a) < 0) throw sys_error("stat " + n.type + " namespace " + n.path);
     if (stat(self.c_str(), &b) < 0) throw sys_error("stat " + self);
     if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-      throw Error("linux.sysctl: the " + n->type + " namespace " + n->path +
+      throw Error("linux.sysctl: the " + n.type + " namespace " + n.path +
                   " is the host's; refusing to change its sysctls");
   }
 }

@@ -8,7 +8,6 @@
 
 #include "base/path.h"
 #include "namespaces/namespaces.h"
-#include "policy/internal.h"
 
 namespace husk::policy {
 const std::vector<std::string>& secret_files() {
@@ -349,29 +348,12 @@ class Checker {
                                           : "a capability beyond the engines' default set widens what root in the container can do to the host");
   }
 
-  // The host paths a mount exposes: a bind's source, an overlay's layers
-  // (from the data string the kernel gets, commas split as it does).
+  // The host paths a mount exposes: a bind's source, an overlay's layers.
   static std::vector<std::pair<std::string, std::string>> host_paths(const spec::Mount& m, size_t i) {
     std::vector<std::pair<std::string, std::string>> out;  // field, path
     const std::string at = "mounts[" + std::to_string(i) + "]";
     if (spec::is_bind(m)) out.push_back({at + ".source", m.source});
-    if (m.type != "overlay") return out;
-    for (size_t j = 0; j < m.options.size(); ++j) {
-      // What this option adds to the data string (nothing for a flag).
-      std::istringstream opts(ns::parse_mount_options({m.options[j]}).data);
-      std::string o;
-      while (std::getline(opts, o, ',')) {
-        const size_t eq = o.find('=');
-        if (eq == std::string::npos) continue;
-        const std::string key = o.substr(0, eq);
-        if (key != "lowerdir" && key != "lowerdir+" && key != "upperdir" && key != "workdir" && key != "datadir+")
-          continue;
-        std::istringstream dirs(o.substr(eq + 1));
-        std::string dir;
-        while (std::getline(dirs, dir, ':'))
-          if (!dir.empty()) out.push_back({at + ".options[" + std::to_string(j) + "]", dir});
-      }
-    }
+    for (const auto& l : ns::overlay_layers(m)) out.push_back({at + ".options[" + std::to_string(l.option) + "]", l.dir});
     return out;
   }
 

@@ -84,14 +84,22 @@ Policy parse_policy_yaml(const std::string& text, const std::string& shown);
 // `arg` of --policy: a built-in level's name or a YAML file's path.
 Policy load_policy(const std::string& arg);
 
+// "/a//b/./" -> "/a/b"; "" for a path that is not absolute or has "..": a
+// host path is judged as written, and ".." through a symlink is not lexical
+// (ns::clean_path, for paths inside a container, collapses ".." instead).
+// What HostProbe::resolve is asked about, for the runtime to look up.
+std::string plain_path(const std::string& path);
+
 // What only the host can answer, for the runtime to fill in; by default
 // paths are judged as written.
 struct HostProbe {
-  // The path a host path reaches now (realpath: a symlink in the bundle may
+  // The path a host path (plain_path'ed) reaches: the real path of the
+  // object the runtime opened and will use (a symlink in the bundle may
   // point anywhere).
   std::function<std::string(const std::string&)> resolve;
-  // True when namespace file `path` is the same namespace (device and inode)
-  // as the host init's or the runtime's own of that OCI type.
+  // True when namespace file `path` (the runtime's open fd of it) is the
+  // same namespace (device and inode) as the host init's or the runtime's
+  // own of that OCI type.
   std::function<bool(const std::string& path, const std::string& type)> host_namespace;
 };
 

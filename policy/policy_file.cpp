@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "policy/internal.h"
 #include "policy/policy.h"
 
 namespace husk::policy {

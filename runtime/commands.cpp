@@ -30,6 +30,7 @@
 #include "runtime/console.h"
 #include "runtime/foreground.h"
 #include "runtime/hooks.h"
+#include "runtime/host_objects.h"
 #include "runtime/init.h"
 #include "runtime/launch.h"
 #include "runtime/log.h"
@@ -90,7 +91,7 @@ spec::Spec load_config(const std::string& bundle, const std::string* given, std:
     if (!s.linux_) throw Error("linux: required (husk runs Linux containers)");
     if (!s.linux_->has_namespace("mount"))
       throw Error("linux.namespaces: a mount namespace is required");
-    ns::check_sysctl_joined(s);  // includes check_sysctl
+    ns::check_sysctl(s);
     check_unsupported(*s.linux_);
     return s;
   } catch (const Error& e) {
@@ -197,9 +198,11 @@ struct Creation {
 struct Bundle {
   std::string dir, config_text, rootfs;
   spec::Spec spec;
+  HostObjects host;
 };
 
-// `config_text`: see load_config.
+// The bundle's config (`config_text`: see load_config) and every host object
+// it names, opened once: the policy judges those fds and create uses them.
 Bundle open_bundle(const std::string& bundle_arg, const std::string* config_text = nullptr) {
   Bundle b;
   b.dir = absolute_dir(bundle_arg, "bundle");
@@ -209,8 +212,13 @@ Bundle open_bundle(const std::string& bundle_arg, const std::string* config_text
   for (auto& m : b.spec.mounts)
     if (!m.source.empty() && m.source[0] != '/' && spec::is_bind(m))
       m.source = b.dir + "/" + m.source;
-  const std::string& root = b.spec.root->path;
-  b.rootfs = absolute_dir(root[0] == '/' ? root : b.dir + "/" + root, "rootfs");
+  b.host = open_host_objects(b.spec, b.dir, true);
+  b.rootfs = b.host.root->id.real;
+  try {
+    ns::check_sysctl_joined(b.spec, b.host.namespace_fds());
+  } catch (const Error& e) {
+    rethrow_with("config.json", e);
+  }
   return b;
 }
 
@@ -289,10 +297,10 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
 
 // The init through the launch pipeline: maps written (see ProcIdMapWriter), into the
 // container's cgroup, cloned; state.json gets its pid before any hook runs.
-void launch_init(const Global& g, const CreateOptions& o, Creation& c, const std::string& rootfs, int console_fd) {
+void launch_init(const Global& g, const CreateOptions& o, Creation& c, const HostObjects& host, int console_fd) {
   InitRequest req;
   req.spec = &c.spec;
-  req.rootfs = rootfs;
+  req.host = &host;
   Fd fifo(::openat(c.handle.dir_fd(), "exec.fifo", O_PATH | O_NOFOLLOW | O_CLOEXEC));
   if (!fifo) throw sys_error("open " + c.handle.dir() + "/exec.fifo");
   req.fifo_fd = fifo.get();
@@ -347,7 +355,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   make_cgroup(g, *c, b.config_text);
 
   log::debug("create " + o.id + ": bundle " + b.dir + ", cgroup " + rec.cgroup_path);
-  launch_init(g, o, *c, b.rootfs, console_fd);
+  launch_init(g, o, *c, b.host, console_fd);
   log::debug("create " + o.id + ": init " + std::to_string(rec.oci.pid) + " waits for start");
   rec.oci.status = "created";
   c->handle.save(rec);
@@ -507,7 +515,7 @@ spec::State visible_state(const Handle& h, const Record& rec) {
 
 int cmd_create(const Global& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
-  enforce_operator_policy(g, b.spec, b.dir);
+  enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
   check_console_flags(*b.spec.process, o, true);
   ConsoleChannel console = open_console_channel(b.spec.process->terminal, o.console_socket);
   auto c = create_container(g, o, std::move(b), console.child.get());
@@ -557,7 +565,7 @@ int run_bundle(const Global& g, const CreateOptions& o, Bundle b, const RunHooks
 
 int cmd_run(const Global& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
-  enforce_operator_policy(g, b.spec, b.dir);
+  enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
   return run_bundle(g, o, std::move(b), {});
 }
 
@@ -713,7 +721,10 @@ int cmd_check(const Global& g, const std::string& bundle, const std::string& pol
   std::string arg = policy_arg.empty() ? operator_policy(g) : policy_arg;
   policy::Policy policy = policy::load_policy(arg.empty() ? "baseline" : arg);
   spec::Spec spec = spec::load_bundle(bundle);
-  std::vector<policy::Finding> findings = policy::evaluate(spec, policy, absolute_dir(bundle, "bundle"), host_probe());
+  const std::string dir = absolute_dir(bundle, "bundle");
+  // As create judges them, from the objects opened; one that cannot be opened is judged as written.
+  const HostObjects host = open_host_objects(spec, dir, false);
+  std::vector<policy::Finding> findings = policy::evaluate(spec, policy, dir, host.probe());
   if (findings.empty())
     std::cout << bundle << ": no findings under policy " << policy.name << "\n";
   else

@@ -93,6 +93,8 @@ void enter_namespaces(const ChildContext& c) {
   // Joined namespaces other than user/pid (handled before the fork); mount last.
   for (const auto& j : c.plan.joins)
     if (j.type != "user" && j.type != "pid") ns::join_namespace(j);
+  // Joined: the container must not reach them through our fds.
+  for (const auto& j : c.plan.joins) ::close(j.fd);
   // The cgroup namespace must be made after the parent placed us in our cgroup.
   if (has_new_ns(lx, "cgroup") && ::unshare(CLONE_NEWCGROUP) != 0) throw sys_error("unshare cgroup namespace");
   if (has_new_ns(lx, "time")) {
@@ -108,36 +110,38 @@ void enter_namespaces(const ChildContext& c) {
     throw sys_error("join a new session keyring");
 }
 
-// Every mount of the container, below the rootfs still seen from the host.
-ns::RootfsOptions mount_rootfs(const ChildContext& c) {
+// Every mount of the container, below the rootfs still seen from the host;
+// returns the rootfs to enter (ns::prepare_rootfs).
+Fd mount_rootfs(const ChildContext& c, ns::RootfsOptions& ro) {
   const spec::Spec& spec = c.spec;
   const spec::Linux& lx = *spec.linux_;
-  ns::RootfsOptions ro;
   // idmapped mounts for a user-namespaced container are built by the parent
   // (it needs real root over the source) and arrive here, in mount order.
   for (size_t i : idmapped_mounts(spec)) ro.idmapped[i] = recv_fd(c.sock);
   // So are the other bind sources: the parent opens them with its privileges.
   for (size_t i : c.sources) ro.sources[i] = recv_fd(c.sock);
-  ro.rootfs = c.req.rootfs;
+  ro.rootfs = c.req.host->root->id;
+  // Bind sources the parent did not send: found again in this namespace.
+  ro.judged_sources = c.req.host->source_ids();
+  ro.judged_layers = c.req.host->layer_ids();
   ro.no_pivot = c.req.no_pivot;
   ro.user_ns = lx.has_namespace("user");
   ro.caller_user_ns = !ro.user_ns && ns::in_user_namespace();
   // create requires a mount namespace, new or joined: set it up either way.
   ro.own_mount_ns = lx.has_namespace("mount");
   // A copy only when there is a label to add.
-  if (lx.mount_label.empty()) ns::prepare_rootfs(spec, ro);
-  else ns::prepare_rootfs(lsm::with_mount_label(spec), ro);
+  Fd root = lx.mount_label.empty() ? ns::prepare_rootfs(spec, ro) : ns::prepare_rootfs(lsm::with_mount_label(spec), ro);
   // Host paths must not stay reachable through the init's fds.
   for (auto* fds : {&ro.idmapped, &ro.sources}) {
     for (const auto& [i, fd] : *fds) ::close(fd);
     fds->clear();
   }
-  return ro;
+  return root;
 }
 
 // prestart + createRuntime (the parent's, while the old root is visible),
 // then createContainer (ours), then into the root.
-void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& ro) {
+void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& ro, int root) {
   const auto& hooks = c.spec.hooks;
   if (!hooks.prestart.empty() || !hooks.create_runtime.empty()) {
     send_msg(c.sock, Msg::kHooks);
@@ -145,7 +149,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   }
   run_hooks(hooks.create_container, "createContainer", spec::state_to_json(init_state(c, "creating"), false));
 
-  ns::enter_rootfs(ro);
+  ns::enter_rootfs(ro, root);
   ns::set_hostname(c.spec);
   make_cwd(c.spec.process->cwd);  // before root.readonly applies
   ns::finalize_rootfs(c.spec, ro);
@@ -219,8 +223,11 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
   // the rootfs entered): only the attr files of this thread, no directory.
   lsm::ExecLabels labels = lsm::ExecLabels::open(proc);
   enter_namespaces(c);
-  ns::RootfsOptions ro = mount_rootfs(c);
-  run_create_hooks_and_enter(c, ro);
+  ns::RootfsOptions ro;
+  {
+    Fd root = mount_rootfs(c, ro);
+    run_create_hooks_and_enter(c, ro, root.get());
+  }
 
   FinishRequest fin;
   fin.proc = &proc;
@@ -238,6 +245,20 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
   send_msg(c.sock, Msg::kReady);
   ::close(c.sock);
   wait_for_start_and_exec(c, ready);
+}
+
+// The judged fd of the namespace of `type` the spec joins, or -1.
+int joined_fd(const ChildContext& c, const std::string& type) {
+  for (const auto& j : c.plan.joins)
+    if (j.type == type) return j.fd;
+  return -1;
+}
+
+// What the init keeps of the parent's fds: the namespaces to join among them.
+std::vector<int> kept_fds(const ChildContext& c) {
+  std::vector<int> keep{c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()};
+  for (const auto& j : c.plan.joins) keep.push_back(j.fd);
+  return keep;
 }
 
 bool joins_pid(const ChildContext& c) {
@@ -258,7 +279,7 @@ bool joins_pid(const ChildContext& c) {
     // it, had the maps and namespaces then.
     child_prologue((c.plan.clone_flags & CLONE_NEWUSER) && !joins_pid(c));
     if (pipeline) pipeline->attach_self(placed);
-    close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
+    close_fds_except(3 + c.req.preserve_fds, kept_fds(c));
     container_init(c);
   });
 }
@@ -272,7 +293,7 @@ bool joins_pid(const ChildContext& c) {
     // otherwise attach to us. Only a user namespace we make ourselves needs
     // us dumpable (its maps are written through /proc/<pid>).
     if (!(c.plan.clone_flags & CLONE_NEWUSER)) ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    close_fds_except(3 + c.req.preserve_fds, {c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()});
+    close_fds_except(3 + c.req.preserve_fds, kept_fds(c));
     for (const auto& j : c.plan.joins)
       if (j.type == "user") ns::join_namespace(j);
     for (const auto& j : c.plan.joins)
@@ -294,18 +315,19 @@ bool sends_mounts(const ChildContext& c) {
   return !idmapped_mounts(c.spec).empty() || !c.sources.empty();
 }
 
-void send_idmapped_mounts(int sock, const ns::InitNamespaces& at, const spec::Spec& spec) {
+void send_idmapped_mounts(int sock, const ns::InitNamespaces& at, const spec::Spec& spec,
+                          const std::map<size_t, base::Identity>& sources) {
   auto idx = idmapped_mounts(spec);
   if (idx.empty()) return;
   // Built in the container's mount namespace: see open_bind_sources.
   std::vector<Fd> trees;
-  for (int fd : ns::open_bind_sources(spec, idx, at, at.user.get())) trees.emplace_back(fd);
+  for (int fd : ns::open_bind_sources(spec, idx, at, sources, at.user.get())) trees.emplace_back(fd);
   for (const auto& t : trees) send_fd(sock, t.get(), "idmap");
 }
 
 void send_bind_sources(int sock, const ns::InitNamespaces& at, const ChildContext& c) {
   std::vector<Fd> fds;
-  for (int fd : ns::open_bind_sources(c.spec, c.sources, at)) fds.emplace_back(fd);
+  for (int fd : ns::open_bind_sources(c.spec, c.sources, at, c.req.host->source_ids())) fds.emplace_back(fd);
   for (const auto& fd : fds) send_fd(sock, fd.get(), "bind source");
 }
 
@@ -349,7 +371,7 @@ pid_t drive_init(const ChildContext& c, ChildSession& s, Pipeline& p, const Plac
   // dumpable (see child_main): the init's namespaces and cwd.
   std::optional<ns::InitNamespaces> at;
   auto open_namespaces = [&](pid_t pid) {
-    if (!at && sends_mounts(c)) at = ns::open_init_namespaces(spec, pid);
+    if (!at && sends_mounts(c)) at = ns::open_init_namespaces(spec, pid, joined_fd(c, "mount"));
   };
   // Once the real init's pid is known: id maps, cgroup, oom score, then go.
   auto release = [&] {
@@ -360,7 +382,7 @@ pid_t drive_init(const ChildContext& c, ChildSession& s, Pipeline& p, const Plac
     s.release(p, placed);
     if (!at) return;
     s.sending([&] {
-      send_idmapped_mounts(s.sock(), *at, spec);
+      send_idmapped_mounts(s.sock(), *at, spec, c.req.host->source_ids());
       send_bind_sources(s.sock(), *at, c);
     });
   };
@@ -407,6 +429,8 @@ pid_t InitLauncher::launch(Pipeline& p) {
                     host_id(lx.uid_mappings, namespace_root(lx.uid_mappings)) == ::geteuid() &&
                     host_id(lx.gid_mappings, namespace_root(lx.gid_mappings)) == ::getegid();
   ChildContext c{req_, spec, ns::plan_namespaces(lx), {}, false, -1, ns::runtime_opened_sources(spec, init_is_us)};
+  // Joined by the fds judged on the host (inherited across the clone), never by path.
+  for (auto& j : c.plan.joins) j.fd = req_.host->namespaces.at(j.index).fd.get();
   if (lx.seccomp) {
     // Compiled here, before the clone, so a bad profile fails create early and
     // the init only makes one seccomp(2) call; the cache makes repeats cheap.

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "runtime/host_objects.h"
 #include "runtime/launch.h"
 #include "spec/spec.h"
 
@@ -16,7 +17,9 @@ namespace husk::rt {
 
 struct InitRequest {
   const spec::Spec* spec = nullptr;
-  std::string rootfs;          // absolute
+  // What the bundle names, opened and judged on the host: the init joins
+  // these namespace fds and finds root.path and bind sources again by identity.
+  const HostObjects* host = nullptr;
   const spec::State* state = nullptr;  // state.json as hooks get it, but for pid and status
   int fifo_fd = -1;            // O_PATH fd of <state dir>/exec.fifo
   int console_fd = -1;         // connected console socket, or -1 (no terminal)

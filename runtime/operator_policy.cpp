@@ -1,6 +1,5 @@
 #include "runtime/operator_policy.h"
 
-#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,21 +11,6 @@
 
 namespace husk::rt {
 namespace {
-
-std::string resolve_host_path(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) ? std::string(buf) : path;
-}
-
-bool is_host_namespace(const std::string& path, const std::string& type) {
-  const std::string name = type == "network" ? "net" : type == "mount" ? "mnt" : type;
-  struct stat target, host;
-  if (::stat(path.c_str(), &target) != 0) return false;
-  for (const std::string owner : {"/proc/1/ns/", "/proc/self/ns/"})
-    if (::stat((owner + name).c_str(), &host) == 0 && host.st_dev == target.st_dev && host.st_ino == target.st_ino)
-      return true;
-  return false;
-}
 
 // Throws `what` + " breaks the operator's policy ..." naming every error
 // finding (of the process.* fields alone when process_only); the warnings
@@ -66,10 +50,9 @@ std::string operator_policy(const Global& g) {
   return policy::select_policy(policy::parse_operator_config(spec::read_json_file(path), path), g.root, g.binary_name);
 }
 
-policy::HostProbe host_probe() { return {resolve_host_path, is_host_namespace}; }
-
-void enforce_operator_policy(const Global& g, const spec::Spec& spec, const std::string& bundle_dir) {
-  enforce(g, "config.json", spec, bundle_dir, host_probe(), false);
+void enforce_operator_policy(const Global& g, const spec::Spec& spec, const std::string& bundle_dir,
+                             const policy::HostProbe& probe) {
+  enforce(g, "config.json", spec, bundle_dir, probe, false);
 }
 
 void enforce_operator_policy_on_exec(const Global& g, const spec::Spec& container, const spec::Process& proc) {

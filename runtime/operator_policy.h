@@ -17,14 +17,11 @@ std::string operator_config_path();
 // operator's policy is never skipped silently.
 std::string operator_policy(const Global& g);
 
-// The host's answers for policy::evaluate: paths resolved (symlinks
-// followed), namespaces compared by device and inode with the host init's
-// and husk's own.
-policy::HostProbe host_probe();
-
 // create and run: refuse a bundle that breaks the policy, naming every error
-// finding in the one line the engines show.
-void enforce_operator_policy(const Global& g, const spec::Spec& spec, const std::string& bundle_dir);
+// finding in the one line the engines show. `probe` answers from the host
+// objects create will use (HostObjects::probe).
+void enforce_operator_policy(const Global& g, const spec::Spec& spec, const std::string& bundle_dir,
+                             const policy::HostProbe& probe);
 
 // exec: refuse a process that the policy's process rules refuse
 // (capabilities, NNP, user, LSM labels): exec --cap or a process.json must

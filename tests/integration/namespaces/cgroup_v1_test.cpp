@@ -53,8 +53,8 @@ TEST_CASE("cgroup mount on a v1/hybrid host: tmpfs with the host's hierarchies, 
       if (cgroupns) s.linux_->namespaces.push_back(spec::Namespace{"cgroup", ""});
       auto o = in_child(CLONE_NEWNS | (cgroupns ? CLONE_NEWCGROUP : 0), [&](Report& r) {
         ns::RootfsOptions opts = options_for(rootfs);
-        ns::prepare_rootfs(s, opts);
-        ns::enter_rootfs(opts);
+        base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
+        ns::enter_rootfs(opts, rootfs_fd.get());
         ns::finalize_rootfs(s, opts);
         r.expect(fs_type("/sys/fs/cgroup") == TMPFS_MAGIC, "/sys/fs/cgroup is a tmpfs");
         r.expect((mode_of("/sys/fs/cgroup") & 07777) == 0755, "/sys/fs/cgroup has mode 0755");

@@ -1,5 +1,6 @@
 // tmpcopyup, /dev bound from the host or read-only, --no-pivot and a mount
 // namespace shared with the host.
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -30,8 +31,8 @@ TEST_CASE("tmpcopyup copies the image's content into the new tmpfs") {
   s.mounts = {mnt("/run", "tmpfs", "tmpfs", {"tmpcopyup", "ro", "mode=755"})};
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
-    ns::prepare_rootfs(s, opts);
-    ns::enter_rootfs(opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     struct stat st{};
     r.expect(fs_type("/run") == TMPFS_MAGIC, "/run is a tmpfs");
     r.expect(slurp("/run/sub/deeper/file") == "content\n", "file content copied");
@@ -58,7 +59,7 @@ TEST_CASE("a /dev bound from the host is left alone") {
   s.linux_->devices = {spec::Device{"c", "/dev/fuse", 10, 229}};
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
-    ns::prepare_rootfs(s, opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
     r.expect(fs::is_empty(hostdev), "no nodes or symlinks created in the host's directory");
   });
   expect_ok(o);
@@ -71,8 +72,8 @@ TEST_CASE("read-only /dev and a mount namespace shared with the host") {
   s.mounts = {mnt("/dev", "tmpfs", "tmpfs", {"ro", "mode=755"})};
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
-    ns::prepare_rootfs(s, opts);
-    ns::enter_rootfs(opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     ns::finalize_rootfs(s, opts);
     struct stat st{};
     r.expect(lstat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "devices created before /dev went ro");
@@ -81,7 +82,7 @@ TEST_CASE("read-only /dev and a mount namespace shared with the host") {
   expect_ok(o);
 
   ns::RootfsOptions shared;
-  shared.rootfs = rootfs;
+  shared.rootfs = base::judge(rootfs, O_PATH | O_DIRECTORY, "root.path").id;
   shared.own_mount_ns = false;
   CHECK_THROWS_WITH(ns::prepare_rootfs(s, shared), Catch::Contains("need a new mount namespace"));
 }
@@ -95,8 +96,8 @@ TEST_CASE("--no-pivot moves the rootfs onto / and chroots; a shared mount namesp
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
     opts.no_pivot = true;
-    ns::prepare_rootfs(s, opts);
-    ns::enter_rootfs(opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     ns::finalize_rootfs(s, opts);
     r.expect(fs::exists("/bin/busybox") && !fs::exists(g_tmp), "the rootfs is /");
     r.expect(is_ro("/"), "root.readonly after MS_MOVE");
@@ -112,9 +113,9 @@ TEST_CASE("--no-pivot moves the rootfs onto / and chroots; a shared mount namesp
     ns::RootfsOptions opts = options_for(rootfs);
     opts.own_mount_ns = false;
     auto before = base::read_mountinfo().size();
-    ns::prepare_rootfs(bare, opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(bare, opts);
     r.expect(base::read_mountinfo().size() == before, "nothing mounted in a shared namespace");
-    ns::enter_rootfs(opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     ns::finalize_rootfs(bare, opts);
     r.expect(fs::exists("/bin/busybox") && !fs::exists(g_tmp), "chrooted into the rootfs");
   });

@@ -36,7 +36,7 @@ TEST_CASE("symlinks and .. in destinations never leave the rootfs; rshared does 
   pid_t host = getpid();
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
-    ns::prepare_rootfs(s, opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
     auto mi = base::read_mountinfo();
     auto mounted = [&](const std::string& p) {
       for (const auto& m : mi)
@@ -53,7 +53,7 @@ TEST_CASE("symlinks and .. in destinations never leave the rootfs; rshared does 
     expect_no_leak(r, host, rootfs);
     expect_no_leak(r, host, escape);
 
-    ns::enter_rootfs(opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     ns::finalize_rootfs(s, opts);
     bool shared = false;
     for (const auto& m : base::read_mountinfo())
@@ -104,8 +104,8 @@ TEST_CASE("maskedPaths refuse a /dev/null that is not the null device (CVE-2025-
   s.linux_->masked_paths = {"/etc/secret"};
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
-    ns::prepare_rootfs(s, opts);
-    ns::enter_rootfs(opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     // A createContainer hook (or a racing process sharing the rootfs) swaps
     // /dev/null for a file before the masks are applied.
     if (unlink("/dev/null") < 0) throw sys_error("unlink /dev/null");

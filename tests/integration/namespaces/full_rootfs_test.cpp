@@ -217,10 +217,10 @@ TEST_CASE("a full container rootfs: mounts, /dev, sysctl, masked and readonly pa
   pid_t host = getpid();
   auto o = in_child(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
-    ns::prepare_rootfs(s, opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
     // Before the pivot (where createContainer hooks run) the host paths are still visible.
     r.expect(fs::exists(fs::path(rootfs) / "etc/bound.txt"), "bind target file created in the rootfs");
-    ns::enter_rootfs(opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     ns::set_hostname(s);
     ns::finalize_rootfs(s, opts);
 

@@ -85,7 +85,7 @@ std::string make_rootfs(const std::string& name) {
 
 ns::RootfsOptions options_for(const std::string& rootfs) {
   ns::RootfsOptions opts;
-  opts.rootfs = rootfs;
+  opts.rootfs = base::judge(rootfs, O_PATH | O_DIRECTORY, "root.path").id;
   return opts;
 }
 

@@ -34,8 +34,8 @@ TEST_CASE("inside a user namespace: devices are bind mounts of the host's, sysfs
     write_file("/proc/self/gid_map", "0 0 1");
     ns::RootfsOptions opts = options_for(rootfs);
     opts.user_ns = true;
-    ns::prepare_rootfs(s, opts);
-    ns::enter_rootfs(opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     ns::finalize_rootfs(s, opts);
     struct stat st{};
     r.expect(lstat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3),
@@ -69,8 +69,8 @@ TEST_CASE("idmapped bind mounts with their own mappings") {
   s.mounts = {m};
   auto o = in_child(CLONE_NEWNS, [&](Report& r) {
     ns::RootfsOptions opts = options_for(rootfs);
-    ns::prepare_rootfs(s, opts);
-    ns::enter_rootfs(opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     struct stat st{};
     r.expect(stat("/idmapped/root-owned", &st) == 0 && st.st_uid == 100000 && st.st_gid == 100000,
              "on-disk root shows as 100000, got " + std::to_string(st.st_uid));
@@ -111,8 +111,8 @@ TEST_CASE("idmapped mount into a user namespace: made on the host, attached by t
     expect_error(r, [&] { ns::prepare_rootfs(s, without); }, "make_idmapped_mount",
                  "idmap inside a user namespace without a prepared fd was accepted");
     opts.idmapped[0] = fd;
-    ns::prepare_rootfs(s, opts);
-    ns::enter_rootfs(opts);
+    base::Fd rootfs_fd = ns::prepare_rootfs(s, opts);
+    ns::enter_rootfs(opts, rootfs_fd.get());
     struct stat st{};
     r.expect(stat("/data/user-owned", &st) == 0 && st.st_uid == 1000 && st.st_gid == 1000,
              "the container sees the on-disk owner 1000, got " + std::to_string(st.st_uid));

@@ -53,7 +53,7 @@ TEST_CASE("missing rootfs", "[bad-input]") {
   Container c("no-rootfs");
   remove_tree(c.rootfs);
   c.write_config();
-  expect_clean_failure(c, raw_create(c), "rootfs " + c.rootfs + ": No such file or directory",
+  expect_clean_failure(c, raw_create(c), "root.path: open " + c.rootfs + ": No such file or directory",
                        "invalid rootfs: stat " + c.rootfs + ": no such file or directory");
 }
 
@@ -240,7 +240,7 @@ TEST_CASE("bind mount source that does not exist", "[bad-input]") {
   c.write_config();
   auto index = std::to_string(c.cfg["mounts"].size() - 1);
   expect_clean_failure(c, raw_create(c),
-                       "mounts[" + index + "] (/data): open bind source /nonexistent/husk-it-source: No such file or directory",
+                       "mounts[" + index + "].source: open /nonexistent/husk-it-source: No such file or directory",
                        "error mounting \\\"/nonexistent/husk-it-source\\\" to rootfs at \\\"/data\\\"");
 }
 
