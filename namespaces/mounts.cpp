@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/mountinfo.h"
 #include "namespaces/internal.h"
 
 namespace husk::ns {
@@ -183,7 +184,8 @@ Fd overlay_from_fds(const MountStep& step, const std::vector<Fd>& layers, const 
 }
 
 // spec.mounts[step.index] on its destination, resolved inside the root.
-void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const RootfsOptions& opts,
+// True when that is the root itself.
+bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const RootfsOptions& opts,
                const std::vector<HostHierarchy>& hierarchies) {
   const std::string& what = step.what;
   Fd source = step_source(m, step, opts);
@@ -195,21 +197,22 @@ void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
   // bundle meanwhile must not make a /proc target look like another path.
   std::string resolved = path_in_root(fd_link(root_fd), target.get());
   check_proc_destination(resolved, m, source.get(), what);
+  const bool on_root = resolved == "/";
   switch (step.kind) {
     case MountStep::Kind::Idmapped:
       attach_tree(source.get(), target.get(), step.options, what);
-      return;
+      return on_root;
     case MountStep::Kind::Bind:
       bind_mount(source.get(), m.source, target.get(), step.options, what);
-      return;
+      return on_root;
     case MountStep::Kind::CgroupV1:
       mount_cgroup_v1(target.get(), hierarchies, step);
-      return;
+      return on_root;
     case MountStep::Kind::Filesystem: {
       auto judged = opts.judged_layers.find(step.index);
       if (judged == opts.judged_layers.end()) {
         mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest);
-        return;
+        return on_root;
       }
       // The kernel gets the judged layers, found again here, as fds (or
       // /proc/self/fd/N): not their names.
@@ -224,14 +227,39 @@ void mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
       if (Fd tree = overlay_from_fds(step, layers, resolved)) {
         set_recursive_attrs(tree.get(), step.options, what);
         attach_tree(tree.get(), target.get(), step.options, what);
-        return;
+        return on_root;
       }
       MountStep with_fds = step;
       with_fds.options.data = replace_overlay_layers(step.options.data, paths);
       mount_filesystem(root_fd, m, with_fds, target.get(), resolved, mode_from_dest);
-      return;
+      return on_root;
     }
   }
+  return on_root;
+}
+
+// After a mount onto the root itself, the mount on top of `root_fd`'s (its
+// child at the same mount point): later mounts land on it and the pivot enters
+// it, as with runc. A mount point is crossed only by a lookup: the rootfs's
+// name from the directory above, checked to reach that very mount.
+Fd mount_on_root(int root_fd, const std::string& rootfs) {
+  const std::string what = "rootfs " + rootfs + " after a mount onto /";
+  const uint64_t below = mount_id(root_fd, what);
+  const auto mounts = base::read_mountinfo();
+  auto under = std::find_if(mounts.begin(), mounts.end(), [&](const base::MountInfo& mi) { return mi.id == below; });
+  if (under == mounts.end()) throw Error(what + ": not in /proc/self/mountinfo");
+  auto top = std::find_if(mounts.begin(), mounts.end(), [&](const base::MountInfo& mi) {
+    return mi.parent == below && mi.mount_point == under->mount_point;
+  });
+  if (top == mounts.end()) throw Error(what + ": no mount on top of it");
+  const size_t slash = rootfs.rfind('/');
+  const std::string name = slash == std::string::npos ? rootfs : rootfs.substr(slash + 1);
+  Fd up(openat(root_fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!up) throw sys_error("open the directory above " + what);
+  Fd onto(name.empty() ? -1 : openat(up.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!onto) throw sys_error("open " + what);
+  if (mount_id(onto.get(), what) != top->id) throw Error(what + ": the new root is not where it was mounted");
+  return onto;
 }
 
 bool needs_mount_ns(const spec::Spec& spec) {
@@ -277,7 +305,8 @@ Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   Fd root(open_tree(judged.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
   if (!root) throw sys_error("bind mount rootfs " + rootfs + " on itself");
   attach(root.get(), judged.get(), "rootfs " + rootfs);
-  for (const auto& step : steps) mount_one(root.get(), spec.mounts[step.index], step, opts, hierarchies);
+  for (const auto& step : steps)
+    if (mount_one(root.get(), spec.mounts[step.index], step, opts, hierarchies)) root = mount_on_root(root.get(), rootfs);
 
   // A /dev bound from the host is the host's: never create nodes in it.
   bool dev_is_bind = false;

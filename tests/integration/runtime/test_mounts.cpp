@@ -89,6 +89,28 @@ TEST_CASE("readonly root", "[mounts]") {
   }
 }
 
+// A bind onto / replaces the root; the mounts after it (the defaults: /proc,
+// /dev, /sys) must land on the new root, as runc stacks them. husk resolved
+// them from the rootfs under it: the container had no /proc (issue 24).
+TEST_CASE("a bind mount onto / is the root the later mounts land on", "[mounts]") {
+  Container src("mnt-root-src", true);
+  write_file(src.rootfs + "/from-the-bind", "bound\n");
+  Container c("mnt-root");
+  json mounts = json::array({{{"destination", "/"}, {"type", "bind"}, {"source", src.rootfs}, {"options", {"rbind"}}}});
+  for (auto& m : c.cfg["mounts"]) mounts.push_back(m);
+  c.cfg["mounts"] = mounts;
+  c.args({"sh", "-c", "cat /from-the-bind; cat /proc/self/mountinfo"});
+  auto r = c.run();
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("bound\n", 0) == 0);
+  auto m = parse_mountinfo(r.out.substr(r.out.find('\n') + 1));
+  CHECK(mount_at(m, "/proc").fstype == "proc");
+  CHECK(mount_at(m, "/dev").fstype == "tmpfs");
+  CHECK(mount_at(m, "/sys").fstype == "sysfs");
+  CHECK(leftovers(c).empty());
+}
+
 TEST_CASE("bind mounts of a host directory, rw and ro", "[mounts]") {
   Container c("mnt-bind");
   TempDir hostdir("husk-it-bind-");
