@@ -358,9 +358,19 @@ class Checker {
   }
 
   void mounts() {
+    // In a mount namespace joined by path, sources and layers name that
+    // namespace's files: the host's view of the same string judges nothing.
+    const spec::Namespace* joined = spec_.linux_ ? spec_.linux_->find_namespace("mount") : nullptr;
+    if (joined && joined->path.empty()) joined = nullptr;
     for (size_t i = 0; i < spec_.mounts.size(); ++i) {
       const auto& m = spec_.mounts[i];
-      for (const auto& [field, source] : host_paths(m, i)) host_path(field, source, m.destination);
+      for (const auto& [field, source] : host_paths(m, i)) {
+        if (joined)
+          add("host-path-mounts", field, source,
+              "a path in the joined mount namespace " + joined->path + ", which cannot be judged from the host");
+        else
+          host_path(field, source, m.destination);
+      }
       if (spec::is_bind(m)) continue;
       const std::string field = "mounts[" + std::to_string(i) + "]";
       if (!kMountTypes.count(m.type))

@@ -249,6 +249,25 @@ TEST_CASE("hostile bundles: symlinked sources, overlay layers, hooks, the host's
   CHECK(std::find(lexical.begin(), lexical.end(), "error host-namespaces linux.namespaces[6].path = /proc/self/ns/user") != lexical.end());
 }
 
+// create opens a joined mount namespace's sources there, by name: a path the
+// bundle's own on the host may be a symlink to anything in that namespace.
+TEST_CASE("bind sources and overlay layers in a joined mount namespace are reported", "[policy]") {
+  json j = hardened();
+  for (auto& n : j["linux"]["namespaces"])
+    if (n["type"] == "mount") n["path"] = "/run/netns-like/mnt";
+  j["mounts"].push_back(bind("data", "/data"));  // the bundle's own on the host
+  j["mounts"].push_back({{"destination", "/o"}, {"type", "overlay"}, {"source", "overlay"},
+                         {"options", {"lowerdir=/srv/bundles/app/l", "upperdir=/srv/bundles/app/u", "workdir=/srv/bundles/app/w"}}});
+  const auto found = rules_of(j, builtin("baseline"));
+  for (const char* want : {"error host-path-mounts mounts[7].source = data",
+                           "error host-path-mounts mounts[8].options[0] = /srv/bundles/app/l",
+                           "error host-path-mounts mounts[8].options[1] = /srv/bundles/app/u",
+                           "error host-path-mounts mounts[8].options[2] = /srv/bundles/app/w"}) {
+    INFO(want);
+    CHECK(std::find(found.begin(), found.end(), want) != found.end());
+  }
+}
+
 TEST_CASE("red team: non-bind mounts, hidden overlay layers, root.path, device wildcards, id maps", "[policy]") {
   json j = hardened();
   j["mounts"].push_back({{"destination", "/h"}, {"type", "ext4"}, {"source", "/dev/vda"}});               // 7
