@@ -259,6 +259,18 @@ void as_user(uint32_t uid, uint32_t gid, const std::function<void()>& fn) {
     throw Error("sandbox: a step as uid " + std::to_string(uid) + " failed");
 }
 
+// remove_tree with the sandbox user's rights: a tree that user can write may
+// hold, renamed in from elsewhere on the same filesystem, what only root
+// could delete. Root then removes the emptied directory from its own.
+void remove_users_tree(uint32_t uid, uint32_t gid, int parent, const std::string& name) {
+  try {
+    as_user(uid, gid, [&] { remove_tree(parent, name); });
+  } catch (const Error&) {
+    // What the user cannot remove stays, like any remove_tree leftover.
+  }
+  ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);
+}
+
 // mkdir -p of `rel` below the directory `at` (as the user the directories
 // are for, see as_user), no symlink followed.
 void make_dirs_at(int at, const std::string& rel, const std::string& shown) {
@@ -508,7 +520,7 @@ class Workdir {
   // The init makes the mount points in the root as the sandbox's user (it has
   // no privilege over host files): the root is that user's. `layers`:
   // --overlay's upper and work directories are made too, the user's as well.
-  Workdir(uint32_t uid, uint32_t gid, bool layers) {
+  Workdir(uint32_t uid, uint32_t gid, bool layers) : uid_(uid), gid_(gid) {
     auto base = base_dir();
     const bool layers_apart = base.second == "/dev/shm" || ::geteuid() == 0;  // not in a shared tmpfs
     work_.make(std::move(base));
@@ -529,10 +541,10 @@ class Workdir {
   ~Workdir() { remove(); }
   void remove() const {
     if (work_.fd) {
-      remove_tree(work_.fd.get(), "rootfs");
+      remove_users_tree(uid_, gid_, work_.fd.get(), "rootfs");
       ::unlinkat(work_.fd.get(), "state", AT_REMOVEDIR);
     }
-    if (layers_fd() >= 0) remove_tree(layers_fd(), "overlay");
+    if (layers_fd() >= 0) remove_users_tree(uid_, gid_, layers_fd(), "overlay");
     work_.remove();
     layers_.remove();
   }
@@ -542,8 +554,11 @@ class Workdir {
   // The directory overlay() is in.
   int layers_fd() const { return layers_.fd ? layers_.fd.get() : work_.fd.get(); }
   std::string state() const { return work_.path + "/state"; }
+  uint32_t uid() const { return uid_; }
+  uint32_t gid() const { return gid_; }
 
  private:
+  uint32_t uid_, gid_;
   Temp work_, layers_;
 };
 
@@ -573,7 +588,7 @@ class Guardian {
         } catch (const Error&) {
         }
         work.remove();
-        if (keep_fd >= 0) remove_tree(keep_fd, "work");
+        if (keep_fd >= 0) remove_users_tree(work.uid(), work.gid(), keep_fd, "work");
       }
       _exit(0);
     }
@@ -752,10 +767,11 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   }
   struct DropWork {
     int fd;
+    uint32_t uid, gid;
     ~DropWork() {
-      if (fd >= 0) remove_tree(fd, "work");
+      if (fd >= 0) remove_users_tree(uid, gid, fd, "work");
     }
-  } drop_work{keep_fd.get()};  // kept: the upper layer only
+  } drop_work{keep_fd.get(), host.uid, host.gid};  // kept: the upper layer only
 
   std::unique_ptr<Proxy> proxy;
   if (!o.allow_hosts.empty()) {
