@@ -427,9 +427,12 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   // Opened first: the pidfd pins the init so we can wait for it.
   std::vector<Fd> init;
   if (Fd fd = open_init(rec)) init.push_back(std::move(fd));
-  if (!cg && init.empty()) {
+  // No init where the record says: the record may name a decoy, even one
+  // that passes as ours (an empty, unmarked leftover of a killed create).
+  // The cgroup the init is really in, marked as this container's, wins.
+  if (init.empty()) {
     try {
-      cg = init_cgroup(rec, init);
+      if (auto real = init_cgroup(rec, init)) cg = std::move(real);
     } catch (const Error& e) {
       if (!force) throw;
       log::warn(std::string("delete: ") + e.what());

@@ -222,3 +222,35 @@ TEST_CASE("delete (--force) of a state.json rewritten to name a decoy cgroup end
   CHECK(c.del(true).ok());
   CHECK(leftovers(c).empty());
 }
+
+// A decoy that passes the ownership test: an empty, unmarked, sticky cgroup
+// (what a create killed before its mark leaves) counts as husk's for any id.
+// Delete took it for the container's, removed it and left the real init
+// running in its own cgroup (found by a review helper).
+TEST_CASE("delete --force of a state.json naming an empty sticky leftover ends the real container",
+          "[security][husk-only][cgroups][owner]") {
+  Container c("ownsticky");
+  c.args({"sleep", "60"});
+  auto r = c.create();
+  INFO(r.err);
+  REQUIRE(r.ok());
+  const int init = c.pid();
+  const std::string decoy = "/husk-test/" + c.id + "-sticky";
+  for (const auto& d : hierarchy_dirs(decoy)) REQUIRE(::mkdir(d.c_str(), 01755) == 0);
+  const std::string file = c.root + "/" + c.id + "/state.json";
+  json state = json::parse(read_file(file));
+  state["cgroupPath"] = decoy;
+  state["cgroupCreated"] = json::array({decoy});
+  state["cgroupHandle"] = decoy;
+  write_file(file, state.dump(), 0600);
+  auto d = c.del(true);
+  INFO(d.err);
+  CHECK(d.ok());
+  CHECK(gone_soon(init));
+  CHECK(leftovers(c).empty());
+  for (const auto& dir : hierarchy_dirs(decoy)) {
+    INFO(dir);
+    CHECK(fs::is_directory(dir));  // not the container's: left alone
+    ::rmdir(dir.c_str());
+  }
+}
