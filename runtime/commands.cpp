@@ -265,9 +265,14 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
   } else {
     rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, rec.oci.id);
   }
-  // Recorded before the cgroup is made (a leaf not there yet as ours) and
-  // after: a husk killed at any point leaves enough for delete --force.
-  if (!cgroups::exists(rec.cgroup_path)) rec.cgroup_created = {rec.cgroup_path};
+  // Recorded before the cgroup is made (the leaf and each parent not there
+  // yet, as ours) and after: a husk killed at any point leaves enough for
+  // delete --force, which removes only those carrying the mark.
+  for (size_t slash = rec.cgroup_path.find('/', 1);; slash = rec.cgroup_path.find('/', slash + 1)) {
+    const std::string dir = rec.cgroup_path.substr(0, slash);
+    if (!dir.empty() && !cgroups::exists(dir)) rec.cgroup_created.push_back(dir);
+    if (slash == std::string::npos) break;
+  }
   c.handle.save(rec);
   // Only now: delete --force takes the cgroup from config.json when state.json
   // is unreadable, and must not find one husk never recorded.
@@ -446,6 +451,16 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   }
   kill_and_wait(init);
   if (cg) cg->destroy();
+  // A create killed before its leaf existed may have made parents: the
+  // record lists them, and destroy() removes only those carrying the mark
+  // (systemd removes its own units). Nothing is left to kill: best effort.
+  if (!cg && recorded_made(rec) && rec.cgroup_handle.rfind("systemd", 0) != 0 && !cgroups::exists(rec.cgroup_path)) {
+    try {
+      if (auto parents = open_cgroup(rec)) parents->destroy();
+    } catch (const Error& e) {
+      log::warn(std::string("delete: ") + e.what());
+    }
+  }
   spec::Spec loaded;
   bool have_config = true;
   if (!spec) {
