@@ -185,7 +185,26 @@ const RiskyCall kRiskyCalls[] = {
     {"unshare", 0, admits_new_user, kNamespaceWhy},
     {"personality", 0, admits_personality, "personalities that weaken exploit mitigations (ADDR_NO_RANDOMIZE...)"},
     {"socket", 0, admits_vsock, "AF_VSOCK sockets reach the hypervisor and other VMs past any network namespace"},
+    // 32-bit programs' socket(2): the family is behind a pointer the filter cannot read.
+    {"socketcall", -1, admits_any, "socket calls of 32-bit programs, AF_VSOCK included: the filter cannot read their arguments"},
+    {"uselib", -1, admits_any, "an obsolete loader interface: kernel attack surface nothing needs"},
+    {"ustat", -1, admits_any, "an obsolete filesystem interface: kernel attack surface nothing needs"},
+    {"sysfs", -1, admits_any, "an obsolete filesystem interface: kernel attack surface nothing needs"},
+    {"vm86", -1, admits_any, "32-bit virtual 8086 mode: kernel attack surface nothing in a container needs"},
+    {"vm86old", -1, admits_any, "32-bit virtual 8086 mode: kernel attack surface nothing in a container needs"},
+    {"mbind", -1, admits_any, "NUMA placement, which Docker leaves to CAP_SYS_NICE: other tenants' memory and the host's"},
+    {"set_mempolicy", -1, admits_any, "NUMA placement, which Docker leaves to CAP_SYS_NICE: other tenants' memory and the host's"},
+    {"move_pages", -1, admits_any, "NUMA placement, which Docker leaves to CAP_SYS_NICE: other tenants' memory and the host's"},
+    {"migrate_pages", -1, admits_any, "NUMA placement, which Docker leaves to CAP_SYS_NICE: other tenants' memory and the host's"},
+    {"fanotify_init", -1, admits_any, "filesystem-wide event watches (unprivileged since Linux 5.13), which Docker leaves to CAP_SYS_ADMIN"},
 };
+
+// Architectures whose programs call socket(2) through socketcall(2).
+bool lists_32bit(const std::vector<std::string>& arches) {
+  static const std::set<std::string> k32 = {"SCMP_ARCH_X86", "SCMP_ARCH_ARM", "SCMP_ARCH_MIPS", "SCMP_ARCH_MIPSEL",
+                                            "SCMP_ARCH_PPC", "SCMP_ARCH_S390", "SCMP_ARCH_PARISC"};
+  return std::any_of(arches.begin(), arches.end(), [](const std::string& a) { return k32.count(a) > 0; });
+}
 
 const std::vector<std::string> kRuleIds = {
     "host-namespaces", "host-hooks", "privileged-capabilities", "host-path-mounts", "sensitive-mounts", "mount-types",
@@ -526,7 +545,8 @@ class Checker {
       if (denies(sc.action)) continue;
       for (const auto& name : sc.names)
         for (const auto& risky : kRiskyCalls)
-          if (name == risky.name && reaches(sc, risky))
+          if (name == risky.name && reaches(sc, risky) &&
+              (name != "socketcall" || lists_32bit(l.seccomp->architectures)))
             add("seccomp-syscalls", "linux.seccomp.syscalls[" + std::to_string(i) + "]", name + " (" + sc.action + ")",
                 risky.why);
     }
