@@ -444,9 +444,11 @@ TEST_CASE("devices a policy file allows: a GPU's major, FUSE; the syntax is the 
 
 namespace {
 
-json allow(std::vector<std::string> names, json args = json::array(), const char* action = "SCMP_ACT_ALLOW") {
+// `args` a vector: a json parameter given {arg(...)} is that one object under
+// clang (a copy), an array of it under g++.
+json allow(std::vector<std::string> names, std::vector<json> args = {}, const char* action = "SCMP_ACT_ALLOW") {
   json r = {{"names", names}, {"action", action}};
-  if (!args.empty()) r["args"] = args;
+  if (!args.empty()) r["args"] = json(args);
   return r;
 }
 json arg(unsigned index, uint64_t value, const char* op, uint64_t value_two = 0) {
@@ -555,6 +557,35 @@ TEST_CASE("seccomp: explicit rules for calls Docker keeps from a container witho
   CHECK_FALSE(violated(evaluate(husk::spec::parse(j.dump()), builtin("baseline"), kBundle)));
   Policy off = parse_policy_yaml("level: restricted\nrules: {seccomp-syscalls: 'off'}", "p.yaml");
   CHECK(rules_of(j, off).empty());
+}
+
+// Found by a review helper: obsolete and NUMA calls Docker keeps from a
+// container without capabilities, and socketcall(2), whose socket family the
+// filter cannot read, where the profile lets 32-bit programs in.
+TEST_CASE("seccomp: obsolete interfaces, NUMA placement, fanotify and 32-bit socketcall", "[policy]") {
+  json j = hardened();
+  auto& sc = j["linux"]["seccomp"]["syscalls"];
+  sc = json::array();
+  sc.push_back(allow({"uselib", "ustat", "sysfs", "vm86", "vm86old"}));                           // 0
+  sc.push_back(allow({"mbind", "set_mempolicy", "move_pages", "migrate_pages", "fanotify_init"}));  // 1
+  sc.push_back(allow({"socketcall", "get_mempolicy"}));                                           // 2
+  auto found = [&] {
+    std::vector<std::string> names;
+    for (const auto& f : evaluate(husk::spec::parse(j.dump()), builtin("restricted"), kBundle))
+      if (f.rule == "seccomp-syscalls") names.push_back(f.field.substr(f.field.size() - 2, 1) + " " + f.value);
+    return names;
+  };
+  j["linux"]["seccomp"]["architectures"] = {"SCMP_ARCH_X86_64"};
+  const std::vector<std::string> native = {
+      "0 uselib (SCMP_ACT_ALLOW)",        "0 ustat (SCMP_ACT_ALLOW)",       "0 sysfs (SCMP_ACT_ALLOW)",
+      "0 vm86 (SCMP_ACT_ALLOW)",          "0 vm86old (SCMP_ACT_ALLOW)",     "1 mbind (SCMP_ACT_ALLOW)",
+      "1 set_mempolicy (SCMP_ACT_ALLOW)", "1 move_pages (SCMP_ACT_ALLOW)",  "1 migrate_pages (SCMP_ACT_ALLOW)",
+      "1 fanotify_init (SCMP_ACT_ALLOW)"};
+  CHECK(found() == native);  // no 32-bit programs: socketcall is no way in; get_mempolicy only reads
+  j["linux"]["seccomp"]["architectures"] = {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+  auto with_32 = native;
+  with_32.push_back("2 socketcall (SCMP_ACT_ALLOW)");
+  CHECK(found() == with_32);
 }
 
 TEST_CASE("seccomp: husk's, Docker's, containerd's and podman's default profiles", "[policy]") {
