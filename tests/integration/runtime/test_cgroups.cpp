@@ -205,17 +205,11 @@ TEST_CASE("pause freezes the cgroup, resume thaws it", "[cgroups][pause]") {
   TempDir data("husk-it-cgdata-");
   c.cfg["mounts"].push_back(
       {{"destination", "/data"}, {"type", "bind"}, {"source", data.path}, {"options", {"rbind", "rw"}}});
-  c.start_process({"sh", "-c", "i=0; while :; do i=$((i+1)); echo $i >/data/n; sleep 0.05; done"});
-  // The writer truncates before it writes: an empty read means "try again".
-  auto counter = [&] {
-    for (int i = 0; i < 100; ++i) {
-      auto s = trim(read_file(data.path + "/n"));
-      if (!s.empty()) return std::stol(s);
-      std::this_thread::sleep_for(5ms);
-    }
-    FAIL("counter file stays empty");
-    return 0L;
-  };
+  // Written beside and renamed into place: the freezer may stop the writer
+  // between a truncate and its write, which left /data/n empty for as long as
+  // the container stayed paused (a CI run failed on it).
+  c.start_process({"sh", "-c", "i=0; while :; do i=$((i+1)); echo $i >/data/n.new; mv /data/n.new /data/n; sleep 0.05; done"});
+  auto counter = [&] { return std::stol(trim(read_file(data.path + "/n"))); };
   REQUIRE(eventually([&] { return fs::exists(data.path + "/n") && counter() > 2; }));
 
   auto p = c.rt({"pause", c.id});
