@@ -387,19 +387,20 @@ void start_container(Handle& h, const spec::Spec* spec = nullptr) {
   spec::Spec loaded;
   if (!spec) loaded = h.config();
   const spec::Spec& sp = spec ? *spec : loaded;
-  const std::string failed = release_init(h.dir_fd(), rec.oci.pid, rec.start_time, [&] {
+  const LateFailure failed = release_init(h.dir_fd(), rec.oci.pid, rec.start_time, [&] {
     rec.oci.status = "running";
     h.save(rec);
     // startContainer hooks and the exec may take long: kill/delete must not wait.
     h.unlock();
   });
-  if (!failed.empty()) {
+  if (!failed.error.empty() && !failed.in_exec) throw Error(failed.error);
+  if (failed.in_exec) {
     // As with runc, start has done its part once the init is released: the
     // error is shown and the container stops with status 1 (engines map a
     // failed start to 126/127, where runc's callers see the exit status).
     // Nothing ran, so no poststart hook runs.
-    log::error(failed);
-    std::cerr << failed << std::endl;
+    log::error(failed.error);
+    std::cerr << failed.error << std::endl;
     return;
   }
   try {

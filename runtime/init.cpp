@@ -166,11 +166,15 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   ::close(fifo);
   if (high < 0 || ::write(high, "0", 1) != 1) throw sys_error("write exec.fifo");
   ::close(c.req.fifo_fd);
+  // One byte says which step failed (see LateFailure), the text why.
+  char step = kFailedHook;
   try {
     run_hooks(c.spec.hooks.start_container, "startContainer", spec::state_to_json(init_state(c, "created"), false));
+    step = kFailedExec;
     ready.exec();
   } catch (const std::exception& e) {
-    ssize_t ignored = ::write(high, e.what(), strlen(e.what()));
+    const std::string report = step + std::string(e.what());
+    ssize_t ignored = ::write(high, report.data(), report.size());
     (void)ignored;
     _exit(1);
   }
@@ -448,7 +452,7 @@ pid_t InitLauncher::launch(Pipeline& p) {
   return drive_init(c, s, p, cl.placed);
 }
 
-std::string release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released) {
+LateFailure release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released) {
   Fd fifo(::openat(state_dir_fd, "exec.fifo", O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fifo) throw sys_error("open exec.fifo");
   // The init opens the fifo for writing once we hold it for reading and
@@ -475,7 +479,8 @@ std::string release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const
     }
     err.append(buf, static_cast<size_t>(n));
   }
-  return err;
+  if (err.empty()) return {};
+  return {err.substr(1), err[0] == kFailedExec};
 }
 
 }  // namespace husk::rt

@@ -49,10 +49,21 @@ class InitLauncher final : public Launcher {
   const InitRequest& req_;
 };
 
+// What the init reported after it was released (it then exits with status
+// 1); no error once it exec'd.
+struct LateFailure {
+  std::string error;
+  // The exec itself failed (a script's missing interpreter): start has done
+  // its part, as runc's does. Else a startContainer hook: start fails
+  // (runtime.md: the runtime MUST generate an error).
+  bool in_exec = false;
+};
+// The init's first byte on exec.fifo after it was released, when it failed.
+constexpr char kFailedHook = 'H', kFailedExec = 'X';
+
 // `start`: release the init blocked on exec.fifo, call `released`, then wait
 // until the user process was exec'd. Fails if the init died before it was
-// released. Returns the error the init reported after that (a startContainer
-// hook, the exec itself: it then exits with status 1), "" once it exec'd.
-std::string release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released);
+// released; what failed after that is returned.
+LateFailure release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const std::function<void()>& released);
 
 }  // namespace husk::rt
