@@ -170,15 +170,26 @@ constexpr size_t kMaxOpen = 512;  // sockets (two per tunnel)
 AddressKind classify_address(const sockaddr* a, const std::vector<sockaddr_storage>& own) {
   if (a->sa_family == AF_INET6) {
     const in6_addr& v = reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&v)) {
+    // An IPv4 address carried in the IPv6 one is judged as that address.
+    auto embedded = [&](size_t at) {
       sockaddr_in four{};
       four.sin_family = AF_INET;
-      std::memcpy(&four.sin_addr, &v.s6_addr[12], 4);
+      std::memcpy(&four.sin_addr, &v.s6_addr[at], 4);
       return classify_address(reinterpret_cast<const sockaddr*>(&four), own);
-    }
+    };
+    static const uint8_t kNat64[12] = {0x00, 0x64, 0xff, 0x9b};  // 64:ff9b::/96 (RFC 6052)
+    if (IN6_IS_ADDR_V4MAPPED(&v) || std::memcmp(v.s6_addr, kNat64, sizeof kNat64) == 0) return embedded(12);
+    if (v.s6_addr[0] == 0x20 && v.s6_addr[1] == 0x02) return embedded(2);  // 6to4, 2002::/16
     if (IN6_IS_ADDR_LOOPBACK(&v) || IN6_IS_ADDR_UNSPECIFIED(&v) || IN6_IS_ADDR_LINKLOCAL(&v) ||
         IN6_IS_ADDR_MULTICAST(&v))
       return AddressKind::host_local;
+    if (IN6_IS_ADDR_V4COMPAT(&v)) return embedded(12);  // ::a.b.c.d (deprecated)
+    // Local-use NAT64 (64:ff9b:1::/48, any prefix length) and site-local
+    // (fec0::/10, deprecated) reach private networks.
+    if ((v.s6_addr[0] == 0x00 && v.s6_addr[1] == 0x64 && v.s6_addr[2] == 0xff && v.s6_addr[3] == 0x9b &&
+         v.s6_addr[4] == 0x00 && v.s6_addr[5] == 0x01) ||
+        IN6_IS_ADDR_SITELOCAL(&v))
+      return AddressKind::private_net;
     for (const auto& o : own)
       if (o.ss_family == AF_INET6 &&
           std::memcmp(&reinterpret_cast<const sockaddr_in6*>(&o)->sin6_addr, &v, sizeof v) == 0)

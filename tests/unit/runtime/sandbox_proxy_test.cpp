@@ -49,6 +49,25 @@ TEST_CASE("proxy: --allow-host entries and matching", "[sandbox][proxy]") {
   REQUIRE_THROWS_WITH(parse_allowed_host(""), Contains("no host name"));
 }
 
+// IPv6 forms that carry an IPv4 address are judged by it: on a NAT64 network
+// 64:ff9b::a00:1 is 10.0.0.1 (found by a review helper).
+TEST_CASE("proxy: IPv6 addresses that embed IPv4 are judged by the IPv4 address", "[sandbox][proxy]") {
+  CHECK(kind("64:ff9b::a00:1") == AddressKind::private_net);  // NAT64 of 10.0.0.1
+  CHECK(kind("64:ff9b::7f00:1") == AddressKind::host_local);   // of 127.0.0.1
+  CHECK(kind("64:ff9b::808:808") == AddressKind::outside);     // of 8.8.8.8
+  CHECK(kind("2002:c0a8:101::1") == AddressKind::private_net);  // 6to4 of 192.168.1.1
+  CHECK(kind("2002:808:808::1") == AddressKind::outside);
+  CHECK(kind("::a00:1") == AddressKind::private_net);            // v4-compatible 10.0.0.1
+  CHECK(kind("::7f00:1") == AddressKind::host_local);
+  CHECK(kind("64:ff9b:1::a00:1") == AddressKind::private_net);   // local-use NAT64
+  CHECK(kind("fec0::1") == AddressKind::private_net);            // site-local
+  CHECK(kind("::1") == AddressKind::host_local);
+  CHECK(kind("::") == AddressKind::host_local);
+  CHECK(kind("2001:4860:4860::8888") == AddressKind::outside);
+  sockaddr_storage mine = addr("192.0.2.7");
+  CHECK(kind("64:ff9b::c000:207", {mine}) == AddressKind::host_own);
+}
+
 TEST_CASE("proxy: request heads", "[sandbox][proxy]") {
   ProxyRequest c = parse_proxy_request("CONNECT Example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n");
   CHECK(c.connect);
