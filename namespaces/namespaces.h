@@ -32,6 +32,8 @@ std::span<const NamespaceKind> namespace_kinds();
 
 // CLONE_NEW* flag for a spec namespace type ("pid", "network", ...); throws on unknown type.
 int clone_flag(const std::string& type);
+// Its file below /proc/<pid>/ns/ ("net" for "network"); throws on unknown type.
+std::string proc_ns_file(const std::string& type);
 
 struct NamespacePlan {
   int clone_flags = 0;  // namespaces to create (those without a path)

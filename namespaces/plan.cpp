@@ -39,6 +39,12 @@ int clone_flag(const std::string& type) {
   throw Error("linux.namespaces: unknown namespace type \"" + type + "\"");
 }
 
+std::string proc_ns_file(const std::string& type) {
+  for (const auto& t : kNsOrder)
+    if (t.type == type) return std::string(t.proc_file);
+  throw Error("linux.namespaces: unknown namespace type \"" + type + "\"");
+}
+
 NamespacePlan plan_namespaces(const spec::Linux& linux_cfg) {
   NamespacePlan plan;
   for (const auto& n : linux_cfg.namespaces) {

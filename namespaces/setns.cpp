@@ -75,7 +75,7 @@ void check_sysctl_joined(const spec::Spec& spec, const std::map<size_t, int>& ju
     if (!used) continue;
     auto fd = judged.find(i);
     if (fd == judged.end()) throw Error("linux.namespaces[" + std::to_string(i) + "].path: not opened by the runtime");
-    std::string self = std::string("/proc/self/ns/") + (n.type == "network" ? "net" : n.type);
+    std::string self = "/proc/self/ns/" + proc_ns_file(n.type);
     struct stat a{}, b{};
     if (fstat(fd->second, &a) < 0) throw sys_error("stat " + n.type + " namespace " + n.path);
     if (stat(self.c_str(), &b) < 0) throw sys_error("stat " + self);

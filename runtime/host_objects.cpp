@@ -29,7 +29,7 @@ policy::HostProbe HostObjects::probe() const {
     return j ? j->id.real : path;
   };
   auto host_namespace = [this](const std::string& path, const std::string& type) {
-    const std::string name = type == "network" ? "net" : type == "mount" ? "mnt" : type;
+    const std::string name = ns::proc_ns_file(type);
     for (const auto& [i, j] : namespaces) {
       if (j.opened != path) continue;
       struct stat host;
@@ -89,14 +89,15 @@ HostObjects open_host_objects(const spec::Spec& spec, const std::string& bundle_
     if (auto j = open(m.source, O_PATH, "mounts[" + std::to_string(i) + "].source")) h.sources.emplace(i, std::move(*j));
   }
   for (size_t i = 0; i < spec.mounts.size() && !joins_mount_ns; ++i) {
+    const auto wanted = ns::overlay_layers(spec.mounts[i]);
     std::vector<base::Judged> layers;
-    for (const auto& l : ns::overlay_layers(spec.mounts[i])) {
+    for (const auto& l : wanted) {
       auto j = open(l.dir, O_PATH | O_DIRECTORY, "mounts[" + std::to_string(i) + "].options[" + std::to_string(l.option) + "]");
       // All or none: the init replaces them in order.
       if (!j) break;
       layers.push_back(std::move(*j));
     }
-    if (!layers.empty() && layers.size() == ns::overlay_layers(spec.mounts[i]).size()) h.layers.emplace(i, std::move(layers));
+    if (!layers.empty() && layers.size() == wanted.size()) h.layers.emplace(i, std::move(layers));
   }
   return h;
 }
