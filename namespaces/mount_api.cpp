@@ -111,3 +111,33 @@ Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& optio
 }
 
 }  // namespace husk::ns::detail
+
+namespace husk::ns {
+
+using detail::Fd;
+
+base::Fd open_private_procfs() {
+  try {
+    return detail::new_fs_mount("proc", {"subset=pid"}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                "a procfs of the init's own");
+  } catch (const Error&) {
+    return Fd();
+  }
+}
+
+base::Fd open_own_fd_dir(int procfs) {
+  if (procfs >= 0) {
+    Fd fds(::openat(procfs, "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!fds) throw sys_error("open self/fd in the init's own procfs");
+    return fds;
+  }
+  // "self" is procfs' own symlink to our pid: followed only inside a procfs.
+  const char* fake = "/proc in the container is not a procfs, and the kernel gave the init no procfs of its own";
+  Fd proc(::open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!proc || !detail::on_procfs(proc.get())) throw Error(fake);
+  Fd fds(::openat(proc.get(), "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!fds || !detail::on_procfs(fds.get())) throw Error(fake);
+  return fds;
+}
+
+}  // namespace husk::ns

@@ -290,6 +290,7 @@ Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   // The init has unshared (or joined) the cgroup namespace by now.
   host.cgroup_ns = spec.linux_ && spec.linux_->has_namespace("cgroup");
   host.user_ns = opts.user_ns || opts.caller_user_ns;
+  host.own_cgroup = opts.own_cgroup;
   std::vector<MountStep> steps = plan_mounts(spec, host);
 
   const std::string& rootfs = opts.rootfs.real;

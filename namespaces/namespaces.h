@@ -88,6 +88,9 @@ struct MountHost {
   bool cgroup_v1 = false;  // /sys/fs/cgroup holds the host's v1 hierarchies (v1 or hybrid host)
   bool cgroup_ns = false;  // the container has a cgroup namespace (new or joined)
   bool user_ns = false;    // the init is in a user namespace: a new one, or the runtime's own
+  // False for a container husk gave no cgroup (rootless, nothing delegated):
+  // it stays in its caller's, often the root of each tree.
+  bool own_cgroup = true;
 };
 
 // How prepare_rootfs mounts one spec.mounts entry, decided without touching
@@ -171,6 +174,7 @@ struct RootfsOptions {
   // devices are bound there too, and sysfs may be refused as in a new one.
   bool caller_user_ns = false;
   bool own_mount_ns = true;  // a mount namespace of the container (new or joined); false: the caller's, never mounted in
+  bool own_cgroup = true;    // MountHost::own_cgroup
   // spec.mounts index -> fd from make_idmapped_mount (not closed by prepare_rootfs).
   std::map<size_t, int> idmapped;
   // spec.mounts index -> the bind source from open_bind_sources (not closed
@@ -259,6 +263,19 @@ base::Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 // pivot_root into `root` from prepare_rootfs (or MS_MOVE + chroot with
 // no_pivot) and chdir("/"). With !own_mount_ns only chroot + chdir("/").
 void enter_rootfs(const RootfsOptions& opts, int root);
+
+// A procfs of the caller's pid namespace of its own, detached (nothing in
+// the container sees it) and showing processes only (subset=pid). Made
+// before the pivot: in a user namespace the kernel grants a new procfs only
+// while a whole one is visible in the mount namespace. Empty when the kernel
+// refuses it anyway (a rootless container in the host's pid namespace).
+base::Fd open_private_procfs();
+
+// The caller's own fd directory (self/fd) on `procfs` from
+// open_private_procfs, or (-1) on the container's /proc when that is a
+// procfs; an fd reopened through it is checked by the caller. Throws naming
+// /proc when there is neither.
+base::Fd open_own_fd_dir(int procfs);
 
 // After pivot: rootfsPropagation (when set) on the new "/", sysctl (only onto
 // a real procfs at /proc), maskedPaths, readonlyPaths (recursively ro, nosuid,

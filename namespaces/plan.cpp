@@ -227,6 +227,14 @@ MountStep plan_mount(const spec::Mount& m, size_t index, const MountHost& host) 
     return s;
   }
   if (m.type.empty()) throw Error(s.what + ": type is required for a non-bind mount");
+  if ((m.type == "cgroup" || m.type == "cgroup2") && !host.own_cgroup) {
+    // Its cgroup would be the caller's, other tenants' names and all: a
+    // read-only empty directory instead (runc binds the caller's trees).
+    s.type = s.source = "tmpfs";
+    s.options.flags |= MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    s.options.data = "mode=755";
+    return s;
+  }
   if (m.type == "cgroup") {
     if (host.cgroup_v1) {
       s.kind = MountStep::Kind::CgroupV1;

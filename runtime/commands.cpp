@@ -323,7 +323,8 @@ void launch_init(const Global& g, const CreateOptions& o, Creation& c, const Hos
   p.spec = &c.spec;
   p.proc = &*c.spec.process;
   p.id_maps = &id_maps;
-  p.cgroup = c.cgroup.get();
+  // A container given no cgroup stays in ours (Pipeline::cgroup).
+  p.cgroup = c.rec.no_cgroup.empty() ? c.cgroup.get() : nullptr;
   p.launcher = &launcher;
   p.on_pid = [&c](pid_t pid) {
     c.rec.oci.pid = pid;

@@ -38,6 +38,7 @@ struct ChildContext {
   // spec.mounts indexes whose sources the parent opens (ns::runtime_opened_sources),
   // decided before the clone: the init sees other ids than its parent.
   std::vector<size_t> sources;
+  bool own_cgroup = true;  // Pipeline::cgroup: false when the init stays in husk's
 };
 
 // Indexes of spec.mounts the parent must idmap (only with a user namespace;
@@ -50,25 +51,39 @@ std::vector<size_t> idmapped_mounts(const spec::Spec& spec) {
   return out;
 }
 
-// The init holds exec.fifo only as an O_PATH fd while it is set up: unlike a
-// directory fd, it leads nowhere else on the host when a container process
-// reaches it through /proc/<pid>/fd (CVE-2016-9962). Opening it for writing
-// blocks until `start` opens it for reading. The reopen goes through the
-// container's /proc, which the config may have faked: only the fifo itself
-// may be opened.
-int open_fifo_for_writing(int opath_fd) {
-  const std::string path = "/proc/self/fd/" + std::to_string(opath_fd);
+// That fds/<opath_fd> is exec.fifo, and `fd`, when given, too.
+void check_is_fifo(int fds, int opath_fd, int fd = -1) {
   struct stat want, got;
   if (::fstat(opath_fd, &want) != 0) throw sys_error("stat exec.fifo");
-  auto same = [&] { return got.st_dev == want.st_dev && got.st_ino == want.st_ino; };
-  const char* fake = "exec.fifo: /proc/self/fd in the container does not lead to it (/proc must be a procfs)";
-  if (::stat(path.c_str(), &got) != 0 || !same()) throw Error(fake);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) throw sys_error("open exec.fifo through " + path);
-  if (::fstat(fd, &got) != 0 || !same()) {
-    ::close(fd);
-    throw Error(fake);
-  }
+  const std::string name = std::to_string(opath_fd);
+  bool same = fd < 0 ? ::fstatat(fds, name.c_str(), &got, 0) == 0 : ::fstat(fd, &got) == 0;
+  if (!same || got.st_dev != want.st_dev || got.st_ino != want.st_ino)
+    throw Error("exec.fifo: the init's fd directory does not lead to it");
+}
+
+// The init holds exec.fifo only as an O_PATH fd while it is set up: unlike a
+// directory fd of the state dir, it leads nowhere else on the host when a
+// container process reaches it through /proc/<pid>/fd (CVE-2016-9962). It is
+// reopened for writing, which blocks until `start` opens it for reading,
+// through our own fd directory (ns::open_own_fd_dir), which leads only to
+// the container's processes: the container may have no /proc, or a fake one.
+// Found there before we say ready, so what can fail fails in create.
+Fd find_fifo_again(int procfs, int opath_fd, int preserve_fds) {
+  Fd own = ns::open_own_fd_dir(procfs);
+  // Out of the --preserve-fds range (see open_fifo_for_writing).
+  Fd fds(::fcntl(own.get(), F_DUPFD_CLOEXEC, 3 + preserve_fds));
+  if (!fds) throw sys_error("keep the init's fd directory");
+  check_is_fifo(fds.get(), opath_fd);
+  return fds;
+}
+
+int open_fifo_for_writing(int fds, int opath_fd, int preserve_fds) {
+  Fd opened(::openat(fds, std::to_string(opath_fd).c_str(), O_WRONLY | O_CLOEXEC));
+  if (!opened) throw sys_error("open exec.fifo for writing");
+  check_is_fifo(fds, opath_fd, opened.get());
+  // Out of the --preserve-fds range, which exec must not close.
+  int fd = ::fcntl(opened.get(), F_DUPFD_CLOEXEC, 3 + preserve_fds);
+  if (fd < 0) throw sys_error("keep exec.fifo");
   return fd;
 }
 
@@ -129,6 +144,7 @@ Fd mount_rootfs(const ChildContext& c, ns::RootfsOptions& ro) {
   ro.caller_user_ns = !ro.user_ns && ns::in_user_namespace();
   // create requires a mount namespace, new or joined: set it up either way.
   ro.own_mount_ns = lx.has_namespace("mount");
+  ro.own_cgroup = c.own_cgroup;
   // A copy only when there is a label to add.
   Fd root = lx.mount_label.empty() ? ns::prepare_rootfs(spec, ro) : ns::prepare_rootfs(lsm::with_mount_label(spec), ro);
   // Host paths must not stay reachable through the init's fds.
@@ -158,13 +174,20 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
 // Blocks until `start` opens the fifo for reading. From here on `start`
 // listens: one byte says we are released, an error message explains a
 // failure, and end-of-file (the fd is close-on-exec) says the exec happened.
-[[noreturn]] void wait_for_start_and_exec(const ChildContext& c, const Prepared& ready) {
+// `create` has gone before that: a failure to reach the fifo can go only to
+// the container's stderr, where the engine's log of the container shows it.
+[[noreturn]] void wait_for_start_and_exec(const ChildContext& c, const Prepared& ready, const Fd& own_fds) {
   log::close();
-  int fifo = open_fifo_for_writing(c.req.fifo_fd);
-  // Keep it out of the --preserve-fds range, which exec must not close.
-  int high = ::fcntl(fifo, F_DUPFD_CLOEXEC, 3 + c.req.preserve_fds);
-  ::close(fifo);
-  if (high < 0 || ::write(high, "0", 1) != 1) throw sys_error("write exec.fifo");
+  int fifo = -1;
+  try {
+    fifo = open_fifo_for_writing(own_fds.get(), c.req.fifo_fd, c.req.preserve_fds);
+    if (::write(fifo, "0", 1) != 1) throw sys_error("write exec.fifo");
+  } catch (const std::exception& e) {
+    const std::string report = std::string("husk: container init: ") + e.what() + "\n";
+    ssize_t ignored = ::write(STDERR_FILENO, report.data(), report.size());
+    (void)ignored;
+    _exit(1);
+  }
   ::close(c.req.fifo_fd);
   // One byte says which step failed (see LateFailure), the text why.
   char step = kFailedHook;
@@ -174,7 +197,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
     ready.exec();
   } catch (const std::exception& e) {
     const std::string report = step + std::string(e.what());
-    ssize_t ignored = ::write(high, report.data(), report.size());
+    ssize_t ignored = ::write(fifo, report.data(), report.size());
     (void)ignored;
     _exit(1);
   }
@@ -228,9 +251,14 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
   lsm::ExecLabels labels = lsm::ExecLabels::open(proc);
   enter_namespaces(c);
   ns::RootfsOptions ro;
+  Fd own_fds;
   {
     Fd root = mount_rootfs(c, ro);
+    // Only of a pid namespace of its own: one of the host's (or one joined)
+    // would show the container processes outside it.
+    Fd procfs = has_new_ns(lx, "pid") ? ns::open_private_procfs() : Fd();
     run_create_hooks_and_enter(c, ro, root.get());
+    own_fds = find_fifo_again(procfs.get(), c.req.fifo_fd, c.req.preserve_fds);
   }
 
   FinishRequest fin;
@@ -248,7 +276,7 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
 
   send_msg(c.sock, Msg::kReady);
   ::close(c.sock);
-  wait_for_start_and_exec(c, ready);
+  wait_for_start_and_exec(c, ready, own_fds);
 }
 
 // The judged fd of the namespace of `type` the spec joins, or -1.
@@ -435,6 +463,7 @@ pid_t InitLauncher::launch(Pipeline& p) {
   ChildContext c{req_, spec, ns::plan_namespaces(lx), {}, false, -1, ns::runtime_opened_sources(spec, init_is_us)};
   // Joined by the fds judged on the host (inherited across the clone), never by path.
   for (auto& j : c.plan.joins) j.fd = req_.host->namespaces.at(j.index).fd.get();
+  c.own_cgroup = p.cgroup != nullptr;
   if (lx.seccomp) {
     // Compiled here, before the clone, so a bad profile fails create early and
     // the init only makes one seccomp(2) call; the cache makes repeats cheap.

@@ -459,8 +459,41 @@ check_delegated() {
     "test -d /sys/fs/cgroup$rel/ctr" absent present; else pass "$LABEL: delegated cgroup: delete removes the container's cgroup"; fi
 }
 
+# No /proc mount: the init reaches exec.fifo through a procfs of its own,
+# which the kernel grants in a user namespace only before the pivot.
+check_noproc() {
+  local rt=$1 b
+  b=$(new_bundle "$rt" noproc 'test -e /proc/self || echo no-procfs' '.mounts |= map(select(.destination != "/proc"))')
+  run_as_user "$rt" "$b"
+  if [ "$rt" = husk ]; then
+    expect_out "$LABEL: run without a /proc mount (as the user)" "$rt run (as the user)" "no-procfs"
+  elif [ "$RC" != 0 ]; then
+    note "$LABEL: $rt refuses a container without /proc (exit $RC)"
+  fi
+}
+
+# A cgroup mount (podman --privileged) in a container without a cgroup of its
+# own: no tree of the caller's (other tenants' cgroup names) under it; runc
+# binds the caller's v1 trees.
+check_cgroup_mount() {
+  local rt=$1 b log=$WORK/s/cgmount-$1.log
+  mkdir -p "$WORK/s" && : >"$log" && chown "$RL_UID:$RL_GID" "$log"
+  b=$(new_bundle "$rt" cgmount 'echo "entries $(ls -A /sys/fs/cgroup | wc -l)"; touch /sys/fs/cgroup/x 2>/dev/null || echo read-only' \
+    '.mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev", "relatime", "rw"]}]')
+  RUN_N=$((RUN_N + 1))
+  capture "${U[@]}" "${RT_BIN[$rt]}" --log "$log" run --bundle "$b" "rl$RUN_N-$rt"
+  if [ "$rt" != husk ]; then
+    note "$LABEL: a rw cgroup mount without a cgroup of its own: $(tr '\n' ' ' <<<"$OUT")"
+  elif ! grep -q "has no cgroup" "$log"; then
+    skip "$LABEL: cgroup mount without a cgroup: the user has a cgroup here (exit $RC, log: $(head -c 200 "$log"))"
+  else
+    expect_out "$LABEL: a rw cgroup mount without a cgroup of its own is empty and read-only" "$rt run (as the user)" \
+      "entries 0" "read-only"
+  fi
+}
+
 # HUSK_RL_CHECKS: the checks to run (default all), e.g. "delegated" in the VM.
-RL_CHECKS=${HUSK_RL_CHECKS:-run bind admin binary cgroup nocgroup_note ranges subroot foreign state roots limits delegated podman}
+RL_CHECKS=${HUSK_RL_CHECKS:-run noproc bind admin binary cgroup nocgroup_note cgroup_mount ranges subroot foreign state roots limits delegated podman}
 # Rootless podman passes --log only to the runtimes named in its
 # runtime_supports_json; without it husk's stderr is the container's. The
 # note that a container has no cgroup goes into --log, and to stderr only

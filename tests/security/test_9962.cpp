@@ -11,10 +11,13 @@
 // (issue 7 item 5).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include "sec.h"
@@ -37,13 +40,35 @@ std::set<std::pair<dev_t, ino_t>> rootfs_files(const std::string& rootfs) {
   return s;
 }
 
+// The one directory a created init may hold: its own fd directory on a
+// procfs of its own pid namespace (it reopens exec.fifo there; the container
+// may mount no /proc). Seen from the host: not the host's procfs, listing the
+// init's fds, and above it only the container's processes (here the init alone).
+std::string bad_fd_dir(int pid, const FdInfo& f) {
+  const std::string at = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(f.fd);
+  struct statfs sf{};
+  struct stat host_proc;
+  if (::statfs(at.c_str(), &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC) return "a directory";
+  if (::stat("/proc", &host_proc) != 0 || host_proc.st_dev == f.dev) return "a directory of the host's procfs";
+  std::set<std::string> listed, fds;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(at, ec)) listed.insert(e.path().filename().string());
+  for (auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) fds.insert(e.path().filename().string());
+  if (listed != fds) return "a procfs directory other than the init's fds";
+  std::vector<std::string> above;
+  for (auto& e : fs::directory_iterator(at + "/../..", ec)) above.push_back(e.path().filename().string());
+  std::sort(above.begin(), above.end());
+  if (above != std::vector<std::string>{"1", "self", "thread-self"}) return "a procfs that shows more than the container's init";
+  return "";
+}
+
 // Why the fd of a created init is not acceptable, or "" if it is.
-std::string bad_fd(const FdInfo& f, const std::set<std::pair<dev_t, ino_t>>& rootfs) {
+std::string bad_fd(int pid, const FdInfo& f, const std::set<std::pair<dev_t, ino_t>>& rootfs) {
   const std::string& t = f.target;
   if (t.rfind("socket:", 0) == 0 || t.rfind("pipe:", 0) == 0 || t.rfind("anon_inode:", 0) == 0) return "";
   if (t.rfind("/memfd:", 0) == 0) return "";
   if (!f.stat_ok) return "cannot stat it";
-  if (S_ISDIR(f.mode)) return "a directory";
+  if (S_ISDIR(f.mode)) return bad_fd_dir(pid, f);
   if (S_ISFIFO(f.mode)) return contains(t, "exec.fifo") ? "" : "a fifo other than exec.fifo";
   if (S_ISSOCK(f.mode)) return "";
   if (S_ISCHR(f.mode)) {
@@ -62,7 +87,7 @@ void check_created_init_fds(Container& c) {
   auto fds = process_fds(pid);
   CHECK(fds.size() >= 3);
   for (auto& f : fds) {
-    auto why = bad_fd(f, files);
+    auto why = bad_fd(pid, f, files);
     INFO("created init " << pid << " fd " << f.fd << " -> " << f.target << ": " << why);
     CHECK(why.empty());
   }

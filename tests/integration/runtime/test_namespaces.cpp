@@ -161,8 +161,9 @@ TEST_CASE("an init in a joined pid namespace is never reachable from it", "[ns][
                                               {{"type", "mount"}}, {{"type", "user"}}});
   b.cfg["linux"]["uidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
   b.cfg["linux"]["gidMappings"] = json::array({{{"containerID", 0}, {"hostID", 100000}, {"size", 65536}}});
-  // Its /proc and cgroup mounts would need the joined pid namespace's owner.
-  b.cfg["mounts"] = json::array();
+  // A new procfs or cgroup mount would need the joined pid namespace's owner:
+  // the host's /proc, bound, is where the init finds exec.fifo again.
+  b.cfg["mounts"] = json::array({{{"destination", "/proc"}, {"type", "bind"}, {"source", "/proc"}, {"options", {"rbind"}}}});
   b.cfg.erase("hostname");
   b.args({"true"});
   // create alone: the init has passed the window once it waits for start.

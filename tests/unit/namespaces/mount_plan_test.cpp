@@ -154,6 +154,25 @@ TEST_CASE("plan_mount: \"cgroup\" on a v1/hybrid host is the tmpfs of hierarchie
   CHECK(plan(mnt("/sys/fs/cgroup", "cgroup2", "cgroup2", {}), v1_host(false)).kind == Kind::Filesystem);
 }
 
+// A container husk gave no cgroup (rootless, nothing delegated) sits in its
+// caller's, often each tree's root: its cgroup mounts show none of it.
+TEST_CASE("plan_mount: without a cgroup of its own, a cgroup mount is an empty read-only tmpfs") {
+  for (bool v1 : {false, true}) {
+    for (const char* type : {"cgroup", "cgroup2"}) {
+      MountHost host = v1_host(false);
+      host.cgroup_v1 = v1;
+      host.own_cgroup = false;
+      auto s = plan(mnt("/sys/fs/cgroup", type, type, {"nosuid", "noexec", "nodev", "relatime", "rw"}), host);
+      INFO(type << (v1 ? " on v1" : " on v2"));
+      CHECK(s.kind == Kind::Filesystem);
+      CHECK(s.type == "tmpfs");
+      CHECK(s.source == "tmpfs");
+      CHECK((s.options.flags & (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)) == (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC));
+      CHECK(s.options.data == "mode=755");
+    }
+  }
+}
+
 TEST_CASE("plan_mount: sysfs falls back to a bind of the host's only in a user namespace") {
   CHECK(plan(mnt("/sys", "sysfs", "sysfs", {"ro"}), in_user_ns()).sysfs_fallback);
   CHECK_FALSE(plan(mnt("/sys", "sysfs", "sysfs", {"ro"})).sysfs_fallback);
