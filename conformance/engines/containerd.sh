@@ -99,6 +99,15 @@ containerd_tests() {
       "OCI runtime create failed: <runtime message>" "$OUT"; fi
   check "ctr run: failed create leaves no runtime state" 0 "" \
     sh -c "$(printf '%q ' "$HUSK") --root /run/containerd/runc/$CTR_NS state husk-missing 2>&1 | grep -q 'does not exist'"
+  # The program exists, its interpreter does not: execve fails after start.
+  # As with runc, start succeeds and the task exits 1, which ctr run --rm
+  # reports and cleans up after.
+  mkdir -p "$WORK/late" && printf '#!/no/such/interpreter\n' >"$WORK/late/bad.sh" && chmod 755 "$WORK/late/bad.sh"
+  check "ctr run --rm: an exec failing after start exits 1" 1 "" \
+    "${RUN[@]}" --rm --mount "type=bind,src=$WORK/late,dst=/late,options=rbind:ro" "$IMAGE" husk-late /late/bad.sh
+  check "ctr run --rm: the failed task is removed" 0 "" \
+    sh -c "! $(printf '%q ' "${CTR[@]}") container ls -q | grep -qx husk-late &&
+      $(printf '%q ' "$HUSK") --root /run/containerd/runc/$CTR_NS state husk-late 2>&1 | grep -q 'does not exist'"
   if command -v script >/dev/null; then
     check "ctr run -t: the process gets a pty" 0 "/dev/pts/" \
       script -qec "$(printf '%q ' "${RUN[@]}") --rm -t $IMAGE husk-tty tty" /dev/null
