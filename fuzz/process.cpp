@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/commands.h"
 #include "base/error.h"
+#include "container/commands.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -1,4 +1,4 @@
-// husk sandbox's proxy parsers (runtime/sandbox_proxy.h): the request head
+// husk sandbox's proxy parsers (sandbox/proxy.h): the request head
 // comes from the sandboxed code, the one input it controls that husk reads
 // outside. What parse_proxy_request lets through is forwarded upstream, so
 // it must be exactly what was checked: lines split at CRLF only, header
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "runtime/sandbox_proxy.h"
+#include "sandbox/proxy.h"
 
 namespace {
 

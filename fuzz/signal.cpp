@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/signals.h"
 #include "base/error.h"
+#include "launch/signals.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/state.h"
+#include "container/state.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/args.h"
 #include "base/error.h"
+#include "container/args.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The protected re-exec (runtime/self_exe.h) takes its cheap path where it
+// The protected re-exec (launch/self_exe.h) takes its cheap path where it
 // can: a read-only overlayfs view of the binary, not a memfd copy of it
 // (43 MB as built, copied at every create, run and exec). The overlay's
 // setup differs between kernels (6.8's "lowerdir+" against the older

@@ -1,3 +1,0 @@
-#include "runtime/cli.h"
-
-int main(int argc, char** argv) { return husk::rt::cli_main(argc, argv); }

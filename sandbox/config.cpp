@@ -1,0 +1,348 @@
+// The sandbox's OCI config: pure, from SandboxOptions and SandboxHost.
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+#include "base/path.h"
+#include "container/args.h"
+#include "namespaces/namespaces.h"
+#include "policy/policy.h"
+#include "sandbox/proxy.h"
+#include "sandbox/sandbox.h"
+#include "spec/defaults.h"
+
+namespace husk::rt {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Host directories that get a fresh mount instead of the host's: the
+// kernel views, scratch space, and where other users' and root's files live.
+const std::vector<std::string> kReplaced = {"proc", "sys", "dev", "tmp", "run", "home", "root"};
+
+// The scratch and home directories those fresh mounts are, with their modes.
+const std::pair<const char*, const char*> kFresh[] = {
+    {"/tmp", "1777"}, {"/var/tmp", "1777"}, {"/run", "755"}, {"/home", "755"}, {"/root", "700"}};
+
+const char* const kWorkingDirectory = "the working directory";
+
+ojson bind_mount(const std::string& dest, const std::string& source, bool writable) {
+  std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
+  if (!writable) options.push_back("rro");
+  return {{"destination", dest}, {"type", "bind"}, {"source", source}, {"options", options}};
+}
+
+// `size`: bytes, 0 for the kernel's default (half the memory).
+ojson tmpfs(const std::string& dest, const char* mode, int64_t size) {
+  ojson options = {"nosuid", "nodev", std::string("mode=") + mode};
+  if (size > 0) options.push_back("size=" + std::to_string(size));
+  return {{"destination", dest}, {"type", "tmpfs"}, {"source", "tmpfs"}, {"options", std::move(options)}};
+}
+
+// A directory the sandbox shows: where it appears, what it really is.
+struct Shown {
+  std::string dest, real;
+  bool writable = false;
+  std::string flag;  // "" for the host's own root directories
+};
+
+// The environment the command gets: never the caller's whole one (tokens
+// live there too), only what programs need to run, plus --env.
+ojson environment(const SandboxOptions& o, const SandboxHost& h) {
+  std::map<std::string, std::string> env;
+  auto pass = [&](const char* k) {
+    if (auto it = h.env.find(k); it != h.env.end()) env[k] = it->second;
+  };
+  for (const char* k : {"PATH", "TERM", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "COLORTERM"}) pass(k);
+  if (!env.count("PATH")) env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+  env["HOME"] = h.home.empty() ? "/" : h.home;
+  if (!h.user_name.empty()) env["USER"] = env["LOGNAME"] = h.user_name;
+  if (!h.shell.empty()) env["SHELL"] = h.shell;
+  for (const auto& e : o.env) {
+    size_t eq = e.find('=');
+    std::string key = e.substr(0, eq);
+    if (key.empty()) throw Error("--env " + e + ": no variable name");
+    if (eq != std::string::npos) {
+      env[key] = e.substr(eq + 1);
+    } else if (auto it = h.env.find(key); it != h.env.end()) {
+      env[key] = it->second;
+    } else {
+      throw Error("--env " + e + ": not set in husk's environment");
+    }
+  }
+  if (!o.allow_hosts.empty()) {
+    const std::string proxy = "http://127.0.0.1:" + std::to_string(kProxyPort);
+    for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env[k] = proxy;
+    env["NO_PROXY"] = env["no_proxy"] = "localhost,127.0.0.1,::1";
+  }
+  ojson out = ojson::array();
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace
+
+std::string flag_path(const std::string& flag, const std::string& path, const std::string& cwd) {
+  if (path.empty()) throw Error(flag + ": empty path");
+  return ns::clean_path(path[0] == '/' ? path : cwd + "/" + path);
+}
+
+SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs,
+                             const std::string& overlay_dir) {
+  if (o.args.empty()) throw Error("sandbox: no command given (husk sandbox [options] -- COMMAND [ARGS...])");
+  if (o.net != "none" && o.net != "host") throw Error("--net " + o.net + ": must be none or host");
+  if (!o.allow_hosts.empty() && o.net != "none")
+    throw Error("--allow-host: the proxy is the way out of --net none; --net " + o.net + " has no use for it");
+  for (const auto& a : o.allow_hosts) parse_allowed_host(a);
+  if (o.allow_host_loopback && o.allow_hosts.empty()) throw Error("--allow-host-loopback: no --allow-host is given");
+  if (o.allow_host_private && o.allow_hosts.empty()) throw Error("--allow-host-private: no --allow-host is given");
+  SandboxConfig out;
+  ojson cfg = spec::default_config({.permissive = true});
+  int64_t memory = 0;
+  if (!o.memory.empty()) {
+    memory = parse_bytes("memory", o.memory);
+    if (memory <= 0) throw Error("--memory " + o.memory + ": must be a positive size");
+  }
+  // Files in a tmpfs count against a cgroup's memory, never against an
+  // rlimit: without a cgroup each of the sandbox's tmpfs is capped instead.
+  const int64_t tmpfs_size = h.cgroup ? 0 : memory;
+
+  // What is shown: the host's root directories read-only, then the working
+  // directory and --rw writable, --ro read-only; parents before children.
+  std::vector<Shown> shown;
+  for (const auto& d : h.root_dirs) {
+    if (std::find(kReplaced.begin(), kReplaced.end(), d) != kReplaced.end()) continue;
+    // A symlink (/bin -> usr/bin) is shown as its directory: the root is empty.
+    if (std::optional<std::string> real = h.real("/" + d)) shown.push_back({"/" + d, *real});
+  }
+  // The fresh mounts' directories as the host has them: one may be a symlink
+  // (/home -> var/home on Fedora Atomic), its target under a shown directory.
+  std::map<std::string, std::string> fresh_real;
+  for (const auto& [path, mode] : kFresh)
+    if (std::optional<std::string> real = h.real(path)) fresh_real[path] = *real;
+  std::vector<Shown> allowed;
+  auto allow = [&](const std::string& flag, const std::string& typed, bool writable) {
+    std::string dest = flag_path(flag, typed, h.cwd);
+    if (dest == "/") throw Error(flag + " /: the host's root is shown read-only; name a directory below it");
+    // Showing one of them again would bring back what the fresh mounts hide
+    // (the host's /tmp holds the user's tmux, ssh-agent and X11 sockets).
+    std::vector<std::string> replaced = {"/var/tmp"};
+    for (const auto& r : kReplaced) replaced.push_back("/" + r);
+    for (const auto& r : replaced)
+      if (base::is_within(r, dest))
+        throw Error(flag + " " + typed + ": would show the host's " + dest + ", which a sandbox replaces; name a "
+                    "directory below it");
+    std::optional<std::string> real = h.real(dest);
+    if (!real) throw Error(flag + " " + typed + ": no such file or directory");
+    // A symlink may have been planted by an earlier sandbox: what is shown
+    // is named by its real path only.
+    if (*real != dest)
+      throw Error(flag + " " + typed + ": is a symlink (or below one) to " + *real + "; name " + *real + " itself");
+    for (const auto& [path, fresh] : fresh_real)
+      if (base::is_within(fresh, *real))
+        throw Error(flag + " " + typed + ": would show the host's " + path + " (" + fresh +
+                    "), which a sandbox replaces; name a directory below it");
+    for (auto& a : allowed) {
+      if (a.dest != dest) continue;
+      // The working directory is writable unless a flag says otherwise.
+      if (a.flag != kWorkingDirectory) throw Error(flag + " " + typed + ": already given as " + a.flag);
+      a = {dest, *real, writable, flag};
+      return;
+    }
+    allowed.push_back({dest, *real, writable, flag});
+  };
+  if (h.cwd != "/") allow(kWorkingDirectory, h.cwd, true);
+  for (const auto& p : o.ro) allow("--ro", p, false);
+  for (const auto& p : o.rw) allow("--rw", p, true);
+  std::stable_sort(allowed.begin(), allowed.end(), [](const Shown& a, const Shown& b) {
+    return std::count(a.dest.begin(), a.dest.end(), '/') < std::count(b.dest.begin(), b.dest.end(), '/');
+  });
+
+  // Deny wins: every credential inside something shown is masked there; a
+  // directory inside a credential is refused.
+  std::vector<std::string> credentials = policy::secret_files();
+  // husk's own state and caches of this user: written by husk, read back.
+  // The whole runtime directory: this sandbox's own files are there, and the
+  // user's session sockets (the systemd user manager's bus would start
+  // commands outside), wherever XDG_RUNTIME_DIR points.
+  credentials.push_back("/tmp/husk-" + std::to_string(h.uid));
+  if (auto it = h.env.find("XDG_RUNTIME_DIR"); it != h.env.end() && it->second.size() > 1 && it->second[0] == '/')
+    credentials.push_back(it->second);
+  std::vector<std::string> homes = h.homes;
+  homes.push_back(h.home);  // a user from LDAP or homed has no /etc/passwd line
+  // System accounts share homes (/bin, /nonexistent): each is looked at once.
+  std::sort(homes.begin(), homes.end());
+  homes.erase(std::unique(homes.begin(), homes.end()), homes.end());
+  for (const auto& home : homes)
+    if (home != "/" && h.real(home))
+      for (const auto& c : policy::home_secrets()) credentials.push_back(home + "/" + c);
+  credentials.push_back("/run/user/" + std::to_string(h.uid));
+  std::vector<std::string> masked = cfg["linux"]["maskedPaths"];
+  auto mask = [&](const std::string& path) {
+    if (std::find(masked.begin(), masked.end(), path) == masked.end()) masked.push_back(path);
+  };
+  for (const auto& c : credentials) {
+    std::optional<std::string> real = h.real(c);
+    if (!real) continue;
+    for (const auto* list : {&shown, &allowed})
+      for (const auto& s : *list) {
+        if (!s.flag.empty() && base::is_within(s.real, *real))
+          throw Error(s.flag + " " + s.dest + ": is inside " + c + ", which a sandbox never shows");
+        if (base::is_within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
+      }
+  }
+  for (const auto& p : o.hide) {
+    std::string path = flag_path("--hide", p, h.cwd);
+    if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");
+    mask(path);
+  }
+
+  ojson mounts = ojson::array();
+  for (const auto& m : cfg["mounts"]) {
+    const std::string dest = m["destination"];
+    if (dest == "/sys/fs/cgroup") continue;
+    if (dest == "/sys" && o.net == "host") {
+      // sysfs needs a network namespace of the user's own: the host's, read-only.
+      mounts.push_back(bind_mount("/sys", "/sys", false));
+      continue;
+    }
+    ojson copy = m;
+    if (dest == "/dev/pts") {  // gid 5 is not mapped in the sandbox's user namespace
+      auto& opts = copy["options"];
+      opts.erase(std::remove(opts.begin(), opts.end(), "gid=5"), opts.end());
+    }
+    mounts.push_back(copy);
+  }
+  // --overlay: the shown directories (the working directory too) become
+  // writable views whose changes go to an upper layer; --rw and --ro stay binds.
+  const bool overlay = o.overlaid();
+  auto overlay_mount = [&](const Shown& d) {
+    if (d.real.find_first_of(",:") != std::string::npos || overlay_dir.find_first_of(",:") != std::string::npos)
+      throw Error("--overlay: " + d.real + " or " + overlay_dir + " has a ',' or ':', which overlayfs options cannot carry");
+    std::string name = std::to_string(out.overlay_dirs.size() / 2) + "-" + d.dest.substr(d.dest.rfind('/') + 1);
+    std::string upper = overlay_dir + "/upper/" + name, work = overlay_dir + "/work/" + name;
+    out.overlay_dirs.push_back(upper);
+    out.overlay_dirs.push_back(work);
+    // userxattr: mounted in the sandbox's user namespace, which trusted.* xattrs are not.
+    return ojson{{"destination", d.dest},
+                 {"type", "overlay"},
+                 {"source", "overlay"},
+                 {"options", {"lowerdir=" + d.real, "upperdir=" + upper, "workdir=" + work, "userxattr", "nosuid",
+                              "nodev"}}};
+  };
+  // In a user namespace the kernel refuses an overlay whose lower directory
+  // has mounts below it (they would be uncovered): those stay read-only.
+  std::vector<std::string> kept_read_only;
+  auto can_overlay = [&](const Shown& d) {
+    for (const auto& m : h.mount_points)
+      if (m != d.real && base::is_within(m, d.real)) return false;
+    return true;
+  };
+  for (const auto& s : shown) {
+    if (overlay && can_overlay(s)) {
+      mounts.push_back(overlay_mount(s));
+    } else {
+      if (overlay) kept_read_only.push_back(s.dest);
+      mounts.push_back(bind_mount(s.dest, s.real, false));
+    }
+  }
+  if (!kept_read_only.empty()) {
+    std::string list;
+    for (const auto& d : kept_read_only) list += (list.empty() ? "" : ", ") + d;
+    out.notes.push_back("--overlay: " + list + " stay read-only (file systems are mounted below them)");
+  }
+  const bool has_var = std::find(h.root_dirs.begin(), h.root_dirs.end(), "var") != h.root_dirs.end();
+  for (const auto& [path, mode] : kFresh) {
+    if (path == std::string("/var/tmp") && !has_var) continue;
+    mounts.push_back(tmpfs(path, mode, tmpfs_size));
+    // A symlink's target shows through a directory bound above: covered too.
+    auto real = fresh_real.find(path);
+    if (real == fresh_real.end() || real->second == path) continue;
+    for (const auto& d : shown)
+      if (base::is_within(real->second, d.real)) {
+        mounts.push_back(tmpfs(d.dest + real->second.substr(d.real.size()), mode, tmpfs_size));
+        break;
+      }
+  }
+  if (o.net == "host") {
+    // The resolver's file often lives in /run (systemd-resolved, resolvconf).
+    if (auto resolv = h.real("/etc/resolv.conf"); resolv && base::is_within(*resolv, "/run")) {
+      std::string dir = resolv->substr(0, resolv->rfind('/'));
+      mounts.push_back(bind_mount(dir, dir, false));
+    }
+  }
+  // HOME exists and is the user's scratch space when nothing shows it.
+  // Wherever it is (/var/lib/postgresql), unless a flag shows it.
+  bool home_shown = h.home.empty() || h.home == "/";
+  for (const auto& a : allowed) home_shown |= base::is_within(h.home, a.dest);
+  if (!home_shown) mounts.push_back(tmpfs(h.home, "700", tmpfs_size));
+  for (const auto& a : allowed) {
+    if (overlay && a.flag == kWorkingDirectory && !can_overlay(a))
+      throw Error("--overlay: the working directory " + a.dest + " has file systems mounted below it");
+    mounts.push_back(overlay && a.flag == kWorkingDirectory ? overlay_mount(a) : bind_mount(a.dest, a.real, a.writable));
+  }
+  cfg["mounts"] = std::move(mounts);
+
+  auto& p = cfg["process"];
+  p["terminal"] = false;
+  p["user"] = {{"uid", h.uid}, {"gid", h.gid}};
+  p["args"] = o.args;
+  p["env"] = environment(o, h);
+  p["cwd"] = h.cwd;
+  const ojson none = ojson::array();
+  p["capabilities"] = {{"bounding", none}, {"effective", none}, {"permitted", none}};
+  p.erase("rlimits");  // the caller's own limits, as any command it runs
+
+  cfg["root"] = {{"path", rootfs}, {"readonly", true}};
+  cfg["hostname"] = "sandbox";
+
+  auto& lx = cfg["linux"];
+  ojson namespaces = ojson::array();
+  for (const char* t : {"pid", "ipc", "uts", "mount", "cgroup", "user"}) namespaces.push_back({{"type", t}});
+  if (o.net == "none") namespaces.push_back({{"type", "network"}});
+  lx["namespaces"] = std::move(namespaces);
+  // The user is itself inside: files keep their owners, and nothing maps to
+  // host root unless root asked for uid 0 itself.
+  lx["uidMappings"] = {{{"containerID", h.uid}, {"hostID", h.uid}, {"size", 1}}};
+  lx["gidMappings"] = {{{"containerID", h.gid}, {"hostID", h.gid}, {"size", 1}}};
+  lx["maskedPaths"] = masked;
+  lx["seccomp"] = spec::default_seccomp(o.allow_nested);
+  lx.erase("resources");
+
+  // Limits: in the container's cgroup when it gets one, else what rlimits can say.
+  ojson resources = ojson::object();
+  ojson rlimits = ojson::array();
+  auto rlimit = [&](const char* type, uint64_t n) { rlimits.push_back({{"type", type}, {"hard", n}, {"soft", n}}); };
+  if (o.pids) {
+    if (h.cgroup) resources["pids"] = {{"limit", o.pids}};
+    else {
+      rlimit("RLIMIT_NPROC", o.pids);
+      out.notes.push_back("--pids " + std::to_string(o.pids) +
+                          ": no cgroup of your own here, set as RLIMIT_NPROC (the sandbox user's processes)");
+    }
+  }
+  if (memory) {
+    if (h.cgroup) resources["memory"] = {{"limit", memory}, {"swap", memory}};
+    else {
+      rlimit("RLIMIT_AS", static_cast<uint64_t>(memory));
+      out.notes.push_back("--memory " + o.memory +
+                          ": no cgroup of your own here, set as RLIMIT_AS (address space of each process) and "
+                          "as the size of each tmpfs the sandbox gets (/tmp, your home, ...): a best effort, "
+                          "files in several of them, /dev/shm and memfds add up");
+    }
+  }
+  if (!o.cpus.empty()) {
+    char* end = nullptr;
+    double cpus = std::strtod(o.cpus.c_str(), &end);
+    if (end == o.cpus.c_str() || *end || !(cpus > 0) || cpus > 1e6)
+      throw Error("--cpus " + o.cpus + ": must be a positive number of CPUs");
+    if (h.cgroup) resources["cpu"] = {{"quota", static_cast<int64_t>(std::llround(cpus * 100000))}, {"period", 100000}};
+    else out.notes.push_back("--cpus " + o.cpus + ": not applied, it needs a cgroup of your own (none here)");
+  }
+  if (!resources.empty()) lx["resources"] = resources;
+  if (!rlimits.empty()) p["rlimits"] = rlimits;
+  out.config = std::move(cfg);
+  return out;
+}
+
+}  // namespace husk::rt
