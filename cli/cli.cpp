@@ -19,7 +19,7 @@
 #include "container/args.h"
 #include "container/commands.h"
 #include "container/rootless.h"
-#include "launch/log.h"
+#include "base/log.h"
 #include "launch/self_exe.h"
 #include "sandbox/sandbox.h"
 

@@ -24,9 +24,11 @@
 #include "container/args.h"
 #include "container/commands.h"
 #include "container/state.h"
-#include "launch/util.h"
+#include "base/fd.h"
 
 namespace husk::rt {
+
+using base::Fd;
 namespace {
 using json = nlohmann::json;
 

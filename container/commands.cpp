@@ -34,11 +34,13 @@
 #include "launch/host_objects.h"
 #include "launch/init.h"
 #include "launch/launch.h"
-#include "launch/log.h"
+#include "base/log.h"
 #include "launch/lsm.h"
 #include "launch/self_exe.h"
 #include "launch/signals.h"
-#include "launch/util.h"
+#include "base/fd.h"
+#include "base/process.h"
+#include "base/time.h"
 #include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "policy/policy.h"
@@ -46,6 +48,8 @@
 #include "spec/defaults.h"
 
 namespace husk::rt {
+
+using base::Fd;
 namespace {
 
 std::string absolute_dir(const std::string& path, const char* what) {
@@ -146,7 +150,7 @@ void thaw_killed(cgroups::Manager& cg) {
 std::unique_ptr<cgroups::Manager> init_cgroup(const Record& rec, std::vector<Fd>& init) {
   if (rec.oci.pid <= 0 || rec.start_time == 0 || rec.cgroup_handle.rfind("systemd", 0) == 0) return nullptr;
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, rec.oci.pid, 0)));
-  if (!pidfd || !process_alive(rec.oci.pid, rec.start_time)) return nullptr;
+  if (!pidfd || !base::process_alive(rec.oci.pid, rec.start_time)) return nullptr;
   Record real = rec;
   real.cgroup_path = cgroups::cgroup_of(rec.oci.pid);
   if (real.cgroup_path.empty() || real.cgroup_path == "/" || real.cgroup_path == rec.cgroup_path) return nullptr;
@@ -332,7 +336,7 @@ void launch_init(const Global& g, const CreateOptions& o, Creation& c, const Hos
       c.rec.cgroup_path = c.cgroup->path();
       c.rec.cgroup_created = c.cgroup->created();
     }
-    c.rec.start_time = process_start_time(pid);
+    c.rec.start_time = base::process_start_time(pid);
     c.handle.save(c.rec);
     return c.rec.oci;
   };
@@ -356,7 +360,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   rec.oci.status = "creating";
   rec.oci.bundle = b.dir;
   rec.oci.rootfs = b.rootfs;
-  rec.oci.created = now_rfc3339();
+  rec.oci.created = base::now_rfc3339();
   rec.oci.annotations = sp.annotations;
   make_cgroup(g, *c, b.config_text);
 
@@ -365,7 +369,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   log::debug("create " + o.id + ": init " + std::to_string(rec.oci.pid) + " waits for start");
   rec.oci.status = "created";
   c->handle.save(rec);
-  write_pid_file(o.pid_file, rec.oci.pid);
+  base::write_pid_file(o.pid_file, rec.oci.pid);
   return c;
 }
 
@@ -733,7 +737,7 @@ int cmd_list(const Global& g, const std::string& format, bool quiet) {
 int cmd_spec(const std::string& bundle, const spec::ConfigDefaults& d) {
   std::string path = bundle + "/config.json";
   if (::access(path.c_str(), F_OK) == 0) throw Error("File " + path + " exists. Remove it first");
-  write_file_atomic(path, spec::default_config_json(d), 0644);
+  base::write_file_atomic(path, spec::default_config_json(d), 0644);
   return 0;
 }
 
@@ -778,7 +782,7 @@ int cmd_features() {
                                                                           : "legacy";
   std::string controllers;
   try {
-    std::istringstream lines(read_file("/proc/cgroups"));
+    std::istringstream lines(base::read_file("/proc/cgroups"));
     std::string line;
     while (std::getline(lines, line)) {
       std::istringstream cols(line);

@@ -25,16 +25,18 @@
 #include "launch/finish.h"
 #include "launch/foreground.h"
 #include "launch/launch.h"
-#include "launch/log.h"
+#include "base/log.h"
 #include "launch/lsm.h"
 #include "launch/process.h"
 #include "launch/sync.h"
-#include "launch/util.h"
+#include "base/fd.h"
 #include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "seccomp/seccomp.h"
 
 namespace husk::rt {
+
+using base::Fd;
 
 spec::Process parse_process(const std::string& text, const std::string& oci_version) {
   // Reuse the config parser and validator on {"process": <text>}. The text
@@ -278,7 +280,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
     return state;
   };
   pid_t pid = p.run();
-  write_pid_file(o.pid_file, pid);
+  base::write_pid_file(o.pid_file, pid);
   Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
   if (o.detach) return 0;
   h.reset();  // unlock: kill and delete must work while we wait

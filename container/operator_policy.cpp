@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 
-#include "launch/log.h"
+#include "base/log.h"
 #include "policy/policy.h"
 
 namespace husk::rt {

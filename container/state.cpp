@@ -14,11 +14,16 @@
 #include "base/path.h"
 #include "cgroups/cgroups.h"
 #include "container/rootless.h"
-#include "launch/log.h"
+#include "base/log.h"
 #include "launch/self_exe.h"
 #include "namespaces/id_maps.h"
+#include "base/fd.h"
+#include "base/file.h"
+#include "base/process.h"
 
 namespace husk::rt {
+
+using base::Fd;
 using json = nlohmann::json;
 
 namespace {
@@ -75,7 +80,7 @@ void Store::check_id(const std::string& id) {
 }
 
 Fd Store::open_root(bool create) const {
-  if (create) mkdir_all(root_, 0700);
+  if (create) base::mkdir_all(root_, 0700);
   Fd fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) {
     if (errno == ENOENT && !create) return fd;
@@ -286,7 +291,7 @@ void Handle::save(const Record& r) const {
             {"initStartTime", r.start_time},   {"cgroupPath", r.cgroup_path},
             {"cgroupCreated", r.cgroup_created}, {"cgroupHandle", r.cgroup_handle},
             {"cgroupRootless", r.cgroup_rootless}, {"noCgroup", r.no_cgroup}};
-  write_file_atomic(fd_.get(), "state.json", j.dump(), 0600, dir_ + "/state.json");
+  base::write_file_atomic(fd_.get(), "state.json", j.dump(), 0600, dir_ + "/state.json");
 }
 
 spec::Spec Handle::config() const {
@@ -294,7 +299,7 @@ spec::Spec Handle::config() const {
 }
 
 void Handle::save_config(const std::string& json_text) const {
-  write_file_atomic(fd_.get(), "config.json", json_text, 0600, dir_ + "/config.json");
+  base::write_file_atomic(fd_.get(), "config.json", json_text, 0600, dir_ + "/config.json");
 }
 
 std::vector<pid_t> Handle::fifo_holders() const {
@@ -367,7 +372,7 @@ std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
 std::string live_status(const Record& r) {
   if (r.oci.status == "stopped") return r.oci.status;
   // Also covers "creating" left behind by a husk create that was killed.
-  if (!process_alive(r.oci.pid, r.start_time)) return "stopped";
+  if (!base::process_alive(r.oci.pid, r.start_time)) return "stopped";
   // Only a started container can be paused.
   if (r.oci.status == "running" && !r.cgroup_path.empty()) {
     try {
@@ -389,7 +394,7 @@ Fd open_init(const Record& r) {
   if (by_cgroup ? cgroups::contains_self(r.cgroup_path) : root && r.no_cgroup.empty()) return Fd();
   Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, r.oci.pid, 0)));
   // Checked after pidfd_open: the pidfd pins this very process.
-  if (!pidfd || !process_alive(r.oci.pid, r.start_time) ||
+  if (!pidfd || !base::process_alive(r.oci.pid, r.start_time) ||
       (by_cgroup && !cgroups::process_in(r.oci.pid, r.cgroup_path)))
     return Fd();
   return pidfd;

@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "cgroups/cgroups.h"
-#include "launch/util.h"
+#include "base/fd.h"
 #include "spec/spec.h"
 
 namespace husk::rt {
+
+using base::Fd;
 
 struct Record {
   spec::State oci;             // status as last written: creating|created|running|stopped

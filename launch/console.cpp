@@ -15,9 +15,11 @@
 
 #include "base/error.h"
 #include "base/fdpass.h"
-#include "launch/util.h"
+#include "base/fd.h"
 
 namespace husk::rt {
+
+using base::Fd;
 
 int connect_console_socket(const std::string& path) {
   sockaddr_un addr{};

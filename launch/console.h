@@ -5,10 +5,12 @@
 #include <optional>
 #include <string>
 
-#include "launch/util.h"
+#include "base/fd.h"
 #include "spec/spec.h"
 
 namespace husk::rt {
+
+using base::Fd;
 
 // Connect to the caller's console socket (before clone, on the host).
 int connect_console_socket(const std::string& path);

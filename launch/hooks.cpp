@@ -12,10 +12,12 @@
 #include <cstring>
 
 #include "base/error.h"
-#include "launch/log.h"
-#include "launch/util.h"
+#include "base/log.h"
+#include "base/fd.h"
 
 namespace husk::rt {
+
+using base::Fd;
 
 static void run_one(const spec::Hook& h, const std::string& label, const std::string& state_json) {
   // A socketpair, not a pipe: send(MSG_NOSIGNAL) survives a hook that never

@@ -16,16 +16,19 @@
 #include "launch/console.h"
 #include "launch/finish.h"
 #include "launch/hooks.h"
-#include "launch/log.h"
+#include "base/log.h"
 #include "launch/lsm.h"
 #include "launch/process.h"
 #include "launch/sync.h"
-#include "launch/util.h"
+#include "base/fd.h"
+#include "base/process.h"
 #include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "seccomp/seccomp.h"
 
 namespace husk::rt {
+
+using base::Fd;
 namespace {
 
 struct ChildContext {
@@ -492,7 +495,7 @@ LateFailure release_init(int state_dir_fd, pid_t pid, uint64_t start_time, const
     if (rc < 0 && errno != EINTR) throw sys_error("wait on exec.fifo");
     char b;
     if (rc > 0 && (p.revents & POLLIN) && ::read(fifo.get(), &b, 1) == 1) break;
-    if (!process_alive(pid, start_time)) throw Error("container init died before start");
+    if (!base::process_alive(pid, start_time)) throw Error("container init died before start");
   }
   ::unlinkat(state_dir_fd, "exec.fifo", 0);
   released();

@@ -5,7 +5,7 @@
 
 #include "base/error.h"
 #include "launch/process.h"
-#include "launch/util.h"
+#include "base/fd.h"
 #include "namespaces/namespaces.h"
 
 namespace husk::rt {

@@ -10,17 +10,21 @@
 
 #include <cstring>
 
+#include "base/fd.h"
+#include "base/file.h"
 #include "base/error.h"
 #include "namespaces/namespaces.h"
 
 namespace husk::rt::lsm {
+
+using base::Fd;
 
 namespace {
 
 // The file's text, "" when it cannot be read (the LSM is not there).
 std::string text_or_empty(const std::string& path) {
   try {
-    return read_file(path);
+    return base::read_file(path);
   } catch (const Error&) {
     return "";
   }

@@ -7,10 +7,12 @@
 
 #include <string>
 
-#include "launch/util.h"
+#include "base/fd.h"
 #include "spec/spec.h"
 
 namespace husk::rt::lsm {
+
+using base::Fd;
 
 // ---------- pure ----------
 

@@ -21,11 +21,13 @@
 
 #include "base/error.h"
 #include "base/file.h"
-#include "launch/log.h"
-#include "launch/util.h"
+#include "base/log.h"
+#include "base/fd.h"
 #include "namespaces/namespaces.h"
 
 namespace husk::rt {
+
+using base::Fd;
 
 static const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -275,7 +277,7 @@ void switch_user_and_caps(const spec::Process& p, bool in_user_ns) {
 
 void write_oom_score_adj(pid_t pid, const spec::Process& p) {
   if (p.oom_score_adj)
-    write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*p.oom_score_adj));
+    base::write_file("/proc/" + std::to_string(pid) + "/oom_score_adj", std::to_string(*p.oom_score_adj));
 }
 
 void apply_no_new_privs(const spec::Process& p) {
@@ -303,7 +305,7 @@ void prepare_fds_for_exec(int preserve_fds) {
 }
 
 void make_cwd(const std::string& cwd) {
-  if (!cwd.empty()) mkdir_all(cwd, 0755);
+  if (!cwd.empty()) base::mkdir_all(cwd, 0755);
 }
 
 void enter_cwd(const std::string& cwd) {

@@ -17,11 +17,13 @@
 #include <string>
 
 #include "base/error.h"
-#include "launch/util.h"
+#include "base/fd.h"
 
 extern char** environ;
 
 namespace husk::rt {
+
+using base::Fd;
 namespace {
 
 // Set across the re-exec only, so a copy that still is not protected (a

@@ -37,8 +37,8 @@
 #include "cgroups/cgroups.h"
 #include "container/args.h"
 #include "launch/foreground.h"
-#include "launch/log.h"
-#include "launch/util.h"
+#include "base/log.h"
+
 #include "namespaces/namespaces.h"
 #include "sandbox/proxy.h"
 

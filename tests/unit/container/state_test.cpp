@@ -8,7 +8,8 @@
 
 #include "base/error.h"
 #include "container/state.h"
-#include "launch/util.h"
+#include "base/process.h"
+#include "base/time.h"
 #include "unit/temp_dir.h"
 
 using namespace husk::rt;
@@ -56,7 +57,7 @@ TEST_CASE("a record round-trips through state.json and duplicates are refused") 
     r.oci.pid = 4242;
     r.oci.bundle = "/b";
     r.oci.rootfs = "/b/rootfs";
-    r.oci.created = now_rfc3339();
+    r.oci.created = husk::base::now_rfc3339();
     r.oci.annotations = {{"k", "v"}};
     r.start_time = 77;
     r.cgroup_path = "/husk/c1";
@@ -85,7 +86,7 @@ TEST_CASE("a container whose init is gone or recycled reads as stopped") {
   Record r;
   r.oci.status = "running";
   r.oci.pid = child;
-  r.start_time = process_start_time(child);
+  r.start_time = husk::base::process_start_time(child);
   REQUIRE(r.start_time != 0);
   CHECK(live_status(r) == "running");
   Record recycled = r;
@@ -93,14 +94,14 @@ TEST_CASE("a container whose init is gone or recycled reads as stopped") {
   CHECK(live_status(recycled) == "stopped");
   kill(child, SIGKILL);
   // a zombie counts as stopped before it is reaped
-  for (int i = 0; i < 200 && process_alive(child, 0); ++i) usleep(5000);
+  for (int i = 0; i < 200 && husk::base::process_alive(child, 0); ++i) usleep(5000);
   CHECK(live_status(r) == "stopped");
   waitpid(child, nullptr, 0);
   CHECK(live_status(r) == "stopped");
 }
 
 TEST_CASE("created timestamps are RFC3339 UTC with nanoseconds") {
-  std::string t = now_rfc3339();
+  std::string t = husk::base::now_rfc3339();
   REQUIRE(t.size() == 30);
   CHECK(t[4] == '-');
   CHECK(t[10] == 'T');

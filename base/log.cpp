@@ -1,4 +1,4 @@
-#include "launch/log.h"
+#include "base/log.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -6,9 +6,9 @@
 #include <cstdio>
 
 #include "base/error.h"
-#include "launch/util.h"
+#include "base/time.h"
 
-namespace husk::rt::log {
+namespace husk::log {
 namespace {
 int g_fd = -1;
 Format g_format = Format::text;
@@ -18,7 +18,7 @@ void emit(const char* level, const std::string& msg) {
   int fd = g_fd >= 0 ? g_fd : STDERR_FILENO;
   std::string line;
   // RFC3339 without sub-second digits is what runc/logrus writes
-  std::string t = now_rfc3339();
+  std::string t = base::now_rfc3339();
   t = t.substr(0, 19) + "Z";
   if (g_format == Format::json)
     line = "{\"level\":\"" + std::string(level) + "\",\"msg\":\"" + json_escape(msg) +
@@ -84,4 +84,4 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
-}  // namespace husk::rt::log
+}  // namespace husk::log

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace husk::rt::log {
+namespace husk::log {
 
 enum class Format { text, json };
 
@@ -31,4 +31,4 @@ void error(const std::string& msg);
 // JSON string escaping (also used by callers that print JSON by hand).
 std::string json_escape(const std::string& s);
 
-}  // namespace husk::rt::log
+}  // namespace husk::log
