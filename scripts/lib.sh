@@ -1,5 +1,6 @@
-# Shared by the test scripts (most run a test binary inside the VM:
-# test-cgroups-v2, test-e2e-v2, test-lsm-vm). Source it; `prog` names the caller.
+# Shared by scripts/test and the suites it runs (tests/*/test-*, fuzz/run,
+# conformance/engines/test-engines; the vm_* helpers for those that run a
+# test binary inside the VM). Source it; `prog` names the caller.
 
 vm_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 vm_repo=$(dirname "$vm_here")
@@ -28,7 +29,7 @@ apt_ensure() {
 apt_why() { grep -m1 -E '^(E|W):' "$1" || tail -1 "$1"; }
 
 # fuzz_toolchain: clang with libFuzzer (installed by scripts/setup when
-# missing), else print why not and fail. scripts/fuzz needs it; scripts/test-asan
+# missing), else print why not and fail. fuzz/run needs it; tests/unit/test-asan
 # uses it when there, so both share one sanitized build of the libraries.
 fuzz_toolchain() {
   local probe ok=0

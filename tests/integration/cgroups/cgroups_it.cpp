@@ -1,7 +1,8 @@
 // Root-only tests of the cgroups library against the real kernel. The same
 // binary runs on the host (v1/hybrid) and in the cgroup v2 VM
-// (scripts/test-cgroups-v2); each test checks the files the mode uses and the
-// behaviour a container relies on. Every cgroup lives under /husk-test/<random>.
+// (test-cgroups-v2, next to this file); each test checks the files the mode
+// uses and the behaviour a container relies on. Every cgroup lives under
+// /husk-test/<random>.
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <signal.h>

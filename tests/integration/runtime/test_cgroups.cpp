@@ -1,7 +1,8 @@
 // linux.resources end to end: limits land in the cgroup files and are
 // enforced, pause/resume/update/events/ps act on the live cgroup, delete
 // cleans up, bad values are refused before anything is created. Runs on a v1
-// (hybrid) host and unchanged in unified mode (scripts/test-e2e-v2).
+// (hybrid) host and unchanged in unified mode (test-e2e-v2, next to this
+// file).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

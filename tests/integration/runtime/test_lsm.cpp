@@ -1,11 +1,11 @@
 // LSM labels: process.apparmorProfile, process.selinuxLabel, linux.mountLabel,
 // exec --apparmor / --process-label. On a host whose kernel enforces no
 // AppArmor (or SELinux) a label must fail create/exec with an error naming
-// the field and leave nothing behind; with AppArmor (scripts/test-lsm-vm
-// boots one) a profile loaded here must confine the container's process,
-// checked from the host through /proc/<pid>/attr and by what it may read;
-// with SELinux (scripts/test-lsm-vm selinux: a policy loaded, permissive)
-// the labels must be the ones the host sees on the processes and mounts.
+// the field and leave nothing behind; with AppArmor (test-lsm-vm, next to
+// this file, boots one) a profile loaded here must confine the container's
+// process, checked from the host through /proc/<pid>/attr and by what it may
+// read; with SELinux (test-lsm-vm selinux: a policy loaded, permissive) the
+// labels must be the ones the host sees on the processes and mounts.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -60,7 +60,8 @@ std::string apparmor_parser() {
 // Why the AppArmor tests cannot run here, or "".
 std::string apparmor_missing() {
   if (!host_apparmor())
-    return "AppArmor is not enabled on this host (scripts/test-lsm-vm BUILD apparmor runs these in a VM)";
+    return "AppArmor is not enabled on this host "
+           "(tests/integration/runtime/test-lsm-vm BUILD apparmor runs these in a VM)";
   if (apparmor_parser().empty()) return "apparmor_parser is not installed (scripts/setup installs it)";
   return "";
 }
@@ -159,7 +160,8 @@ std::string file_context(const std::string& cats) { return policy_context("file"
 // Why the SELinux tests cannot run here, or "".
 std::string selinux_missing() {
   if (!host_selinux())
-    return "SELinux is not enabled on this host (scripts/test-lsm-vm BUILD selinux runs these in a VM)";
+    return "SELinux is not enabled on this host "
+           "(tests/integration/runtime/test-lsm-vm BUILD selinux runs these in a VM)";
   if (process_context("c1,c2").empty() || file_context("c1,c2").empty())
     return "the loaded policy (" + policy_dir() + ") has no container context husk's tests know";
   return "";

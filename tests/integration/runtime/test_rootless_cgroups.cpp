@@ -1,7 +1,7 @@
 // Rootless husk (--rootless=true, as root) on a host where no cgroup can be
 // delegated (v1/hybrid): the container runs without a cgroup, said once;
 // limits and the commands that need a cgroup fail naming why. The delegated
-// cgroup v2 case runs in the VM (scripts/test-rootless-v2).
+// cgroup v2 case runs in the VM (tests/rootless/test-rootless-v2).
 #include <catch2/catch.hpp>
 
 #include "harness.h"
@@ -18,7 +18,7 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 // On v2 root as --rootless=true gets a cgroup next to its own, or none in the root cgroup.
-const char* const kV2Host = "a cgroup v2 host (scripts/test-rootless-v2 runs the v2 cases as a user)";
+const char* const kV2Host = "a cgroup v2 host (tests/rootless/test-rootless-v2 runs the v2 cases as a user)";
 
 }  // namespace
 

@@ -1,8 +1,8 @@
 // husk run by an unprivileged user (issue 11): uid/gid 65534, which has no
 // /etc/subuid range, so only its own id can be mapped (written directly,
 // setgroups "deny"). Ranges through newuidmap need a user with subuids:
-// scripts/test-rootless makes one. Checked from the host and from what the
-// container prints.
+// tests/rootless/test-rootless makes one. Checked from the host and from
+// what the container prints.
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
 // no systemd as PID 1, or a hybrid host): errors that name what is wrong,
 // nothing left behind, and records in the state root that name a scope husk
 // did not start never get it stopped. The driver itself runs in the systemd
-// VM (scripts/test-systemd).
+// VM (tests/systemd/test-systemd).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -50,7 +50,7 @@ void plant_stopped(const Container& c, const std::string& handle, const std::str
 TEST_CASE("--systemd-cgroup where systemd cannot be used: one clear error, nothing left",
           "[systemd][husk-only]") {
   if (runtime_is_runc()) HUSK_SKIP("husk's own wording");
-  if (systemd_usable()) HUSK_SKIP("systemd runs here: scripts/test-systemd covers the driver");
+  if (systemd_usable()) HUSK_SKIP("systemd runs here: tests/systemd/test-systemd covers the driver");
   Container c("sdnone");
   c.cfg["linux"].erase("cgroupsPath");  // husk-<id>.scope in system.slice
   c.write_config();

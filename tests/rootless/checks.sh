@@ -1,4 +1,4 @@
-# The runtime-alone checks of scripts/test-rootless (sourced; needs its
+# The runtime-alone checks of tests/rootless/test-rootless (sourced; needs its
 # helpers, WORK, ROOTFS, RT_BIN, LABEL, RL_UID, RL_GID, SUB_START).
 
 # run_as_user RT BUNDLE [PREFIX-CMD...]: `RT run` of BUNDLE as the user
@@ -417,7 +417,7 @@ check_limits() {
 check_delegated() {
   local rt=$1 bin=${RT_BIN[$1]}
   if [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" != cgroup2fs ]; then
-    skip "$LABEL: delegated cgroup v2 limits: the host is not pure cgroup v2 (scripts/test-rootless-v2 runs this in a VM)"
+    skip "$LABEL: delegated cgroup v2 limits: the host is not pure cgroup v2 (tests/rootless/test-rootless-v2 runs this in a VM)"
     return
   fi
   local rel=/husk-test/rootless-$$-$rt-lim

@@ -1,4 +1,4 @@
-# Rootless podman checks of scripts/test-rootless (sourced): podman run by
+# Rootless podman checks of tests/rootless/test-rootless (sourced): podman run by
 # the test user with `--runtime <rt>`, its own storage (vfs) below its HOME
 # and an image imported from the busybox rootfs (no registry).
 #
