@@ -35,14 +35,14 @@ using json = nlohmann::json;
 struct Loaded {
   Handle handle;
   Record rec;
-  std::string status;
+  Status status;
   std::unique_ptr<cgroups::Manager> cg;
 };
 
 Loaded load(const Global& g, const std::string& id, bool lock = true) {
   Handle h = Handle::open(Store(g.root), id, lock);
   Record rec = h.load();
-  std::string st = live_status(rec);
+  const Status st = live_status(rec);
   auto cg = open_cgroup(rec);
   if (!cg) throw Error("container " + quote(id) + " has no cgroup");
   return {std::move(h), std::move(rec), st, std::move(cg)};
@@ -148,14 +148,14 @@ PsOutput run_ps(const std::vector<std::string>& argv) {
 
 int cmd_pause(const Global& g, const std::string& id) {
   Loaded c = load(g, id);
-  if (c.status != "running") throw Error("container not running");
+  require(Verb::pause, c.status, id);
   c.cg->freeze();
   return 0;
 }
 
 int cmd_resume(const Global& g, const std::string& id) {
   Loaded c = load(g, id);
-  if (c.status != "paused") throw Error("container not paused");
+  require(Verb::resume, c.status, id);
   c.cg->thaw();
   return 0;
 }
@@ -195,7 +195,7 @@ int cmd_ps(const Global& g, const std::string& id, const std::string& format,
            const std::vector<std::string>& ps_args) {
   Loaded c = load(g, id, false);
   std::vector<pid_t> pids;
-  if (c.status != "stopped") pids = c.rec.no_cgroup.empty() ? c.cg->pids() : pid_namespace_members(c.rec);
+  if (c.status != Status::stopped) pids = c.rec.no_cgroup.empty() ? c.cg->pids() : pid_namespace_members(c.rec);
   if (format == "json") {
     std::cout << json(pids).dump() << std::endl;
     return 0;
@@ -280,7 +280,7 @@ int cmd_update(const Global& g, const UpdateOptions& o) {
   cgroups::check_host(r);
 
   Loaded c = load(g, o.id);
-  if (c.status == "stopped") throw Error("container not running");
+  require(Verb::update, c.status, o.id);
   c.cg->apply(r);
   return 0;
 }
@@ -292,7 +292,7 @@ int cmd_events(const Global& g, const std::string& id, bool stats_once, const st
   for (int elapsed = 0;; elapsed += tick) {
     {
       Loaded c = load(g, id, false);
-      if (c.status == "stopped") {
+      if (c.status == Status::stopped) {
         if (stats_once) throw Error("container not running");
         // An OOM kill that ended the container since the last tick is still
         // reported (a cgroup deleted meanwhile reads as 0 kills).

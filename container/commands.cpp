@@ -357,7 +357,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   Record& rec = c->rec;
   rec.oci.oci_version = sp.oci_version;
   rec.oci.id = o.id;
-  rec.oci.status = "creating";
+  rec.oci.status = status_name(Status::creating);
   rec.oci.bundle = b.dir;
   rec.oci.rootfs = b.rootfs;
   rec.oci.created = base::now_rfc3339();
@@ -367,7 +367,7 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   log::debug("create " + o.id + ": bundle " + b.dir + ", cgroup " + rec.cgroup_path);
   launch_init(g, o, *c, b.host, console_fd);
   log::debug("create " + o.id + ": init " + std::to_string(rec.oci.pid) + " waits for start");
-  rec.oci.status = "created";
+  rec.oci.status = status_name(Status::created);
   c->handle.save(rec);
   base::write_pid_file(o.pid_file, rec.oci.pid);
   return c;
@@ -386,14 +386,12 @@ void kill_and_wait(const std::vector<Fd>& pidfds) {
 // `spec` is the config when the caller has it already (run); start reads it.
 void start_container(Handle& h, const spec::Spec* spec = nullptr) {
   Record rec = h.load();
-  std::string st = live_status(rec);
-  if (st == "stopped") throw Error("cannot start a container that has stopped");
-  if (st != "created") throw Error("cannot start an already " + st + " container");
+  require(Verb::start, live_status(rec), rec.oci.id);
   spec::Spec loaded;
   if (!spec) loaded = h.config();
   const spec::Spec& sp = spec ? *spec : loaded;
   const LateFailure failed = release_init(h.dir_fd(), rec.oci.pid, rec.start_time, [&] {
-    rec.oci.status = "running";
+    rec.oci.status = status_name(Status::running);
     h.save(rec);
     // startContainer hooks and the exec may take long: kill/delete must not wait.
     h.unlock();
@@ -422,11 +420,8 @@ void start_container(Handle& h, const spec::Spec* spec = nullptr) {
 
 // `spec`: the config when the caller still has it (run), else read back.
 void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spec = nullptr) {
-  std::string st = live_status(rec);
-  // A created container is deleted without --force, as runc and crun do it
-  // (containerd's shim relies on it; runtime.md asks for an error).
-  if (st != "stopped" && st != "created" && !force)
-    throw Error("cannot delete container " + quote(rec.oci.id) + " that is not stopped: " + st);
+  const Status st = live_status(rec);
+  if (!force) require(Verb::remove, st, rec.oci.id);
   std::unique_ptr<cgroups::Manager> cg;
   try {
     cg = open_owned(rec);
@@ -434,7 +429,7 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
     if (!force) throw;
     log::warn(std::string("delete: ") + e.what());
   }
-  log::debug("delete " + rec.oci.id + ": status " + st + (cg ? ", removing cgroup " + rec.cgroup_path : ""));
+  log::debug("delete " + rec.oci.id + ": status " + status_name(st) + (cg ? ", removing cgroup " + rec.cgroup_path : ""));
   // Opened first: the pidfd pins the init so we can wait for it.
   std::vector<Fd> init;
   if (Fd fd = open_init(rec)) init.push_back(std::move(fd));
@@ -453,7 +448,7 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   // when the container counts as stopped.
   if (cg) {
     cg->kill_all(SIGKILL);
-    if (st == "paused") thaw_killed(*cg);
+    if (st == Status::paused) thaw_killed(*cg);
   }
   kill_and_wait(init);
   if (cg) cg->destroy();
@@ -479,7 +474,7 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
   }
   h.remove();
   if (have_config) {
-    rec.oci.status = "stopped";
+    rec.oci.status = status_name(Status::stopped);
     run_hooks_logged((spec ? *spec : loaded).hooks.poststop, "poststop", spec::state_to_json(rec.oci, false));
   }
 }
@@ -526,12 +521,14 @@ void recover_container(const Global& g, Handle& h) {
 // `h` opened without the lock.
 spec::State visible_state(const Handle& h, const Record& rec) {
   spec::State s = rec.oci;
-  s.status = live_status(rec);
+  Status live = live_status(rec);
   // Before the init's pid is recorded a create under way looks like one that
   // died: only its lock tells them apart (an engine polling state would
   // delete a container that was about to start).
-  if (s.status == "stopped" && rec.oci.status == "creating" && h.held_elsewhere()) s.status = "creating";
-  if (s.status == "stopped") s.pid = 0;
+  if (live == Status::stopped && parse_status(rec.oci.status) == Status::creating && h.held_elsewhere())
+    live = Status::creating;
+  if (live == Status::stopped) s.pid = 0;
+  s.status = status_name(live);
   return s;
 }
 
@@ -618,21 +615,21 @@ int cmd_kill(const Global& g, const std::string& id, const std::string& signal, 
   int sig = parse_signal(signal);
   Handle h = Handle::open(Store(g.root), id, false);
   Record rec = h.load();
-  std::string st = live_status(rec);
-  if (st == "creating") throw Error("container not running");
+  const Status st = live_status(rec);
+  if (st == Status::creating) require(Verb::kill, st, id);
   // As runc does, a paused container is thawed after it is killed.
-  const bool thaw_after = sig == SIGKILL && st == "paused";
+  const bool thaw_after = sig == SIGKILL && st == Status::paused;
   if (all) {
     // Without a pid namespace processes outlive the init: --all still reaches
     // them (containerd's shim relies on it), and is a no-op once the cgroup is gone.
-    if (st == "stopped" && (rec.cgroup_path.empty() || !cgroups::exists(rec.cgroup_path))) return 0;
+    if (st == Status::stopped && (rec.cgroup_path.empty() || !cgroups::exists(rec.cgroup_path))) return 0;
     if (auto cg = open_cgroup(rec)) {
       cg->kill_all(sig);
       if (thaw_after) thaw_killed(*cg);
       return 0;
     }
   }
-  if (st == "stopped") throw Error("container not running");
+  require(Verb::kill, st, id);
   // A pidfd pins the process: checking it and signalling through it cannot
   // hit a recycled pid, nor one a planted state.json names.
   Fd pidfd = open_init(rec);

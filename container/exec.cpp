@@ -207,7 +207,7 @@ class ExecLauncher final : public Launcher {
 // The container checked, the process to run made from the flags or --process.
 struct ExecTarget {
   Record rec;
-  std::string status;
+  Status status = Status::stopped;
   spec::Spec container;
   spec::Process proc;
 };
@@ -216,9 +216,7 @@ ExecTarget exec_target(Handle& h, const ExecOptions& o) {
   ExecTarget t;
   t.rec = h.load();
   t.status = live_status(t.rec);
-  if (t.status == "stopped") throw Error("cannot exec in a stopped container");
-  if (t.status == "paused" && !o.ignore_paused) throw Error("cannot exec in a paused container (use --ignore-paused)");
-  if (t.status == "creating") throw Error("cannot exec in a container that is being created");
+  require(o.ignore_paused ? Verb::exec_ignore_paused : Verb::exec, t.status, t.rec.oci.id);
   t.container = h.config();
   t.proc = exec_process_spec(o, t.container);
   if (t.proc.terminal && o.detach && o.console_socket.empty())
@@ -276,7 +274,7 @@ int cmd_exec(const Global& g, const ExecOptions& o) {
   // the init's pid; the process state's pid is the exec'd process's.
   p.on_pid = [&t](pid_t) {
     spec::State state = t.rec.oci;
-    state.status = t.status;
+    state.status = status_name(t.status);
     return state;
   };
   pid_t pid = p.run();

@@ -193,8 +193,9 @@ Record parse_record(const std::string& text) {
     r.oci.oci_version = str(j, "ociVersion");
     r.oci.id = str(j, "id");
     r.oci.status = str(j, "status");
-    if (r.oci.status != "creating" && r.oci.status != "created" && r.oci.status != "running" &&
-        r.oci.status != "stopped")
+    // "paused" is never recorded: live_status reads it off the freezer.
+    auto recorded = parse_status(r.oci.status);
+    if (!recorded || *recorded == Status::paused)
       throw Error("status: \"" + r.oci.status + "\" is not creating, created, running or stopped");
     const json& pid = member(j, "pid");
     if (!pid.is_null()) {
@@ -369,18 +370,20 @@ std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec) {
   return cgroups::make_manager(cgroup_config(rec));
 }
 
-std::string live_status(const Record& r) {
-  if (r.oci.status == "stopped") return r.oci.status;
+Status live_status(const Record& r) {
+  // parse_record let only these through; a record made here says one of them.
+  const Status recorded = parse_status(r.oci.status).value_or(Status::stopped);
+  if (recorded == Status::stopped) return recorded;
   // Also covers "creating" left behind by a husk create that was killed.
-  if (!base::process_alive(r.oci.pid, r.start_time)) return "stopped";
+  if (!base::process_alive(r.oci.pid, r.start_time)) return Status::stopped;
   // Only a started container can be paused.
-  if (r.oci.status == "running" && !r.cgroup_path.empty()) {
+  if (recorded == Status::running && !r.cgroup_path.empty()) {
     try {
-      if (cgroups::make_manager(cgroup_config(r))->frozen()) return "paused";
+      if (cgroups::make_manager(cgroup_config(r))->frozen()) return Status::paused;
     } catch (const Error&) {
     }
   }
-  return r.oci.status;
+  return recorded;
 }
 
 Fd open_init(const Record& r) {

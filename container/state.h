@@ -17,6 +17,7 @@
 
 #include "cgroups/cgroups.h"
 #include "base/fd.h"
+#include "container/status.h"
 #include "spec/spec.h"
 
 namespace husk::rt {
@@ -111,7 +112,7 @@ std::unique_ptr<cgroups::Manager> open_cgroup(const Record& rec);
 
 // Status as callers see it: stopped when the init is gone (or its pid was
 // reused), paused when its cgroup is frozen, else the recorded status.
-std::string live_status(const Record& r);
+Status live_status(const Record& r);
 
 // A pidfd of the init husk recorded, or an invalid Fd when that process is
 // gone: it must still have the recorded start time and sit in the recorded

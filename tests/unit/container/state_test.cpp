@@ -88,16 +88,16 @@ TEST_CASE("a container whose init is gone or recycled reads as stopped") {
   r.oci.pid = child;
   r.start_time = husk::base::process_start_time(child);
   REQUIRE(r.start_time != 0);
-  CHECK(live_status(r) == "running");
+  CHECK(live_status(r) == Status::running);
   Record recycled = r;
   recycled.start_time = r.start_time + 1;  // same pid, another process
-  CHECK(live_status(recycled) == "stopped");
+  CHECK(live_status(recycled) == Status::stopped);
   kill(child, SIGKILL);
   // a zombie counts as stopped before it is reaped
   for (int i = 0; i < 200 && husk::base::process_alive(child, 0); ++i) usleep(5000);
-  CHECK(live_status(r) == "stopped");
+  CHECK(live_status(r) == Status::stopped);
   waitpid(child, nullptr, 0);
-  CHECK(live_status(r) == "stopped");
+  CHECK(live_status(r) == Status::stopped);
 }
 
 TEST_CASE("created timestamps are RFC3339 UTC with nanoseconds") {
