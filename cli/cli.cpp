@@ -43,7 +43,7 @@ usage: husk [global options] command [command options] [arguments...]
 struct Invocation {
   const po::variables_map& vm;
   std::vector<std::string> args;
-  const Global& g;
+  const Context& g;
   int preserve_fds;
 
   bool flag(const char* n) const { return vm.count(n) && vm[n].as<bool>(); }
@@ -353,7 +353,7 @@ po::options_description global_options() {
   return d;
 }
 
-// Global options that take a value, to find where the command starts.
+// Context options that take a value, to find where the command starts.
 const std::set<std::string> kGlobalWithValue = {"--root", "--log", "--log-format", "--rootless", "--criu",
                                                 "-root",  "-log",  "-log-format",  "-rootless",  "-criu"};
 
@@ -529,7 +529,7 @@ int preserved_fds(const po::variables_map& vm) {
 }
 
 // False after printing why the global flags are unusable.
-bool global_settings(const Settings& s, const Command* c, Global& g) {
+bool global_settings(const Settings& s, const Command* c, Context& g) {
   const std::string fmt = s.str("log-format");
   if (fmt != "text" && fmt != "json") {
     std::cerr << "invalid log-format \"" << fmt << "\": must be text or json" << std::endl;
@@ -560,7 +560,7 @@ bool global_settings(const Settings& s, const Command* c, Global& g) {
 // Opens the log, checks the arguments against the table and runs the
 // handler; from here on an error is logged too.
 int run_command(const Command* c, const std::string& cmd, const CommandLine& line, const Settings& s,
-                const Global& g, int preserve_fds) {
+                const Context& g, int preserve_fds) {
   try {
     const bool json = s.str("log-format") == "json";
     log::init(s.str("log"), json ? log::Format::json : log::Format::text, s.flag("debug"));
@@ -607,7 +607,7 @@ int cli_main(int argc, char** argv) {
   // time the init waits for start.
   ::syscall(SYS_close_range, 3u + static_cast<unsigned>(preserve_fds), ~0u, 0);
 
-  Global g;
+  Context g;
   if (!global_settings(settings, c, g)) return 1;
   const std::string called_as = argc > 0 ? argv[0] : "husk";
   g.binary_name = called_as.substr(called_as.rfind('/') + 1);

@@ -39,7 +39,7 @@ struct Loaded {
   std::unique_ptr<cgroups::Manager> cg;
 };
 
-Loaded load(const Global& g, const std::string& id, bool lock = true) {
+Loaded load(const Context& g, const std::string& id, bool lock = true) {
   Handle h = Handle::open(Store(g.root), id, lock);
   Record rec = h.load();
   const Status st = live_status(rec);
@@ -146,14 +146,14 @@ PsOutput run_ps(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-int cmd_pause(const Global& g, const std::string& id) {
+int cmd_pause(const Context& g, const std::string& id) {
   Loaded c = load(g, id);
   require(Verb::pause, c.status, id);
   c.cg->freeze();
   return 0;
 }
 
-int cmd_resume(const Global& g, const std::string& id) {
+int cmd_resume(const Context& g, const std::string& id) {
   Loaded c = load(g, id);
   require(Verb::resume, c.status, id);
   c.cg->thaw();
@@ -191,7 +191,7 @@ std::vector<pid_t> pid_namespace_members(const Record& rec) {
   return out;
 }
 
-int cmd_ps(const Global& g, const std::string& id, const std::string& format,
+int cmd_ps(const Context& g, const std::string& id, const std::string& format,
            const std::vector<std::string>& ps_args) {
   Loaded c = load(g, id, false);
   std::vector<pid_t> pids;
@@ -233,7 +233,7 @@ int cmd_ps(const Global& g, const std::string& id, const std::string& format,
   return 0;
 }
 
-int cmd_update(const Global& g, const UpdateOptions& o) {
+int cmd_update(const Context& g, const UpdateOptions& o) {
   spec::Resources r;
   if (!o.resources_file.empty()) {
     std::string text;
@@ -285,7 +285,7 @@ int cmd_update(const Global& g, const UpdateOptions& o) {
   return 0;
 }
 
-int cmd_events(const Global& g, const std::string& id, bool stats_once, const std::string& interval) {
+int cmd_events(const Context& g, const std::string& id, bool stats_once, const std::string& interval) {
   const int every = interval_ms(interval);
   const int tick = std::min(every, 200);  // how quickly an OOM kill is reported
   uint64_t ooms_seen = 0;

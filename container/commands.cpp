@@ -235,12 +235,12 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
 
 // A rootless container that gets no cgroup: said once, the reason recorded
 // for the commands that need one; its limits are refused.
-void make_no_cgroup(const Global& g, Creation& c, const std::string& config_text, const std::string& reason) {
+void make_no_cgroup(Creation& c, const std::string& config_text, const std::string& reason, bool quiet) {
   c.rec.no_cgroup = reason;
   c.handle.save(c.rec);
   c.handle.save_config(config_text);
   cgroups::Config config = cgroup_config(c.rec);
-  if (g.quiet_no_cgroup) config.log = nullptr;
+  if (quiet) config.log = nullptr;
   c.cgroup = cgroups::make_manager(config);
   c.cgroup->prepare();
   const auto& lx = *c.spec.linux_;
@@ -250,7 +250,7 @@ void make_no_cgroup(const Global& g, Creation& c, const std::string& config_text
 // The container's cgroup, made (or taken over when it exists and is empty)
 // with the device policy and the limits applied. Rootless: in a delegated
 // subtree (cgroups::choose_rootless), or none.
-void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
+void make_cgroup(const Context& g, Creation& c, const std::string& config_text, const CreateExtras& extras) {
   Record& rec = c.rec;
   const auto& lx = *c.spec.linux_;
   if (lx.resources) cgroups::check_host(*lx.resources);
@@ -261,9 +261,10 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
     rec.cgroup_path = unit->cgroup;
     rec.cgroup_rootless = g.rootless;
   } else if (g.rootless) {
-    if (!g.no_cgroup.empty()) return make_no_cgroup(g, c, config_text, g.no_cgroup);
+    if (!extras.no_cgroup_reason.empty())
+      return make_no_cgroup(c, config_text, extras.no_cgroup_reason, extras.quiet_no_cgroup);
     auto choice = cgroups::choose_rootless(cgroups::rootless_host(), lx.cgroups_path, rec.oci.id);
-    if (choice.path.empty()) return make_no_cgroup(g, c, config_text, choice.none_reason);
+    if (choice.path.empty()) return make_no_cgroup(c, config_text, choice.none_reason, extras.quiet_no_cgroup);
     rec.cgroup_path = choice.path;
     rec.cgroup_rootless = true;
   } else {
@@ -306,7 +307,8 @@ void make_cgroup(const Global& g, Creation& c, const std::string& config_text) {
 
 // The init through the launch pipeline: maps written (see ProcIdMapWriter), into the
 // container's cgroup, cloned; state.json gets its pid before any hook runs.
-void launch_init(const Global& g, const CreateOptions& o, Creation& c, const HostObjects& host, int console_fd) {
+void launch_init(const Context& g, const CreateOptions& o, Creation& c, const HostObjects& host, int console_fd,
+                 const CreateExtras& extras) {
   InitRequest req;
   req.spec = &c.spec;
   req.host = &host;
@@ -319,7 +321,7 @@ void launch_init(const Global& g, const CreateOptions& o, Creation& c, const Hos
   req.no_pivot = o.no_pivot;
   if (!o.no_new_keyring) req.session_keyring = o.id;
   req.seccomp_cache_dir = g.seccomp_cache;
-  req.on_init_open = o.on_init_open;
+  req.on_init_open = extras.on_init_open;
 
   ProcIdMapWriter id_maps(c.spec);
   InitLauncher launcher(req);
@@ -344,7 +346,8 @@ void launch_init(const Global& g, const CreateOptions& o, Creation& c, const Hos
 }
 
 // create, with the console fd already decided (-1: no terminal).
-std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions& o, Bundle&& b, int console_fd) {
+std::unique_ptr<Creation> create_container(const Context& g, const CreateOptions& o, Bundle&& b, int console_fd,
+                                           const CreateExtras& extras = {}) {
   // Before anything exists: a label the host cannot apply fails with nothing left behind.
   lsm::check_labels(*b.spec.process, b.spec.linux_ ? &*b.spec.linux_ : nullptr);
   Store store(g.root);
@@ -362,10 +365,10 @@ std::unique_ptr<Creation> create_container(const Global& g, const CreateOptions&
   rec.oci.rootfs = b.rootfs;
   rec.oci.created = base::now_rfc3339();
   rec.oci.annotations = sp.annotations;
-  make_cgroup(g, *c, b.config_text);
+  make_cgroup(g, *c, b.config_text, extras);
 
   log::debug("create " + o.id + ": bundle " + b.dir + ", cgroup " + rec.cgroup_path);
-  launch_init(g, o, *c, b.host, console_fd);
+  launch_init(g, o, *c, b.host, console_fd, extras);
   log::debug("create " + o.id + ": init " + std::to_string(rec.oci.pid) + " waits for start");
   rec.oci.status = status_name(Status::created);
   c->handle.save(rec);
@@ -481,7 +484,7 @@ void destroy_container(Handle& h, Record& rec, bool force, const spec::Spec* spe
 
 // delete --force without a usable state.json: the cgroup comes from the saved
 // config.json, a waiting init also from the processes holding exec.fifo.
-void recover_container(const Global& g, Handle& h) {
+void recover_container(const Context& g, Handle& h) {
   std::unique_ptr<cgroups::Manager> cg;
   try {
     spec::Spec sp = h.config();
@@ -534,7 +537,7 @@ spec::State visible_state(const Handle& h, const Record& rec) {
 
 }  // namespace
 
-int cmd_create(const Global& g, const CreateOptions& o) {
+int cmd_create(const Context& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
   enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
   check_console_flags(*b.spec.process, o, true);
@@ -544,7 +547,7 @@ int cmd_create(const Global& g, const CreateOptions& o) {
   return 0;
 }
 
-int cmd_start(const Global& g, const std::string& id) {
+int cmd_start(const Context& g, const std::string& id) {
   Handle h = Handle::open(Store(g.root), id);
   start_container(h);
   return 0;
@@ -552,7 +555,7 @@ int cmd_start(const Global& g, const std::string& id) {
 
 namespace {
 
-int run_bundle(const Global& g, const CreateOptions& o, Bundle b, const RunHooks& hooks) {
+int run_bundle(const Context& g, const CreateOptions& o, Bundle b, const CreateExtras& extras) {
   check_console_flags(*b.spec.process, o, o.detach);
   bool terminal = b.spec.process->terminal;
 
@@ -561,7 +564,7 @@ int run_bundle(const Global& g, const CreateOptions& o, Bundle b, const RunHooks
   Fd sigfd(o.detach ? -1 : forwarding_signalfd());
 
   ConsoleChannel console = open_console_channel(terminal, o.console_socket);
-  auto c = create_container(g, o, std::move(b), console.child.get());
+  auto c = create_container(g, o, std::move(b), console.child.get(), extras);
   console.child.reset();
   Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
   start_container(c->handle, &c->spec);
@@ -573,7 +576,7 @@ int run_bundle(const Global& g, const CreateOptions& o, Bundle b, const RunHooks
   spec::Spec sp = std::move(c->spec);  // its poststop hooks: not parsed again
   // Free the container lock while we wait so that state/kill/exec work.
   c.reset();
-  int status = hooks.wait ? hooks.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
+  int status = extras.wait ? extras.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
   if (!o.keep) {
     Handle h = Handle::open(Store(g.root), id);
     Record rec = h.load();
@@ -584,15 +587,15 @@ int run_bundle(const Global& g, const CreateOptions& o, Bundle b, const RunHooks
 
 }  // namespace
 
-int cmd_run(const Global& g, const CreateOptions& o) {
+int cmd_run(const Context& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
   enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
   return run_bundle(g, o, std::move(b), {});
 }
 
-int run_own_config(const Global& g, const CreateOptions& o, const std::string& config_text, const RunHooks& hooks) {
+int run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text, const CreateExtras& extras) {
   try {
-    return run_bundle(g, o, open_bundle(o.bundle, &config_text), hooks);
+    return run_bundle(g, o, open_bundle(o.bundle, &config_text), extras);
   } catch (...) {
     // A failure after create (start, the wait) leaves a committed container.
     try {
@@ -605,13 +608,13 @@ int run_own_config(const Global& g, const CreateOptions& o, const std::string& c
   }
 }
 
-int cmd_state(const Global& g, const std::string& id) {
+int cmd_state(const Context& g, const std::string& id) {
   Handle h = Handle::open(Store(g.root), id, false);
   std::cout << spec::state_to_json(visible_state(h, h.load()), true) << std::endl;
   return 0;
 }
 
-int cmd_kill(const Global& g, const std::string& id, const std::string& signal, bool all) {
+int cmd_kill(const Context& g, const std::string& id, const std::string& signal, bool all) {
   int sig = parse_signal(signal);
   Handle h = Handle::open(Store(g.root), id, false);
   Record rec = h.load();
@@ -640,7 +643,7 @@ int cmd_kill(const Global& g, const std::string& id, const std::string& signal, 
   return 0;
 }
 
-int cmd_delete(const Global& g, const std::string& id, bool force) {
+int cmd_delete(const Context& g, const std::string& id, bool force) {
   Store store(g.root);
   if (!force) {
     Handle h = Handle::open(store, id);
@@ -675,7 +678,7 @@ std::string state_owner() {
 
 }  // namespace
 
-int cmd_list(const Global& g, const std::string& format, bool quiet) {
+int cmd_list(const Context& g, const std::string& format, bool quiet) {
   Store store(g.root);
   std::vector<spec::State> states;
   auto ids = store.ids();
@@ -738,7 +741,7 @@ int cmd_spec(const std::string& bundle, const spec::ConfigDefaults& d) {
   return 0;
 }
 
-int cmd_check(const Global& g, const std::string& bundle, const std::string& policy_arg) {
+int cmd_check(const Context& g, const std::string& bundle, const std::string& policy_arg) {
   std::string arg = policy_arg.empty() ? operator_policy(g) : policy_arg;
   policy::Policy policy = policy::load_policy(arg.empty() ? "baseline" : arg);
   spec::Spec spec = spec::load_bundle(bundle);

@@ -246,7 +246,7 @@ cgroups::Config exec_cgroup(const Record& rec) {
 
 }  // namespace
 
-int cmd_exec(const Global& g, const ExecOptions& o) {
+int cmd_exec(const Context& g, const ExecOptions& o) {
   std::optional<Handle> h(Handle::open(Store(g.root), o.id));
   ExecTarget t = exec_target(*h, o);
   enforce_operator_policy_on_exec(g, t.container, t.proc);

@@ -15,7 +15,7 @@ namespace {
 // Throws `what` + " breaks the operator's policy ..." naming every error
 // finding (of the process.* fields alone when process_only); the warnings
 // go to the debug log.
-void enforce(const Global& g, const std::string& what, const spec::Spec& spec, const std::string& bundle_dir,
+void enforce(const Context& g, const std::string& what, const spec::Spec& spec, const std::string& bundle_dir,
              const policy::HostProbe& probe, bool process_only) {
   const std::string arg = operator_policy(g);
   if (arg.empty()) return;
@@ -41,7 +41,7 @@ std::string operator_config_path() {
   return env && *env ? env : "/etc/husk/config.yaml";
 }
 
-std::string operator_policy(const Global& g) {
+std::string operator_policy(const Context& g) {
   const std::string path = operator_config_path();
   // Only a path that is not there at all means "no policy": a dangling
   // symlink or an unreadable file fails the command.
@@ -50,12 +50,12 @@ std::string operator_policy(const Global& g) {
   return policy::select_policy(policy::parse_operator_config(spec::read_json_file(path), path), g.root, g.binary_name);
 }
 
-void enforce_operator_policy(const Global& g, const spec::Spec& spec, const std::string& bundle_dir,
+void enforce_operator_policy(const Context& g, const spec::Spec& spec, const std::string& bundle_dir,
                              const policy::HostProbe& probe) {
   enforce(g, "config.json", spec, bundle_dir, probe, false);
 }
 
-void enforce_operator_policy_on_exec(const Global& g, const spec::Spec& container, const spec::Process& proc) {
+void enforce_operator_policy_on_exec(const Context& g, const spec::Spec& container, const spec::Process& proc) {
   // Only the process and what root-user reads of the namespaces: mounts,
   // hooks and devices passed at create, and need no path resolved again.
   spec::Spec only;

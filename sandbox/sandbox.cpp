@@ -569,7 +569,7 @@ class Workdir {
 // workdir. In a process group of its own: a signal to husk's group spares it.
 class Guardian {
  public:
-  Guardian(const Global& g, const std::string& id, const Workdir& work, int keep_fd) {
+  Guardian(const Context& g, const std::string& id, const Workdir& work, int keep_fd) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("sandbox: pipe");
     pid_ = ::fork();
@@ -669,7 +669,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   return h;
 }
 
-int cmd_sandbox(const Global& g, const SandboxOptions& o) {
+int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   if (o.print_config) {
     SandboxConfig sc = sandbox_config(o, probe_sandbox_host(o), "rootfs");
     for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
@@ -720,11 +720,12 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     if (real_path("/proc/self/fd/" + std::to_string(keep_fd.get())) != keep)
       throw Error("--keep-changes " + o.keep_changes + ": " + keep + " moved while it was made; name it again");
   }
-  Global sg = g;
+  Context sg = g;
   sg.root = work.state();
-  sg.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
+  CreateExtras extras;
+  extras.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
   if (!o.limited())
-    sg.no_cgroup = "husk sandbox without limits: its pid namespace ends every process with the command";
+    extras.no_cgroup_reason = "husk sandbox without limits: its pid namespace ends every process with the command";
   // The compiled profile is cached where the user's husk keeps it (no
   // XDG_RUNTIME_DIR: /tmp/husk-UID). A cache the sandbox could write would
   // hand the next sandbox a filter that allows everything: both places are
@@ -777,14 +778,13 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
   if (!o.allow_hosts.empty()) {
     std::vector<AllowedHost> allowed;
     for (const auto& a : o.allow_hosts) allowed.push_back(parse_allowed_host(a));
-    co.on_init_open = [&proxy, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private](pid_t init) {
+    extras.on_init_open = [&proxy, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private](pid_t init) {
       proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok, private_ok);
     };
   }
   // Saved before the command starts: it may change the settings at once.
   TerminalGuard terminal;
-  RunHooks hooks;
-  hooks.wait = [&](pid_t pid, int sigfd) {
+  extras.wait = [&](pid_t pid, int sigfd) {
     bool timed_out = false;
     int status = wait_sandboxed(pid, sigfd, o.timeout, timed_out);
     // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
@@ -801,7 +801,7 @@ int cmd_sandbox(const Global& g, const SandboxOptions& o) {
     }
     return status;
   };
-  return run_own_config(sg, co, sc.config.dump() + "\n", hooks);
+  return run_own_config(sg, co, sc.config.dump() + "\n", extras);
 }
 
 }  // namespace husk::rt

@@ -93,6 +93,6 @@ void remove_tree(int parent, const std::string& name);
 // the sandbox's files: nobody else can swap anything below it.
 base::Fd private_dir(const std::string& path, uid_t owner, mode_t mode = 0700, int at = AT_FDCWD);
 
-int cmd_sandbox(const Global& g, const SandboxOptions& o);
+int cmd_sandbox(const Context& g, const SandboxOptions& o);
 
 }  // namespace husk::rt
