@@ -142,7 +142,10 @@ void remove_created(const std::string& root, const std::string& leaf, const std:
 void apply_writes(const std::vector<std::pair<std::string, std::string>>& writes);
 // memory.checkBeforeUpdate against the usage in `usage_file`.
 void check_usage(const spec::Resources& r, const std::string& usage_file);
-void kill_listed(const std::vector<pid_t>& pids, int sig);
+// Manager::kill_all of the cgroupfs managers, as cgroups.h describes it.
+// `kill_file`: the cgroup's cgroup.kill (v2; "" on v1), written for SIGKILL
+// when the kernel has it; `can_freeze`: m.freeze() works on the cgroup.
+void kill_members(Manager& m, int sig, const std::string& kill_file, bool can_freeze);
 
 // ------------------------------------------------------- cgroup v2 (v2.cpp) ---
 

@@ -184,11 +184,8 @@ class LegacyManager : public Manager {
   }
 
   void kill_all(int sig) override {
-    try {
-      signal_members(sig);
-    } catch (const Error& e) {
-      if (!cgroup_gone(e) || !pids().empty()) throw;  // removed meanwhile: nobody left to signal
-    }
+    auto f = mount("freezer");
+    kill_members(*this, sig, "", f ? file_exists(*f + path_) : unified_ && file_exists(unified_->dir()));
   }
 
   void destroy() override {
@@ -263,23 +260,6 @@ class LegacyManager : public Manager {
   }
 
  private:
-  void signal_members(int sig) {
-    // Empty, it stays empty (no process left to fork): no freeze needed, the
-    // usual case at delete, where freezing and thawing cost more than the rest.
-    if (pids().empty()) return;
-    auto f = mount("freezer");
-    bool can_freeze = f ? file_exists(*f + path_) : unified_ && file_exists(unified_->dir());
-    bool was_frozen = can_freeze && frozen();
-    if (can_freeze && !was_frozen) freeze();
-    try {
-      kill_listed(pids(), sig);
-    } catch (...) {
-      if (can_freeze && !was_frozen) thaw();
-      throw;
-    }
-    if (can_freeze && !was_frozen) thaw();
-  }
-
   std::optional<std::string> mount(const std::string& controller) const {
     auto it = mounts_.find(controller);
     if (it == mounts_.end()) return std::nullopt;
