@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/dir.h"
 #include "base/fd.h"
 #include "base/file.h"
 #include "cgroups/cgroups.h"
@@ -91,7 +92,7 @@ namespace {
 // The sub-cgroups of `dir` (none when it cannot be read: gone meanwhile).
 std::vector<std::string> subdirs(const std::string& dir) {
   std::vector<std::string> out;
-  Dir d(opendir(dir.c_str()));
+  base::Dir d(opendir(dir.c_str()));
   if (!d) return out;
   while (dirent* e = readdir(d.get()))
     if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
@@ -143,7 +144,7 @@ std::vector<std::string> prefixes(const std::string& path) {
 
 std::vector<std::string> hugepage_sizes() {
   std::vector<std::string> out;
-  Dir d(opendir("/sys/kernel/mm/hugepages"));
+  base::Dir d(opendir("/sys/kernel/mm/hugepages"));
   if (!d) return out;
   while (dirent* e = readdir(d.get())) {
     unsigned long kb = 0;

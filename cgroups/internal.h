@@ -1,7 +1,6 @@
 // Helpers shared by the cgroups sources; not part of the library's interface.
 #pragma once
 
-#include <dirent.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -68,11 +67,6 @@ uint64_t read_u64(const std::string& path);
 // "key value" lines (cpu.stat, memory.stat, memory.events, ...); empty when missing.
 std::map<std::string, uint64_t> read_kv(const std::string& path);
 void sleep_ms(int ms);
-
-struct CloseDir {
-  void operator()(DIR* d) const { closedir(d); }
-};
-using Dir = std::unique_ptr<DIR, CloseDir>;
 
 // The error of a file in a cgroup removed meanwhile (systemd trims an emptied
 // scope while delete looks into it): ENOENT at open, ENODEV at read or write.

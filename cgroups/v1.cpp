@@ -8,6 +8,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "base/dir.h"
 #include "base/fd.h"
 #include "base/file.h"
 #include "base/path.h"
@@ -32,7 +33,7 @@ std::pair<int64_t, uint64_t> read_rt(const std::string& dir) {
 
 // The realtime shares the children of `dir` other than `next` hold.
 uint64_t siblings_share(const std::string& dir, const std::string& next) {
-  Dir d(opendir(dir.c_str()));
+  base::Dir d(opendir(dir.c_str()));
   if (!d) throw sys_error("open " + dir);
   uint64_t total = 0;
   while (dirent* e = readdir(d.get())) {
