@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "cgroups/cgroups.h"
+#include "cgroups/devices.h"
 #include "cgroups/internal.h"
 
 namespace husk::cgroups {

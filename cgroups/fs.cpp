@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/dir.h"
 #include "base/fd.h"
 #include "base/file.h"
 #include "cgroups/cgroups.h"
@@ -91,7 +92,7 @@ namespace {
 // The sub-cgroups of `dir` (none when it cannot be read: gone meanwhile).
 std::vector<std::string> subdirs(const std::string& dir) {
   std::vector<std::string> out;
-  Dir d(opendir(dir.c_str()));
+  base::Dir d(opendir(dir.c_str()));
   if (!d) return out;
   while (dirent* e = readdir(d.get()))
     if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
@@ -143,7 +144,7 @@ std::vector<std::string> prefixes(const std::string& path) {
 
 std::vector<std::string> hugepage_sizes() {
   std::vector<std::string> out;
-  Dir d(opendir("/sys/kernel/mm/hugepages"));
+  base::Dir d(opendir("/sys/kernel/mm/hugepages"));
   if (!d) return out;
   while (dirent* e = readdir(d.get())) {
     unsigned long kb = 0;
@@ -265,9 +266,29 @@ void check_usage(const spec::Resources& r, const std::string& usage_file) {
                 std::to_string(usage) + " bytes (checkBeforeUpdate)");
 }
 
-void kill_listed(const std::vector<pid_t>& pids, int sig) {
-  for (pid_t p : pids)
-    if (kill(p, sig) != 0 && errno != ESRCH) throw sys_error("kill " + std::to_string(p));
+void kill_members(Manager& m, int sig, const std::string& kill_file, bool can_freeze) {
+  try {
+    if (sig == SIGKILL && !kill_file.empty() && file_exists(kill_file)) {
+      write_file(kill_file, "1");
+      return;
+    }
+    // Empty, it stays empty (no process left to fork): no freeze needed, the
+    // usual case at delete, where freezing and thawing cost more than the rest.
+    if (m.pids().empty()) return;
+    // Frozen, nothing can fork between listing and signalling.
+    const bool thaw = can_freeze && !m.frozen();
+    if (thaw) m.freeze();
+    try {
+      for (pid_t p : m.pids())
+        if (kill(p, sig) != 0 && errno != ESRCH) throw sys_error("kill " + std::to_string(p));
+    } catch (...) {
+      if (thaw) m.thaw();
+      throw;
+    }
+    if (thaw) m.thaw();
+  } catch (const Error& e) {
+    if (!cgroup_gone(e) || !m.pids().empty()) throw;  // removed meanwhile: nobody left to signal
+  }
 }
 
 }  // namespace husk::cgroups

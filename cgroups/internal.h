@@ -1,7 +1,6 @@
 // Helpers shared by the cgroups sources; not part of the library's interface.
 #pragma once
 
-#include <dirent.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -68,11 +67,6 @@ uint64_t read_u64(const std::string& path);
 // "key value" lines (cpu.stat, memory.stat, memory.events, ...); empty when missing.
 std::map<std::string, uint64_t> read_kv(const std::string& path);
 void sleep_ms(int ms);
-
-struct CloseDir {
-  void operator()(DIR* d) const { closedir(d); }
-};
-using Dir = std::unique_ptr<DIR, CloseDir>;
 
 // The error of a file in a cgroup removed meanwhile (systemd trims an emptied
 // scope while delete looks into it): ENOENT at open, ENODEV at read or write.
@@ -142,7 +136,10 @@ void remove_created(const std::string& root, const std::string& leaf, const std:
 void apply_writes(const std::vector<std::pair<std::string, std::string>>& writes);
 // memory.checkBeforeUpdate against the usage in `usage_file`.
 void check_usage(const spec::Resources& r, const std::string& usage_file);
-void kill_listed(const std::vector<pid_t>& pids, int sig);
+// Manager::kill_all of the cgroupfs managers, as cgroups.h describes it.
+// `kill_file`: the cgroup's cgroup.kill (v2; "" on v1), written for SIGKILL
+// when the kernel has it; `can_freeze`: m.freeze() works on the cgroup.
+void kill_members(Manager& m, int sig, const std::string& kill_file, bool can_freeze);
 
 // ------------------------------------------------------- cgroup v2 (v2.cpp) ---
 

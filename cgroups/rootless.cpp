@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "base/path.h"
-#include "cgroups/cgroups.h"
+#include "cgroups/rootless.h"
 #include "cgroups/internal.h"
 
 namespace husk::cgroups {

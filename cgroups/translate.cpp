@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "cgroups/cgroups.h"
+#include "cgroups/translate.h"
 #include "cgroups/internal.h"
 
 namespace husk::cgroups {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "base/dir.h"
 #include "base/fd.h"
 #include "base/file.h"
 #include "base/path.h"
@@ -32,7 +33,7 @@ std::pair<int64_t, uint64_t> read_rt(const std::string& dir) {
 
 // The realtime shares the children of `dir` other than `next` hold.
 uint64_t siblings_share(const std::string& dir, const std::string& next) {
-  Dir d(opendir(dir.c_str()));
+  base::Dir d(opendir(dir.c_str()));
   if (!d) throw sys_error("open " + dir);
   uint64_t total = 0;
   while (dirent* e = readdir(d.get())) {
@@ -184,11 +185,8 @@ class LegacyManager : public Manager {
   }
 
   void kill_all(int sig) override {
-    try {
-      signal_members(sig);
-    } catch (const Error& e) {
-      if (!cgroup_gone(e) || !pids().empty()) throw;  // removed meanwhile: nobody left to signal
-    }
+    auto f = mount("freezer");
+    kill_members(*this, sig, "", f ? file_exists(*f + path_) : unified_ && file_exists(unified_->dir()));
   }
 
   void destroy() override {
@@ -263,23 +261,6 @@ class LegacyManager : public Manager {
   }
 
  private:
-  void signal_members(int sig) {
-    // Empty, it stays empty (no process left to fork): no freeze needed, the
-    // usual case at delete, where freezing and thawing cost more than the rest.
-    if (pids().empty()) return;
-    auto f = mount("freezer");
-    bool can_freeze = f ? file_exists(*f + path_) : unified_ && file_exists(unified_->dir());
-    bool was_frozen = can_freeze && frozen();
-    if (can_freeze && !was_frozen) freeze();
-    try {
-      kill_listed(pids(), sig);
-    } catch (...) {
-      if (can_freeze && !was_frozen) thaw();
-      throw;
-    }
-    if (can_freeze && !was_frozen) thaw();
-  }
-
   std::optional<std::string> mount(const std::string& controller) const {
     auto it = mounts_.find(controller);
     if (it == mounts_.end()) return std::nullopt;

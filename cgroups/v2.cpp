@@ -162,13 +162,7 @@ class UnifiedManager : public Manager {
     return out;
   }
 
-  void kill_all(int sig) override {
-    try {
-      signal_members(sig);
-    } catch (const Error& e) {
-      if (!cgroup_gone(e) || !pids().empty()) throw;  // removed meanwhile: nobody left to signal
-    }
-  }
+  void kill_all(int sig) override { kill_members(*this, sig, cg_.dir() + "/cgroup.kill", true); }
 
   void destroy() override { remove_created(cg_.root, cg_.path, created_, mark_); }
 
@@ -204,24 +198,6 @@ class UnifiedManager : public Manager {
   bool owned() const override { return mark_.on(cg_.dir()); }
 
  private:
-  void signal_members(int sig) {
-    if (!file_exists(cg_.dir())) return;  // already gone: nothing left to signal
-    if (sig == SIGKILL && file_exists(cg_.dir() + "/cgroup.kill")) {
-      write_file(cg_.dir() + "/cgroup.kill", "1");
-      return;
-    }
-    // Frozen, nothing can fork between listing and signalling.
-    bool was_frozen = cg_.frozen();
-    if (!was_frozen) cg_.freeze();
-    try {
-      kill_listed(pids(), sig);
-    } catch (...) {
-      if (!was_frozen) cg_.thaw();
-      throw;
-    }
-    if (!was_frozen) cg_.thaw();
-  }
-
   V2Dir cg_;
   std::vector<std::string> created_;
   Mark mark_;

@@ -760,7 +760,7 @@ int cmd_features() {
   spec::Features f;
   f.oci_version_max = "1.3.0";
   f.hooks = {"prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"};
-  f.mount_options = ns::known_mount_options();
+  f.mount_options = spec::known_mount_options();
   f.namespaces = spec::known_namespaces();
   f.capabilities = spec::known_capabilities();
   auto mode = cgroups::detect_mode();

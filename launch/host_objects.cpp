@@ -89,7 +89,7 @@ HostObjects open_host_objects(const spec::Spec& spec, const std::string& bundle_
     if (auto j = open(m.source, O_PATH, "mounts[" + std::to_string(i) + "].source")) h.sources.emplace(i, std::move(*j));
   }
   for (size_t i = 0; i < spec.mounts.size() && !joins_mount_ns; ++i) {
-    const auto wanted = ns::overlay_layers(spec.mounts[i]);
+    const auto wanted = spec::overlay_layers(spec.mounts[i]);
     std::vector<base::Judged> layers;
     for (const auto& l : wanted) {
       auto j = open(l.dir, O_PATH | O_DIRECTORY, "mounts[" + std::to_string(i) + "].options[" + std::to_string(l.option) + "]");

@@ -20,7 +20,7 @@ struct HostObjects {
   std::map<size_t, base::Judged> namespaces;  // linux.namespaces index (those joined by path)
   std::optional<base::Judged> root;           // root.path
   std::map<size_t, base::Judged> sources;     // spec.mounts index (bind mounts)
-  // spec.mounts index -> an overlay's layers, in ns::overlay_layers' order.
+  // spec.mounts index -> an overlay's layers, in spec::overlay_layers' order.
   std::map<size_t, std::vector<base::Judged>> layers;
 
   // The policy's answers from these fds. A path that was not opened (husk

@@ -96,7 +96,7 @@ const char* apparmor_exec_attr(bool has_apparmor_dir) {
 bool takes_mount_label(const spec::Mount& m) {
   if (m.type == "bind" || m.type == "proc" || m.type == "sysfs" || m.type == "mqueue" || m.type == "cgroup")
     return false;
-  ns::MountOptions mo = ns::parse_mount_options(m.options);
+  spec::MountOptions mo = spec::parse_mount_options(m.options);
   return !mo.bind && !spec::is_idmapped(m);
 }
 

@@ -55,7 +55,7 @@ Fd own_cgroup_tree(const HostHierarchy& h, const std::string& proc_cgroup, unsig
     rel_path = path.substr(h.root.size());
   else
     throw Error(what + ": the container's cgroup " + path + " is outside the host's mount " + h.mount_point);
-  MountOptions bmo;
+  spec::MountOptions bmo;
   bmo.flags = flags | MS_NOSUID | MS_NODEV | MS_NOEXEC;
   bmo.recursive_bind = true;
   std::string source = h.mount_point + (rel_path == "/" ? "" : rel_path);
@@ -99,7 +99,7 @@ std::vector<HostHierarchy> host_v1_hierarchies() {
 // of the container's own cgroup directory from the host. "ro" makes the tmpfs
 // and every hierarchy read-only.
 void mount_cgroup_v1(int target, const std::vector<HostHierarchy>& hierarchies, const MountStep& step) {
-  const MountOptions& mo = step.options;
+  const spec::MountOptions& mo = step.options;
   const std::string& what = step.what;
   uint64_t set = attrs_of_flags(mo.flags).first;  // fresh mounts have nothing to clear
   bool ro = set & MOUNT_ATTR_RDONLY;

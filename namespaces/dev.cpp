@@ -17,7 +17,7 @@ const spec::Mount* dev_mount(const spec::Spec& spec, bool* is_bind) {
   for (const auto& m : spec.mounts)
     if (clean_path(m.destination) == "/dev") found = &m;
   if (found) {
-    MountOptions mo = parse_mount_options(found->options);
+    spec::MountOptions mo = spec::parse_mount_options(found->options);
     *is_bind = mo.bind || found->type == "bind";
   }
   return found;

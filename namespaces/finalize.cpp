@@ -97,7 +97,7 @@ void finalize_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   }
   bool dev_is_bind = false;
   const spec::Mount* dev = dev_mount(spec, &dev_is_bind);
-  if (dev && !dev_is_bind && (parse_mount_options(dev->options).flags & MS_RDONLY)) {
+  if (dev && !dev_is_bind && (spec::parse_mount_options(dev->options).flags & MS_RDONLY)) {
     Fd d(raw_openat2(root.get(), "dev", O_PATH | O_DIRECTORY, kInRoot));
     if (!d) throw sys_error("open /dev to make it read-only");
     setattr(d.get(), 0, MOUNT_ATTR_RDONLY, 0, 0, "/dev");

@@ -82,7 +82,7 @@ Fd userns_with_mappings(const spec::Mount& m, const std::string& what) {
 }
 
 Fd idmapped_tree(const spec::Mount& m, int userns_fd, const std::string& what, const base::Identity* judged) {
-  MountOptions mo = parse_mount_options(m.options);
+  spec::MountOptions mo = spec::parse_mount_options(m.options);
   if (!mo.bind && m.type != "bind") throw Error(what + ": idmap is only supported on bind mounts");
   if (m.uid_mappings.empty() != m.gid_mappings.empty())
     throw Error(what + ": uidMappings and gidMappings must be given together");
@@ -125,7 +125,7 @@ std::vector<size_t> runtime_opened_sources(const spec::Spec& spec, bool init_is_
     return out;
   for (size_t i = 0; i < spec.mounts.size(); ++i) {
     const auto& m = spec.mounts[i];
-    if (!spec::is_idmapped(m) && (m.type == "bind" || parse_mount_options(m.options).bind)) out.push_back(i);
+    if (!spec::is_idmapped(m) && (m.type == "bind" || spec::parse_mount_options(m.options).bind)) out.push_back(i);
   }
   return out;
 }

@@ -61,9 +61,9 @@ bool on_procfs(int fd);
 uint64_t mount_id(int fd, const std::string& what);
 void setattr(int fd, unsigned flags, uint64_t set, uint64_t clr, uint64_t propagation, const std::string& what);
 // mo's recursive attributes (rro, rnosuid, ...) on the mount `fd` and all below it.
-void set_recursive_attrs(int fd, const MountOptions& mo, const std::string& what);
+void set_recursive_attrs(int fd, const spec::MountOptions& mo, const std::string& what);
 // mo's propagation on the attached mount `fd` (detached ones do not take it).
-void set_propagation(int fd, const MountOptions& mo, const std::string& what);
+void set_propagation(int fd, const spec::MountOptions& mo, const std::string& what);
 // Attach the detached mount `tree` on top of `target` (both fds).
 void attach(int tree, int target, const std::string& what);
 // MS_* per-mount flags -> MOUNT_ATTR_* {set, clear}.
@@ -73,10 +73,10 @@ std::pair<uint64_t, uint64_t> attrs_of_flags(unsigned long flags);
 Fd open_source(const std::string& source, const std::string& what);
 // A detached bind of `source_fd` (named `source`) with mo's flags and
 // recursive attributes already set.
-Fd bind_tree(int source_fd, const std::string& source, const MountOptions& mo, const std::string& what);
+Fd bind_tree(int source_fd, const std::string& source, const spec::MountOptions& mo, const std::string& what);
 // attach, then mo's propagation.
-void attach_tree(int tree, int target, const MountOptions& mo, const std::string& what);
-void bind_mount(int source_fd, const std::string& source, int target, const MountOptions& mo,
+void attach_tree(int tree, int target, const spec::MountOptions& mo, const std::string& what);
+void bind_mount(int source_fd, const std::string& source, int target, const spec::MountOptions& mo,
                 const std::string& what);
 // A new detached mount of `fstype` with `options` ("key=value" or a flag) and
 // the MOUNT_ATTR_* `attrs`.

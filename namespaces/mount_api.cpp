@@ -26,11 +26,11 @@ void setattr(int fd, unsigned flags, uint64_t set, uint64_t clr, uint64_t propag
     throw sys_error("set mount attributes on " + what);
 }
 
-void set_recursive_attrs(int fd, const MountOptions& mo, const std::string& what) {
+void set_recursive_attrs(int fd, const spec::MountOptions& mo, const std::string& what) {
   if (mo.attr_set || mo.attr_clr) setattr(fd, AT_RECURSIVE, mo.attr_set, mo.attr_clr, 0, what);
 }
 
-void set_propagation(int fd, const MountOptions& mo, const std::string& what) {
+void set_propagation(int fd, const spec::MountOptions& mo, const std::string& what) {
   if (mo.propagation)
     setattr(fd, (mo.propagation & MS_REC) ? AT_RECURSIVE : 0, 0, 0, mo.propagation & ~MS_REC, what);
 }
@@ -66,7 +66,7 @@ Fd open_source(const std::string& source, const std::string& what) {
 // Built detached so that its flags, recursive attributes (and idmapping) are
 // set before anything in the container can see it, and without remounting
 // (which could clear locked flags).
-Fd bind_tree(int source_fd, const std::string& source, const MountOptions& mo, const std::string& what) {
+Fd bind_tree(int source_fd, const std::string& source, const spec::MountOptions& mo, const std::string& what) {
   unsigned ot = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (mo.recursive_bind ? AT_RECURSIVE : 0);
   Fd tree(open_tree(source_fd, "", ot));
   if (!tree) throw sys_error(what + ": clone bind source " + source);
@@ -80,12 +80,12 @@ Fd bind_tree(int source_fd, const std::string& source, const MountOptions& mo, c
 
 // The kernel does not take propagation changes on a detached mount: they
 // follow the attach.
-void attach_tree(int tree, int target, const MountOptions& mo, const std::string& what) {
+void attach_tree(int tree, int target, const spec::MountOptions& mo, const std::string& what) {
   attach(tree, target, what);
   set_propagation(tree, mo, what);
 }
 
-void bind_mount(int source_fd, const std::string& source, int target, const MountOptions& mo,
+void bind_mount(int source_fd, const std::string& source, int target, const spec::MountOptions& mo,
                 const std::string& what) {
   Fd tree = bind_tree(source_fd, source, mo, what);
   attach_tree(tree.get(), target, mo, what);

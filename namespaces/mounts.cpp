@@ -83,7 +83,7 @@ Fd reopen_new_mount(int root_fd, const std::string& resolved, uint64_t before, c
 // what mount(2) cannot set (recursive attributes, propagation).
 void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, int target,
                       const std::string& resolved, bool mode_from_dest) {
-  const MountOptions& mo = step.options;
+  const spec::MountOptions& mo = step.options;
   const std::string& what = step.what;
   unsigned long flags = mo.flags;
   // /dev stays writable until the device nodes exist; finalize_rootfs makes it ro.
@@ -107,7 +107,7 @@ void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, 
             data.empty() ? nullptr : data.c_str()) < 0) {
     int err = errno;
     if (step.sysfs_fallback && err == EPERM) {
-      MountOptions fallback = mo;
+      spec::MountOptions fallback = mo;
       fallback.bind = fallback.recursive_bind = true;
       fallback.flags |= MS_NOSUID | MS_NODEV | MS_NOEXEC;
       // A read-only /sys is read-only below too: the host's cgroup mounts
@@ -218,7 +218,7 @@ bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
       // /proc/self/fd/N): not their names.
       std::vector<Fd> layers;
       std::vector<std::string> paths;
-      const auto found = overlay_layers(m);
+      const auto found = spec::overlay_layers(m);
       for (size_t k = 0; k < judged->second.size() && k < found.size(); ++k) {
         const std::string field = "mounts[" + std::to_string(step.index) + "].options[" + std::to_string(found[k].option) + "]";
         layers.push_back(base::reopen_judged(judged->second[k], O_PATH | O_DIRECTORY, field));
@@ -230,7 +230,7 @@ bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
         return on_root;
       }
       MountStep with_fds = step;
-      with_fds.options.data = replace_overlay_layers(step.options.data, paths);
+      with_fds.options.data = spec::replace_overlay_layers(step.options.data, paths);
       mount_filesystem(root_fd, m, with_fds, target.get(), resolved, mode_from_dest);
       return on_root;
     }

@@ -1,5 +1,5 @@
 // Namespaces and the container's root filesystem.
-// Pure translation (spec -> clone flags, mount option strings -> flags) is
+// Pure translation (spec -> clone flags, mounts -> steps) is
 // separate from the code that makes syscalls, which runs inside the
 // container's init between clone and exec.
 #pragma once
@@ -15,6 +15,7 @@
 
 #include "base/fd.h"
 #include "base/judged.h"
+#include "spec/mount_options.h"
 #include "spec/spec.h"
 
 namespace husk::ns {
@@ -53,36 +54,6 @@ NamespacePlan plan_namespaces(const spec::Linux& linux_cfg);
 // "0 1000 1\n..." for /proc/<pid>/uid_map
 std::string id_map_text(const std::vector<spec::IdMapping>& maps);
 
-struct MountOptions {
-  unsigned long flags = 0;          // MS_* set on mount(2)
-  unsigned long propagation = 0;    // MS_SHARED/MS_SLAVE/MS_PRIVATE/MS_UNBINDABLE (| MS_REC)
-  uint64_t attr_set = 0;            // MOUNT_ATTR_* to set recursively (r* options)
-  uint64_t attr_clr = 0;            // MOUNT_ATTR_* to clear recursively
-  bool bind = false;                // bind or rbind
-  bool recursive_bind = false;      // rbind
-  std::string data;                 // filesystem-specific options joined with ','
-  // "idmap"/"ridmap" are consumed here; whether a mount is idmapped is spec::is_idmapped().
-  bool recursive_idmap = false;     // "ridmap": idmap every mount of an rbind, not just the top
-  bool tmpcopyup = false;           // tmpfs only: copy what the image has at the destination into it
-};
-// Parses every option runc accepts; unknown strings go to `data` (they are fs options).
-MountOptions parse_mount_options(const std::vector<std::string>& options);
-
-// The host directories an overlay mount's options name (lowerdir, lowerdir+,
-// upperdir, workdir, datadir+), in the order of the data string the kernel
-// gets: options[option] holds `dir`. Empty for any other type.
-struct OverlayLayer {
-  size_t option;
-  std::string dir;
-};
-std::vector<OverlayLayer> overlay_layers(const spec::Mount& m);
-// Overlay `data` with its layers (in overlay_layers' order) replaced by
-// `layers`; throws when the counts differ.
-std::string replace_overlay_layers(const std::string& data, const std::vector<std::string>& layers);
-
-// Every option string parse_mount_options() understands (for features.json).
-std::vector<std::string> known_mount_options();
-
 // What the host and the init's namespaces mean for the mounts.
 struct MountHost {
   bool cgroup_v1 = false;  // /sys/fs/cgroup holds the host's v1 hierarchies (v1 or hybrid host)
@@ -108,7 +79,7 @@ struct MountStep {
   std::string destination;  // clean_path'ed: a relative one is relative to "/"
   std::string type;         // Filesystem: "cgroup" becomes "cgroup2" on a unified host
   std::string source;       // Bind/Idmapped: the host path; Filesystem: the spec's, or the type when empty
-  MountOptions options;     // parse_mount_options; data is cleared for a cgroup2 made from "cgroup"
+  spec::MountOptions options;  // spec::parse_mount_options; data is cleared for a cgroup2 made from "cgroup"
   bool real_directory = false;  // proc, sysfs: never on a symlink or file (CVE-2019-16884/19921)
   bool inherit_mode = false;    // tmpfs without mode=: the mode of the directory it covers, when there is one
   bool sysfs_fallback = false;  // sysfs in a user namespace: on EPERM, a bind of the host's /sys instead

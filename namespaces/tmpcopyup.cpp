@@ -6,8 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <memory>
-
+#include "base/dir.h"
 #include "namespaces/internal.h"
 
 namespace husk::ns::detail {
@@ -17,15 +16,9 @@ namespace husk::ns::detail {
 // followed: they are copied as links.
 void copy_tree(int from, int to, const std::string& where, int depth) {
   if (depth > 128) throw Error("tmpcopyup " + where + ": directory tree too deep", ELOOP);
-  int dup_fd = fcntl(from, F_DUPFD_CLOEXEC, 0);
-  if (dup_fd < 0) throw sys_error("tmpcopyup " + where);
-  DIR* dir = fdopendir(dup_fd);
-  if (!dir) {
-    close(dup_fd);
-    throw sys_error("tmpcopyup: read " + where);
-  }
-  std::unique_ptr<DIR, int (*)(DIR*)> guard(dir, closedir);
-  while (dirent* e = readdir(dir)) {
+  base::Dir dir = base::open_dir(from);
+  if (!dir) throw sys_error("tmpcopyup: read " + where);
+  while (dirent* e = readdir(dir.get())) {
     std::string name = e->d_name;
     if (name == "." || name == "..") continue;
     std::string path = where + "/" + name;

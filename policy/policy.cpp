@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "base/path.h"
-#include "namespaces/namespaces.h"
+#include "spec/mount_options.h"
 
 namespace husk::policy {
 const std::vector<std::string>& secret_files() {
@@ -235,7 +235,7 @@ bool is_below_pattern(const std::string& path, const std::string& pattern) {
 // Read-only as the mount code will make it: the last of ro/rw wins, and
 // "rro" sets the recursive attribute.
 bool is_read_only(const spec::Mount& m) {
-  const ns::MountOptions mo = ns::parse_mount_options(m.options);
+  const spec::MountOptions mo = spec::parse_mount_options(m.options);
   return (mo.flags & MS_RDONLY) || (mo.attr_set & MOUNT_ATTR_RDONLY);
 }
 
@@ -372,7 +372,7 @@ class Checker {
     std::vector<std::pair<std::string, std::string>> out;  // field, path
     const std::string at = "mounts[" + std::to_string(i) + "]";
     if (spec::is_bind(m)) out.push_back({at + ".source", m.source});
-    for (const auto& l : ns::overlay_layers(m)) out.push_back({at + ".options[" + std::to_string(l.option) + "]", l.dir});
+    for (const auto& l : spec::overlay_layers(m)) out.push_back({at + ".options[" + std::to_string(l.option) + "]", l.dir});
     return out;
   }
 

@@ -14,10 +14,13 @@
 #include <memory>
 #include <optional>
 
+#include "base/fd.h"
 #include "seccomp/seccomp.h"
 
 namespace husk::seccomp {
 namespace {
+
+using base::Fd;
 
 constexpr unsigned kHandledFlags =
     SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW;
@@ -35,17 +38,6 @@ void check_flags(unsigned flags, const char* stage) {
                 std::to_string(SCMP_VER_MAJOR) + "." + std::to_string(SCMP_VER_MINOR) + "." +
                 std::to_string(SCMP_VER_MICRO));
 }
-
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 struct CtxDeleter {
   void operator()(void* ctx) const { seccomp_release(ctx); }
@@ -183,16 +175,16 @@ std::vector<sock_filter> generate(const Plan& p) {
 
   // libseccomp 2.5 exports only to an fd.
   Fd mem(memfd_create("husk-seccomp-bpf", MFD_CLOEXEC));
-  if (mem.fd < 0) throw sys_error("seccomp: compile filter: memfd_create");
-  check(seccomp_export_bpf(ctx.get(), mem.fd), "export BPF");
+  if (!mem) throw sys_error("seccomp: compile filter: memfd_create");
+  check(seccomp_export_bpf(ctx.get(), mem.get()), "export BPF");
   struct stat st;
-  if (fstat(mem.fd, &st) != 0) throw sys_error("seccomp: compile filter: fstat");
+  if (fstat(mem.get(), &st) != 0) throw sys_error("seccomp: compile filter: fstat");
   std::vector<sock_filter> insns;
   if (!p.enosys.empty()) insns = enosys_prologue(p.enosys);
   const size_t prologue = insns.size();
   insns.resize(prologue + static_cast<size_t>(st.st_size) / sizeof(sock_filter));
   const size_t bytes = (insns.size() - prologue) * sizeof(sock_filter);
-  if (pread(mem.fd, insns.data() + prologue, bytes, 0) != static_cast<ssize_t>(bytes))
+  if (pread(mem.get(), insns.data() + prologue, bytes, 0) != static_cast<ssize_t>(bytes))
     throw sys_error("seccomp: compile filter: read BPF");
   if (insns.empty() || insns.size() > BPF_MAXINSNS)
     throw Error("seccomp: compile filter: " + std::to_string(insns.size()) +
@@ -258,30 +250,30 @@ bool trusted(int fd, bool dir) {
 // to swap it: one another user owns or may write (a /tmp/husk-UID planted
 // before husk ever ran) could move a directory of theirs in under the name.
 // The parent is ours or root's and open to no one else, or root's sticky
-// /tmp. -1 when there is none to trust.
+// /tmp. An empty Fd when there is none to trust.
 Fd open_cache_dir(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   const std::string leaf = slash == std::string::npos ? path : path.substr(slash + 1);
   Fd above(open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
-  if (above.fd < 0 || leaf.empty() || fstat(above.fd, &st) != 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
+  if (!above || leaf.empty() || fstat(above.get(), &st) != 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
       ((st.st_mode & 022) != 0 && !(st.st_uid == 0 && (st.st_mode & S_ISVTX))))
-    return Fd(-1);
-  mkdirat(above.fd, leaf.c_str(), 0700);
-  Fd dir(openat(above.fd, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (dir.fd >= 0 && !trusted(dir.fd, true)) return Fd(-1);
+    return Fd();
+  mkdirat(above.get(), leaf.c_str(), 0700);
+  Fd dir(openat(above.get(), leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (dir && !trusted(dir.get(), true)) return Fd();
   return dir;
 }
 
 bool read_cached(int dfd, const std::string& name, const std::string& key,
                  std::vector<sock_filter>& insns) {
   Fd f(openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (f.fd < 0 || !trusted(f.fd, false)) return false;
+  if (!f || !trusted(f.get(), false)) return false;
   struct stat st;
-  if (fstat(f.fd, &st) != 0) return false;
+  if (fstat(f.get(), &st) != 0) return false;
   std::string data(static_cast<size_t>(st.st_size), '\0');
-  if (pread(f.fd, data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) return false;
+  if (pread(f.get(), data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) return false;
   const size_t head = sizeof kMagic + sizeof(uint64_t);
   if (data.size() < head || std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) return false;
   uint64_t key_len;
@@ -305,9 +297,9 @@ void write_cached(int dfd, const std::string& name, const std::string& key,
   data.append(reinterpret_cast<const char*>(insns.data()), insns.size() * sizeof(sock_filter));
   const std::string tmp = name + "." + std::to_string(getpid()) + ".tmp";
   Fd f(openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (f.fd < 0) return;
+  if (!f) return;
   // Publish by rename so a concurrent start never reads half a file.
-  if (write(f.fd, data.data(), data.size()) != static_cast<ssize_t>(data.size()) ||
+  if (write(f.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size()) ||
       renameat(dfd, tmp.c_str(), dfd, name.c_str()) != 0)
     unlinkat(dfd, tmp.c_str(), 0);
 }
@@ -326,15 +318,15 @@ Program compile(const Plan& p, const std::string& cache_dir) {
   // A cache that cannot be made or is not safely ours is skipped, not fatal:
   // the filter is the same without it, only slower to build.
   Fd dir = open_cache_dir(cache_dir);
-  if (dir.fd < 0) {
+  if (!dir) {
     prog.insns = generate(p);
     return prog;
   }
   const std::string key = cache_key(p);
   const std::string name = cache_name(key);
-  if (read_cached(dir.fd, name, key, prog.insns)) return prog;
+  if (read_cached(dir.get(), name, key, prog.insns)) return prog;
   prog.insns = generate(p);
-  write_cached(dir.fd, name, key, prog.insns);
+  write_cached(dir.get(), name, key, prog.insns);
   return prog;
 }
 

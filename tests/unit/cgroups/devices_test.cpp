@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cgroups/cgroups.h"
+#include "cgroups/devices.h"
 
 namespace cg = husk::cgroups;
 namespace spec = husk::spec;

@@ -4,7 +4,8 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "cgroups/cgroups.h"
+#include "cgroups/devices.h"
+#include "cgroups/rootless.h"
 
 using husk::Error;
 namespace cg = husk::cgroups;

@@ -1,7 +1,7 @@
 // linux.resources -> cgroup file writes, for v2 and v1, and the conversions.
 #include <catch2/catch.hpp>
 
-#include "cgroups/cgroups.h"
+#include "cgroups/translate.h"
 
 using husk::Error;
 using husk::cgroups::Write;

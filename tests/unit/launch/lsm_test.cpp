@@ -99,5 +99,5 @@ TEST_CASE("lsm: with_mount_label adds a quoted context= to those mounts only", "
   CHECK(out.mounts[2].options == std::vector<std::string>{"rbind"});
   CHECK(out.mounts[3].options == std::vector<std::string>{ctx});
   // It ends up in the filesystem's data, the comma inside the quotes included.
-  CHECK(husk::ns::parse_mount_options(out.mounts[1].options).data == "mode=755," + ctx);
+  CHECK(husk::spec::parse_mount_options(out.mounts[1].options).data == "mode=755," + ctx);
 }

@@ -212,23 +212,3 @@ TEST_CASE("plan_mounts: one step per spec.mounts entry, in order, the first bad 
   s.mounts.push_back(mnt("/y", "", "", {}));
   CHECK_THROWS_WITH(plan_mounts(s, {}), "mounts[3] (/y): type is required for a non-bind mount");
 }
-
-TEST_CASE("overlay_layers: the host directories in the data string's order; replaced in that order") {
-  auto m = mnt("/mnt", "overlay", "overlay", {"ro", "lowerdir=/a:/b", "upperdir=/u,workdir=/w", "index=off", "lowerdir+=/c"});
-  auto layers = overlay_layers(m);
-  REQUIRE(layers.size() == 5);
-  CHECK(layers[0].dir == "/a");
-  CHECK(layers[0].option == 1);
-  CHECK(layers[1].dir == "/b");
-  CHECK(layers[2].dir == "/u");
-  CHECK(layers[2].option == 2);
-  CHECK(layers[3].dir == "/w");
-  CHECK(layers[4].dir == "/c");
-  CHECK(layers[4].option == 4);
-  CHECK(overlay_layers(mnt("/x", "tmpfs", "tmpfs", {"lowerdir=/a"})).empty());
-
-  const std::string data = parse_mount_options(m.options).data;
-  CHECK(replace_overlay_layers(data, {"1", "2", "3", "4", "5"}) == "lowerdir=1:2,upperdir=3,workdir=4,index=off,lowerdir+=5");
-  CHECK_THROWS_WITH(replace_overlay_layers(data, {"1"}), Catch::Contains("no replacement"));
-  CHECK_THROWS_WITH(replace_overlay_layers(data, {"1", "2", "3", "4", "5", "6"}), Catch::Contains("6 layers given, 5"));
-}
