@@ -1,0 +1,72 @@
+#include "container/internal.h"
+
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+
+#include "base/error.h"
+#include "base/fd.h"
+#include "container/operator_policy.h"
+#include "container/state.h"
+#include "launch/console.h"
+#include "launch/foreground.h"
+
+namespace husk::rt {
+
+using base::Fd;
+
+namespace {
+
+int run_bundle(const Context& g, const CreateOptions& o, Bundle b, const CreateExtras& extras) {
+  check_console_flags(*b.spec.process, o, o.detach);
+  bool terminal = b.spec.process->terminal;
+
+  // Signals are taken through a signalfd from before the clone on, so none is
+  // lost; the init unblocks them for itself.
+  Fd sigfd(o.detach ? -1 : forwarding_signalfd());
+
+  ConsoleChannel console = open_console_channel(terminal, o.console_socket);
+  auto c = create_container(g, o, std::move(b), console.child.get(), extras);
+  console.child.reset();
+  Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
+  start_container(c->handle, &c->spec);
+  c->commit();
+  if (o.detach) return 0;
+
+  pid_t pid = c->rec.oci.pid;
+  std::string id = c->rec.oci.id;
+  spec::Spec sp = std::move(c->spec);  // its poststop hooks: not parsed again
+  // Free the container lock while we wait so that state/kill/exec work.
+  c.reset();
+  int status = extras.wait ? extras.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
+  if (!o.keep) {
+    Handle h = Handle::open(Store(g.root), id);
+    Record rec = h.load();
+    destroy_container(h, rec, true, &sp);
+  }
+  return status;
+}
+
+}  // namespace
+
+int cmd_run(const Context& g, const CreateOptions& o) {
+  Bundle b = open_bundle(o.bundle);
+  enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
+  return run_bundle(g, o, std::move(b), {});
+}
+
+int run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text, const CreateExtras& extras) {
+  try {
+    return run_bundle(g, o, open_bundle(o.bundle, &config_text), extras);
+  } catch (...) {
+    // A failure after create (start, the wait) leaves a committed container.
+    try {
+      Handle h = Handle::open(Store(g.root), o.id);
+      Record rec = h.load();
+      destroy_container(h, rec, true);
+    } catch (const Error&) {
+    }
+    throw;
+  }
+}
+
+}  // namespace husk::rt
