@@ -16,6 +16,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "cli/print.h"
 #include "container/args.h"
 #include "container/commands.h"
 #include "container/rootless.h"
@@ -241,7 +242,8 @@ int run_run(const Invocation& in) {
   CreateOptions o = create_request(in);
   o.detach = in.flag("detach");
   o.keep = in.flag("keep");
-  return cmd_run(in.g, o);
+  RunResult r = run(in.g, o);
+  return print_late_error(r.late_error, r.status);
 }
 
 int run_exec(const Invocation& in) {
@@ -289,11 +291,11 @@ const Command kCommands[] = {
      "create a container from a bundle; it waits for start", create_flags,
      [](In in) { return cmd_create(in.g, create_request(in)); }, 1, true},
     {"start", "ID", "run the user process of a created container", nullptr,
-     [](In in) { return cmd_start(in.g, in.id()); }, 1, false},
+     [](In in) { return print_late_error(start(in.g, in.id()), 0); }, 1, false},
     {"run", "[create options] [--detach] [--keep] ID", "create and start a container (foreground unless -d)",
      run_flags, run_run, 1, true},
     {"state", "ID", "print the state of a container as JSON", nullptr,
-     [](In in) { return cmd_state(in.g, in.id()); }, 1, false},
+     [](In in) { return print_state(container_state(in.g, in.id())); }, 1, false},
     {"exec", "[--process F | ...flags] [--detach] [--pid-file F] [--tty] ID [COMMAND ARGS...]",
      "run a new process inside a running container", exec_flags, run_exec, kCommandLine, true},
     {"kill", "[--all] ID [SIGNAL]", "send a signal to the container's init (or all processes)", kill_flags,
@@ -304,16 +306,21 @@ const Command kCommands[] = {
     {"resume", "ID", "thaw a paused container", nullptr,
      [](In in) { return cmd_resume(in.g, in.id()); }, 1, false},
     {"ps", "[--format table|json] ID [PS ARGS...]", "list the processes of a container", format_flag,
-     [](In in) { return cmd_ps(in.g, in.id(), in.str("format"), in.after_id()); }, kCommandLine, false},
+     [](In in) { return print_ps(container_pids(in.g, in.id()), in.str("format"), in.after_id()); },
+     kCommandLine, false},
     {"update", "[--resources FILE|-] [--memory M] [--pids-limit N] [--cpu-quota Q] ... ID",
      "change the resource limits of a running container", update_flags, run_update, 1, false},
     {"events", "[--stats] [--interval 5s] ID", "print stats (and OOM) events of a container as JSON",
-     events_flags, [](In in) { return cmd_events(in.g, in.id(), in.flag("stats"), in.str("interval")); }, 1,
-     false},
+     events_flags,
+     [](In in) {
+       watch_events(in.g, in.id(), in.flag("stats"), in.str("interval"), print_event);
+       return 0;
+     },
+     1, false},
     {"delete", "[--force] ID", "delete a container and everything it made", delete_flags,
      [](In in) { return cmd_delete(in.g, in.id(), in.flag("force")); }, 1, false},
     {"list", "[--format table|json] [--quiet]", "list containers", list_flags,
-     [](In in) { return cmd_list(in.g, in.str("format"), in.flag("quiet")); }, 0, false},
+     [](In in) { return print_list(list_containers(in.g), in.str("format"), in.flag("quiet")); }, 0, false},
     {"spec", "[--bundle DIR] [--rootless] [--permissive]", "write a default config.json into a bundle", spec_flags,
      [](In in) { return cmd_spec(in.str("bundle"), {in.flag("rootless"), in.flag("permissive")}); }, 0, false},
     {"sandbox", "[--rw DIR] [--ro DIR] [--hide P] [--overlay] [--allow-host H] [--pids N] [--timeout S] ... -- CMD...",
@@ -321,8 +328,10 @@ const Command kCommands[] = {
      "a command"},
     {"check", "[--policy baseline|restricted|FILE.yaml] BUNDLE",
      "check a bundle's config.json against a policy; exit 1 when it is broken", check_flags,
-     [](In in) { return cmd_check(in.g, in.args[0], in.str("policy")); }, 1, false, "a bundle directory"},
-    {"features", "", "print the features husk supports as JSON", nullptr, [](In) { return cmd_features(); }, 0,
+     [](In in) { return print_check(in.args[0], check_bundle(in.g, in.args[0], in.str("policy"))); }, 1, false,
+     "a bundle directory"},
+    {"features", "", "print the features husk supports as JSON", nullptr,
+     [](In) { return print_features(runtime_features()); }, 0,
      false},
 };
 

@@ -103,47 +103,6 @@ json stats_json(const cgroups::Stats& s) {
   };
 }
 
-struct PsOutput {
-  std::string out, err;
-  int status;  // exit status; 128 + n when killed by signal n
-};
-
-// argv run without a shell (the arguments are the caller's), stdout through
-// a pipe, stderr into a memfd read after the exit: neither can block ps.
-PsOutput run_ps(const std::vector<std::string>& argv) {
-  int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("ps: pipe");
-  Fd rd(p[0]), wr(p[1]);
-  Fd err(::memfd_create("husk-ps-stderr", MFD_CLOEXEC));
-  if (!err) throw sys_error("ps: memfd_create");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, wr.get(), STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, err.get(), STDERR_FILENO);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  int rc = ::posix_spawnp(&pid, "ps", &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw sys_error("ps: run ps", rc);
-  wr.reset();
-  PsOutput r;
-  char buf[65536];
-  ssize_t n;
-  while ((n = ::read(rd.get(), buf, sizeof buf)) != 0) {
-    if (n > 0) r.out.append(buf, static_cast<size_t>(n));
-    else if (errno != EINTR) throw sys_error("ps: read its output");
-  }
-  int ws;
-  while (::waitpid(pid, &ws, 0) < 0)
-    if (errno != EINTR) throw sys_error("ps: wait for pid " + std::to_string(pid));
-  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-  while ((n = ::pread(err.get(), buf, sizeof buf, static_cast<off_t>(r.err.size()))) > 0)
-    r.err.append(buf, static_cast<size_t>(n));
-  return r;
-}
-
 }  // namespace
 
 int cmd_pause(const Context& g, const std::string& id) {
@@ -191,46 +150,10 @@ std::vector<pid_t> pid_namespace_members(const Record& rec) {
   return out;
 }
 
-int cmd_ps(const Context& g, const std::string& id, const std::string& format,
-           const std::vector<std::string>& ps_args) {
+std::vector<pid_t> container_pids(const Context& g, const std::string& id) {
   Loaded c = load(g, id, false);
-  std::vector<pid_t> pids;
-  if (c.status != Status::stopped) pids = c.rec.no_cgroup.empty() ? c.cg->pids() : pid_namespace_members(c.rec);
-  if (format == "json") {
-    std::cout << json(pids).dump() << std::endl;
-    return 0;
-  }
-  if (format != "table") throw Error("invalid format option \"" + format + "\"");
-  // Like runc: run the host's ps and keep the header plus our processes' lines.
-  std::vector<std::string> argv{"ps"};
-  if (ps_args.empty()) argv.push_back("-ef");
-  argv.insert(argv.end(), ps_args.begin(), ps_args.end());
-  PsOutput ps = run_ps(argv);
-  // Its stderr (a usage text on a bad option) becomes one line of our error.
-  if (ps.status != 0) {
-    while (!ps.err.empty() && std::isspace(static_cast<unsigned char>(ps.err.back()))) ps.err.pop_back();
-    throw Error("ps: exit status " + std::to_string(ps.status) + ": " + quote(ps.err));
-  }
-  std::cerr << ps.err;  // a warning of a ps that went on
-  std::set<pid_t> want(pids.begin(), pids.end());
-  std::istringstream out(ps.out);
-  std::string line;
-  int pid_col = -1;
-  while (std::getline(out, line)) {
-    std::istringstream words(line);
-    std::vector<std::string> cols{std::istream_iterator<std::string>(words), {}};
-    if (pid_col < 0) {
-      auto it = std::find(cols.begin(), cols.end(), "PID");
-      if (it == cols.end()) throw Error("ps output has no PID column");
-      pid_col = static_cast<int>(it - cols.begin());
-      std::cout << line << '\n';
-      continue;
-    }
-    if (static_cast<int>(cols.size()) > pid_col && want.count(atoi(cols[static_cast<size_t>(pid_col)].c_str())))
-      std::cout << line << '\n';
-  }
-  std::cout.flush();
-  return 0;
+  if (c.status == Status::stopped) return {};
+  return c.rec.no_cgroup.empty() ? c.cg->pids() : pid_namespace_members(c.rec);
 }
 
 int cmd_update(const Context& g, const UpdateOptions& o) {
@@ -285,7 +208,8 @@ int cmd_update(const Context& g, const UpdateOptions& o) {
   return 0;
 }
 
-int cmd_events(const Context& g, const std::string& id, bool stats_once, const std::string& interval) {
+void watch_events(const Context& g, const std::string& id, bool stats_once, const std::string& interval,
+                  const std::function<void(const std::string&)>& emit) {
   const int every = interval_ms(interval);
   const int tick = std::min(every, 200);  // how quickly an OOM kill is reported
   uint64_t ooms_seen = 0;
@@ -297,18 +221,18 @@ int cmd_events(const Context& g, const std::string& id, bool stats_once, const s
         // An OOM kill that ended the container since the last tick is still
         // reported (a cgroup deleted meanwhile reads as 0 kills).
         if (elapsed > 0 && c.cg->oom_kills() > ooms_seen)
-          std::cout << json{{"type", "oom"}, {"id", id}}.dump() << std::endl;
-        return 0;
+          emit(json{{"type", "oom"}, {"id", id}}.dump());
+        return;
       }
       if (stats_once) {
-        std::cout << json{{"type", "stats"}, {"id", id}, {"data", stats_json(c.cg->stats())}}.dump() << std::endl;
-        return 0;
+        emit(json{{"type", "stats"}, {"id", id}, {"data", stats_json(c.cg->stats())}}.dump());
+        return;
       }
       uint64_t ooms = c.cg->oom_kills();
-      if (elapsed > 0 && ooms > ooms_seen) std::cout << json{{"type", "oom"}, {"id", id}}.dump() << std::endl;
+      if (elapsed > 0 && ooms > ooms_seen) emit(json{{"type", "oom"}, {"id", id}}.dump());
       ooms_seen = ooms;
       if (elapsed > 0 && elapsed % every < tick)
-        std::cout << json{{"type", "stats"}, {"id", id}, {"data", stats_json(c.cg->stats())}}.dump() << std::endl;
+        emit(json{{"type", "stats"}, {"id", id}, {"data", stats_json(c.cg->stats())}}.dump());
     }
     ::usleep(static_cast<useconds_t>(tick) * 1000);
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "container/context.h"
+#include "policy/policy.h"
 #include "spec/defaults.h"
 #include "spec/spec.h"
 
@@ -29,8 +30,18 @@ struct CreateOptions {
 };
 
 int cmd_create(const Context& g, const CreateOptions& o);
-int cmd_start(const Context& g, const std::string& id);
-int cmd_run(const Context& g, const CreateOptions& o);
+// Release the init of a created container. An exec that fails after that
+// (a script whose interpreter is missing) does not fail start, as with runc:
+// its error is returned, and the container exits 1.
+std::string start(const Context& g, const std::string& id);
+
+// create + start, then (unless detached) wait: the process's exit status,
+// 128+signal when killed, and start's late exec error.
+struct RunResult {
+  int status = 0;
+  std::string late_error;
+};
+RunResult run(const Context& g, const CreateOptions& o);
 
 // What husk sandbox adds to `run`, typed; the command line never sets it.
 struct CreateExtras {
@@ -48,16 +59,24 @@ struct CreateExtras {
 // config.json is read (the bundle directory may be a user's, who could swap
 // it for one with hooks of theirs), no operator policy, no terminal. The
 // container is deleted after, whatever happens.
-int run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text, const CreateExtras& extras);
-int cmd_state(const Context& g, const std::string& id);
+RunResult run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text,
+                         const CreateExtras& extras);
+// `state`: as callers see it, the status read live.
+spec::State container_state(const Context& g, const std::string& id);
 int cmd_kill(const Context& g, const std::string& id, const std::string& signal, bool all);
 int cmd_delete(const Context& g, const std::string& id, bool force);
-int cmd_list(const Context& g, const std::string& format, bool quiet);
+// `list`: every container under --root by id; a broken one is a warning in
+// the log, one being made or removed or another runtime's is passed over.
+std::vector<spec::State> list_containers(const Context& g);
 int cmd_spec(const std::string& bundle, const spec::ConfigDefaults& d);
-int cmd_features();
-// Prints the findings of policy::evaluate as a table; 1 when one is an error.
-// `policy` empty: the operator's policy for this root and name, else baseline.
-int cmd_check(const Context& g, const std::string& bundle, const std::string& policy);
+spec::Features runtime_features();
+// `check`: policy::evaluate of the bundle, judged from the host objects it
+// names. `policy` empty: the operator's policy for this root and name, else baseline.
+struct CheckResult {
+  std::string policy_name;
+  std::vector<policy::Finding> findings;
+};
+CheckResult check_bundle(const Context& g, const std::string& bundle, const std::string& policy);
 
 }  // namespace husk::rt
 
@@ -95,7 +114,8 @@ namespace husk::rt {
 // Cgroup-backed commands (runc's pause, resume, ps, update, events).
 int cmd_pause(const Context& g, const std::string& id);
 int cmd_resume(const Context& g, const std::string& id);
-int cmd_ps(const Context& g, const std::string& id, const std::string& format, const std::vector<std::string>& ps_args);
+// The pids of the container's processes (none once it stopped).
+std::vector<pid_t> container_pids(const Context& g, const std::string& id);
 
 struct UpdateOptions {
   std::string id;
@@ -106,6 +126,9 @@ struct UpdateOptions {
 };
 int cmd_update(const Context& g, const UpdateOptions& o);
 
-int cmd_events(const Context& g, const std::string& id, bool stats_once, const std::string& interval);
+// `events`: each event as a JSON line to `emit` until the container stops
+// (OOM kills within 200 ms, stats every `interval`); one stats event with `stats_once`.
+void watch_events(const Context& g, const std::string& id, bool stats_once, const std::string& interval,
+                  const std::function<void(const std::string&)>& emit);
 
 }  // namespace husk::rt

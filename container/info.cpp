@@ -26,22 +26,17 @@ int cmd_spec(const std::string& bundle, const spec::ConfigDefaults& d) {
   return 0;
 }
 
-int cmd_check(const Context& g, const std::string& bundle, const std::string& policy_arg) {
+CheckResult check_bundle(const Context& g, const std::string& bundle, const std::string& policy_arg) {
   std::string arg = policy_arg.empty() ? operator_policy(g) : policy_arg;
   policy::Policy policy = policy::load_policy(arg.empty() ? "baseline" : arg);
   spec::Spec spec = spec::load_bundle(bundle);
   const std::string dir = absolute_dir(bundle, "bundle");
   // As create judges them, from the objects opened; one that cannot be opened is judged as written.
   const HostObjects host = open_host_objects(spec, dir, false);
-  std::vector<policy::Finding> findings = policy::evaluate(spec, policy, dir, host.probe());
-  if (findings.empty())
-    std::cout << bundle << ": no findings under policy " << policy.name << "\n";
-  else
-    std::cout << policy::findings_table(findings);
-  return policy::violated(findings) ? 1 : 0;
+  return {policy.name, policy::evaluate(spec, policy, dir, host.probe())};
 }
 
-int cmd_features() {
+spec::Features runtime_features() {
   spec::Features f;
   f.oci_version_max = "1.3.0";
   f.hooks = {"prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"};
@@ -84,8 +79,7 @@ int cmd_features() {
   f.seccomp_archs = seccomp::known_archs();
   f.seccomp_known_flags = seccomp::known_flags();
   f.seccomp_supported_flags = seccomp::supported_flags();
-  std::cout << spec::features_to_json(f) << std::endl;
-  return 0;
+  return f;
 }
 
 }  // namespace husk::rt

@@ -75,7 +75,8 @@ std::unique_ptr<Creation> create_container(const Context& g, const CreateOptions
 // ---------- start.cpp ----------
 
 // Release a created container's init; `spec`: the config when the caller
-// still has it (run), else read back.
-void start_container(Handle& h, const spec::Spec* spec = nullptr);
+// still has it (run), else read back. Returns the error of an exec that
+// failed after the release (see start()), else "".
+std::string start_container(Handle& h, const spec::Spec* spec = nullptr);
 
 }  // namespace husk::rt

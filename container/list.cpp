@@ -42,14 +42,12 @@ std::string state_owner() {
 
 }  // namespace
 
-int cmd_state(const Context& g, const std::string& id) {
+spec::State container_state(const Context& g, const std::string& id) {
   Handle h = Handle::open(Store(g.root), id, false);
-  std::cout << spec::state_to_json(visible_state(h, h.load()), true) << std::endl;
-  return 0;
+  return visible_state(h, h.load());
 }
 
-
-int cmd_list(const Context& g, const std::string& format, bool quiet) {
+std::vector<spec::State> list_containers(const Context& g) {
   Store store(g.root);
   std::vector<spec::State> states;
   auto ids = store.ids();
@@ -77,32 +75,7 @@ int cmd_list(const Context& g, const std::string& format, bool quiet) {
   const std::string owner = state_owner();
   for (auto& s : states)
     if (s.owner.empty()) s.owner = owner;
-  if (quiet) {
-    for (const auto& s : states) std::cout << s.id << "\n";
-    return 0;
-  }
-  if (format == "json") {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& s : states) arr.push_back(nlohmann::json::parse(spec::state_to_json(s, false)));
-    std::cout << arr.dump() << std::endl;
-    return 0;
-  }
-  if (format != "table") throw Error("invalid format option \"" + format + "\"");
-  std::vector<std::vector<std::string>> rows{{"ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER"}};
-  for (const auto& s : states)
-    rows.push_back({s.id, std::to_string(s.pid), s.status, s.bundle, s.created, s.owner});
-  std::vector<size_t> width(6, 0);
-  for (const auto& r : rows)
-    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  for (const auto& r : rows) {
-    std::string line;
-    for (size_t i = 0; i < r.size(); ++i) {
-      line += r[i];
-      if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 3, ' ');
-    }
-    std::cout << line << "\n";
-  }
-  return 0;
+  return states;
 }
 
 }  // namespace husk::rt

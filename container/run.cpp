@@ -16,7 +16,7 @@ using base::Fd;
 
 namespace {
 
-int run_bundle(const Context& g, const CreateOptions& o, Bundle b, const CreateExtras& extras) {
+RunResult run_bundle(const Context& g, const CreateOptions& o, Bundle b, const CreateExtras& extras) {
   check_console_flags(*b.spec.process, o, o.detach);
   bool terminal = b.spec.process->terminal;
 
@@ -28,33 +28,35 @@ int run_bundle(const Context& g, const CreateOptions& o, Bundle b, const CreateE
   auto c = create_container(g, o, std::move(b), console.child.get(), extras);
   console.child.reset();
   Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
-  start_container(c->handle, &c->spec);
+  RunResult result;
+  result.late_error = start_container(c->handle, &c->spec);
   c->commit();
-  if (o.detach) return 0;
+  if (o.detach) return result;
 
   pid_t pid = c->rec.oci.pid;
   std::string id = c->rec.oci.id;
   spec::Spec sp = std::move(c->spec);  // its poststop hooks: not parsed again
   // Free the container lock while we wait so that state/kill/exec work.
   c.reset();
-  int status = extras.wait ? extras.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
+  result.status = extras.wait ? extras.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
   if (!o.keep) {
     Handle h = Handle::open(Store(g.root), id);
     Record rec = h.load();
     destroy_container(h, rec, true, &sp);
   }
-  return status;
+  return result;
 }
 
 }  // namespace
 
-int cmd_run(const Context& g, const CreateOptions& o) {
+RunResult run(const Context& g, const CreateOptions& o) {
   Bundle b = open_bundle(o.bundle);
   enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
   return run_bundle(g, o, std::move(b), {});
 }
 
-int run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text, const CreateExtras& extras) {
+RunResult run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text,
+                         const CreateExtras& extras) {
   try {
     return run_bundle(g, o, open_bundle(o.bundle, &config_text), extras);
   } catch (...) {

@@ -15,7 +15,7 @@ namespace husk::rt {
 using base::Fd;
 
 // `spec` is the config when the caller has it already (run); start reads it.
-void start_container(Handle& h, const spec::Spec* spec) {
+std::string start_container(Handle& h, const spec::Spec* spec) {
   Record rec = h.load();
   require(Verb::start, live_status(rec), rec.oci.id);
   spec::Spec loaded;
@@ -34,8 +34,7 @@ void start_container(Handle& h, const spec::Spec* spec) {
     // failed start to 126/127, where runc's callers see the exit status).
     // Nothing ran, so no poststart hook runs.
     log::error(failed.error);
-    std::cerr << failed.error << std::endl;
-    return;
+    return failed.error;
   }
   try {
     run_hooks(sp.hooks.poststart, "poststart", spec::state_to_json(rec.oci, false));
@@ -47,14 +46,12 @@ void start_container(Handle& h, const spec::Spec* spec) {
     kill_and_wait(init);
     throw;
   }
+  return "";
 }
 
-// `spec`: the config when the caller still has it (run), else read back.
-
-int cmd_start(const Context& g, const std::string& id) {
+std::string start(const Context& g, const std::string& id) {
   Handle h = Handle::open(Store(g.root), id);
-  start_container(h);
-  return 0;
+  return start_container(h);
 }
 
 }  // namespace husk::rt

@@ -801,7 +801,9 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
     }
     return status;
   };
-  return run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  RunResult result = run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  if (!result.late_error.empty()) std::cerr << result.late_error << std::endl;
+  return result.status;
 }
 
 }  // namespace husk::rt
