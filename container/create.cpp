@@ -17,6 +17,7 @@
 #include "base/time.h"
 #include "cgroups/cgroups.h"
 #include "cgroups/systemd.h"
+#include "container/placement.h"
 #include "container/operator_policy.h"
 #include "container/state.h"
 #include "launch/console.h"
@@ -76,22 +77,12 @@ void make_cgroup(const Context& g, Creation& c, const std::string& config_text, 
   Record& rec = c.rec;
   const auto& lx = *c.spec.linux_;
   if (lx.resources) cgroups::check_host(*lx.resources);
-  std::optional<cgroups::SystemdUnit> unit;
-  if (g.systemd_cgroup) {
-    // Where the system manager will put it; systemd's answer replaces it at start.
-    unit = cgroups::systemd_unit(lx.cgroups_path, rec.oci.id, g.rootless);
-    rec.cgroup_path = unit->cgroup;
-    rec.cgroup_rootless = g.rootless;
-  } else if (g.rootless) {
-    if (!extras.no_cgroup_reason.empty())
-      return make_no_cgroup(c, config_text, extras.no_cgroup_reason, extras.quiet_no_cgroup);
-    auto choice = cgroups::choose_rootless(cgroups::rootless_host(), lx.cgroups_path, rec.oci.id);
-    if (choice.path.empty()) return make_no_cgroup(c, config_text, choice.none_reason, extras.quiet_no_cgroup);
-    rec.cgroup_path = choice.path;
-    rec.cgroup_rootless = true;
-  } else {
-    rec.cgroup_path = cgroups::resolve_path(lx.cgroups_path, rec.oci.id);
-  }
+  // With systemd: where the manager will put it; its answer replaces it at start.
+  const CgroupPlace place = place_cgroup(g, lx.cgroups_path, rec.oci.id, extras.no_cgroup_reason);
+  if (place.path.empty()) return make_no_cgroup(c, config_text, place.none_reason, extras.quiet_no_cgroup);
+  rec.cgroup_path = place.path;
+  rec.cgroup_rootless = place.rootless;
+  const std::optional<cgroups::SystemdUnit>& unit = place.unit;
   // Recorded before the cgroup is made (the leaf and each parent not there
   // yet, as ours) and after: a husk killed at any point leaves enough for
   // delete --force, which removes only those carrying the mark.

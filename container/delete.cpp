@@ -1,4 +1,5 @@
 #include "container/internal.h"
+#include "container/placement.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -76,17 +77,12 @@ void recover_container(const Context& g, Handle& h) {
     const auto& path = sp.linux_ ? sp.linux_->cgroups_path : std::nullopt;
     // Rootless: where create would have put it from here (a delete run from
     // another cgroup finds another place, which the mark then refuses).
+    // With systemd: the system manager's place for it (a user manager's is
+    // not known from here: the mark check then finds nothing, systemd collects it).
+    const CgroupPlace place = place_cgroup(g, path, h.id(), "");
     rec.cgroup_rootless = g.rootless;
-    if (g.systemd_cgroup) {
-      // The system manager's place for it (a user manager's is not known
-      // from here: the mark check then finds nothing, systemd collects it).
-      auto unit = cgroups::systemd_unit(path, h.id(), g.rootless);
-      rec.cgroup_path = unit.cgroup;
-      rec.cgroup_handle = std::string(g.rootless ? "systemd-user:" : "systemd:") + unit.unit;
-    } else {
-      rec.cgroup_path = g.rootless ? cgroups::choose_rootless(cgroups::rootless_host(), path, h.id()).path
-                                   : cgroups::resolve_path(path, h.id());
-    }
+    rec.cgroup_path = place.path;
+    if (place.unit) rec.cgroup_handle = std::string(g.rootless ? "systemd-user:" : "systemd:") + place.unit->unit;
     // No record says whether create made the leaf or took over an existing
     // one: only the mark tells.
     rec.cgroup_created = {rec.cgroup_path};
