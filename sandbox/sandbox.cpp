@@ -669,138 +669,186 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   return h;
 }
 
-int cmd_sandbox(const Context& g, const SandboxOptions& o) {
-  if (o.print_config) {
-    SandboxConfig sc = sandbox_config(o, probe_sandbox_host(o), "rootfs");
-    for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
-    std::cout << sc.config.dump(1, '\t') << std::endl;
-    return 0;
+namespace {
+
+void say_notes(const SandboxConfig& sc) {
+  for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
+}
+
+// --print-config: the sandbox for any runtime, nothing run.
+int print_config(const SandboxOptions& o) {
+  SandboxConfig sc = sandbox_config(o, probe_sandbox_host(o), "rootfs");
+  say_notes(sc);
+  std::cout << sc.config.dump(1, '\t') << std::endl;
+  return 0;
+}
+
+// --keep-changes DIR: made (empty) by the user; held by an fd, so that its
+// work directory is removed there even if DIR is renamed or replaced.
+struct KeptChanges {
+  std::string path;  // "" without --keep-changes
+  Fd fd;
+};
+
+KeptChanges keep_changes_dir(const SandboxOptions& o, const SandboxHost& host) {
+  KeptChanges kept;
+  if (o.keep_changes.empty()) return kept;
+  const std::string keep = flag_path("--keep-changes", o.keep_changes, host.cwd);
+  kept.path = keep;
+  // Named by its real path, as --rw and --ro are: a symlink above it (one an
+  // earlier sandbox planted in the working directory) would take the
+  // layers elsewhere.
+  const std::string parent = keep.substr(0, std::max<size_t>(keep.rfind('/'), 1));
+  if (std::optional<std::string> real = real_path(parent); !real || *real != parent)
+    throw Error("--keep-changes " + o.keep_changes + ": " + parent +
+                (real ? " is a symlink (or below one) to " + *real + "; name the real directory"
+                      : ": no such directory"));
+  as_user(host.uid, host.gid, [&] {
+    if (::mkdir(keep.c_str(), 0700) == 0) return;
+    // An empty one is made again (ours, 0700); content may be an earlier review.
+    bool exists = errno == EEXIST;
+    if (exists && ::rmdir(keep.c_str()) != 0) {
+      if (errno == ENOTEMPTY || errno == EEXIST)
+        throw Error("--keep-changes " + o.keep_changes + ": " + keep +
+                    " is not empty (an earlier review?); name a new or empty directory");
+      // A symlink too: the layers go where the name says, never elsewhere.
+      if (errno == ENOTDIR)
+        throw Error("--keep-changes " + o.keep_changes + ": " + keep +
+                    " is not a directory (a symlink is not followed); name a new or empty directory");
+      throw sys_error("--keep-changes " + o.keep_changes + ": make " + keep + " again (rmdir)");
+    }
+    if (!exists || ::mkdir(keep.c_str(), 0700) != 0)
+      throw sys_error("--keep-changes " + o.keep_changes + ": make " + keep);
+  });
+  kept.fd = Fd(::open(keep.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!kept.fd) throw sys_error("--keep-changes " + o.keep_changes + ": open " + keep);
+  // What was opened is DIR itself, not what a parent swapped for a symlink
+  // since the check above leads to.
+  if (real_path("/proc/self/fd/" + std::to_string(kept.fd.get())) != keep)
+    throw Error("--keep-changes " + o.keep_changes + ": " + keep + " moved while it was made; name it again");
+  return kept;
+}
+
+// The compiled profile is cached where the user's husk keeps it (no
+// XDG_RUNTIME_DIR: /tmp/husk-UID). A cache the sandbox could write would
+// hand the next sandbox a filter that allows everything: both places are
+// masked in every sandbox (sandbox_config), and compile() ignores a cache
+// not owned by the caller or open to others. A /tmp/husk-UID someone else
+// made, open to others or a symlink is not used either (compile() refuses
+// it too): without a cache the filter is the same, only built again,
+// where failing would let any user deny the sandbox to another by
+// planting the directory first. "" when there is none.
+std::string seccomp_cache() {
+  std::string mine = "/tmp/husk-" + std::to_string(::geteuid());
+  ::mkdir(mine.c_str(), 0700);
+  Fd dir(::open(mine.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (dir && ::fstat(dir.get(), &st) == 0 && st.st_uid == ::geteuid() && !(st.st_mode & 022))
+    return mine + "/.seccomp-cache";
+  std::cerr << "husk sandbox: " << mine
+            << " is not yours alone (another user's, open to others, or a symlink): the seccomp filter is "
+               "built without its cache"
+            << std::endl;
+  return "";
+}
+
+// The caller's context with a state root of the sandbox's own.
+Context sandbox_context(const Context& g, const Workdir& work) {
+  Context sg = g;
+  sg.root = work.state();
+  if (sg.seccomp_cache.empty()) sg.seccomp_cache = seccomp_cache();
+  return sg;
+}
+
+CreateExtras sandbox_extras(const SandboxOptions& o) {
+  CreateExtras extras;
+  extras.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
+  if (!o.limited())
+    extras.no_cgroup_reason = "husk sandbox without limits: its pid namespace ends every process with the command";
+  return extras;
+}
+
+// The layers are the sandbox user's: its init mounts them without privilege over host files.
+void make_layers(const SandboxConfig& sc, const Workdir& work, const KeptChanges& kept, const SandboxHost& host) {
+  if (sc.overlay_dirs.empty()) return;
+  const bool ours = kept.path.empty();
+  const std::string top = ours ? work.overlay() : kept.path;
+  Fd dir(ours ? ::openat(work.layers_fd(), "overlay", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
+  if (ours && !dir) throw sys_error("sandbox: open " + top);
+  const int layers = ours ? dir.get() : kept.fd.get();
+  as_user(host.uid, host.gid, [&] {
+    for (const auto& d : sc.overlay_dirs) make_dirs_at(layers, d.substr(top.size() + 1), top);
+  });
+}
+
+// --keep-changes keeps the upper layer only: overlayfs's work directory
+// next to it goes when the sandbox ends.
+struct DropWorkDir {
+  int fd;
+  uint32_t uid, gid;
+  ~DropWorkDir() {
+    if (fd >= 0) remove_users_tree(uid, gid, fd, "work");
   }
+};
+
+// --allow-host: the proxy listens in the sandbox's network namespace once its init is there.
+std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<Proxy>& proxy) {
+  std::vector<AllowedHost> allowed;
+  for (const auto& a : o.allow_hosts) allowed.push_back(parse_allowed_host(a));
+  return [&proxy, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private](pid_t init) {
+    proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok, private_ok);
+  };
+}
+
+// The command's status once it is gone, the terminal put back, then what
+// the proxy refused, said.
+int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, std::unique_ptr<Proxy>& proxy) {
+  bool timed_out = false;
+  int status = wait_sandboxed(pid, sigfd, o.timeout, timed_out);
+  // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
+  terminal.restore();
+  if (timed_out)
+    std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace
+              << "s later if needed" << std::endl;
+  if (proxy) {
+    std::vector<std::string> denied = proxy->denied();
+    proxy.reset();
+    std::string list;
+    for (const auto& d : denied) list += (list.empty() ? "" : ", ") + d;
+    if (!list.empty()) std::cerr << "husk sandbox: --allow-host refused: " << list << std::endl;
+  }
+  return status;
+}
+
+}  // namespace
+
+int cmd_sandbox(const Context& g, const SandboxOptions& o) {
+  if (o.print_config) return print_config(o);
   SandboxHost host = probe_sandbox_host(o);
   // A core dump of husk would land in the (writable) working directory with
   // the caller's environment in it.
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
   Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
-  // --keep-changes DIR: made (empty) by the user; held by an fd, so that its
-  // work directory is removed there even if DIR is renamed or replaced.
-  std::string keep;
-  Fd keep_fd;
-  if (!o.keep_changes.empty()) {
-    keep = flag_path("--keep-changes", o.keep_changes, host.cwd);
-    // Named by its real path, as --rw and --ro are: a symlink above it (one an
-    // earlier sandbox planted in the working directory) would take the
-    // layers elsewhere.
-    const std::string parent = keep.substr(0, std::max<size_t>(keep.rfind('/'), 1));
-    if (std::optional<std::string> real = real_path(parent); !real || *real != parent)
-      throw Error("--keep-changes " + o.keep_changes + ": " + parent +
-                  (real ? " is a symlink (or below one) to " + *real + "; name the real directory"
-                        : ": no such directory"));
-    as_user(host.uid, host.gid, [&] {
-      if (::mkdir(keep.c_str(), 0700) == 0) return;
-      // An empty one is made again (ours, 0700); content may be an earlier review.
-      bool exists = errno == EEXIST;
-      if (exists && ::rmdir(keep.c_str()) != 0) {
-        if (errno == ENOTEMPTY || errno == EEXIST)
-          throw Error("--keep-changes " + o.keep_changes + ": " + keep +
-                      " is not empty (an earlier review?); name a new or empty directory");
-        // A symlink too: the layers go where the name says, never elsewhere.
-        if (errno == ENOTDIR)
-          throw Error("--keep-changes " + o.keep_changes + ": " + keep +
-                      " is not a directory (a symlink is not followed); name a new or empty directory");
-        throw sys_error("--keep-changes " + o.keep_changes + ": make " + keep + " again (rmdir)");
-      }
-      if (!exists || ::mkdir(keep.c_str(), 0700) != 0)
-        throw sys_error("--keep-changes " + o.keep_changes + ": make " + keep);
-    });
-    keep_fd = Fd(::open(keep.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!keep_fd) throw sys_error("--keep-changes " + o.keep_changes + ": open " + keep);
-    // What was opened is DIR itself, not what a parent swapped for a symlink
-    // since the check above leads to.
-    if (real_path("/proc/self/fd/" + std::to_string(keep_fd.get())) != keep)
-      throw Error("--keep-changes " + o.keep_changes + ": " + keep + " moved while it was made; name it again");
-  }
-  Context sg = g;
-  sg.root = work.state();
-  CreateExtras extras;
-  extras.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
-  if (!o.limited())
-    extras.no_cgroup_reason = "husk sandbox without limits: its pid namespace ends every process with the command";
-  // The compiled profile is cached where the user's husk keeps it (no
-  // XDG_RUNTIME_DIR: /tmp/husk-UID). A cache the sandbox could write would
-  // hand the next sandbox a filter that allows everything: both places are
-  // masked in every sandbox (sandbox_config), and compile() ignores a cache
-  // not owned by the caller or open to others. A /tmp/husk-UID someone else
-  // made, open to others or a symlink is not used either (compile() refuses
-  // it too): without a cache the filter is the same, only built again,
-  // where failing would let any user deny the sandbox to another by
-  // planting the directory first.
-  if (sg.seccomp_cache.empty()) {
-    std::string mine = "/tmp/husk-" + std::to_string(::geteuid());
-    ::mkdir(mine.c_str(), 0700);
-    Fd dir(::open(mine.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    struct stat st;
-    if (dir && ::fstat(dir.get(), &st) == 0 && st.st_uid == ::geteuid() && !(st.st_mode & 022))
-      sg.seccomp_cache = mine + "/.seccomp-cache";
-    else
-      std::cerr << "husk sandbox: " << mine
-                << " is not yours alone (another user's, open to others, or a symlink): the seccomp filter is "
-                   "built without its cache"
-                << std::endl;
-  }
+  KeptChanges kept = keep_changes_dir(o, host);
+  Context sg = sandbox_context(g, work);
+  CreateExtras extras = sandbox_extras(o);
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();
   // Forked before the config is built: fewer of our pages are shared with
   // it, so fewer copy-on-write faults while we go on.
-  Guardian guardian(sg, co.id, work, keep_fd.get());
-  SandboxConfig sc = sandbox_config(o, host, work.rootfs(), keep.empty() ? work.overlay() : keep);
-  for (const auto& n : sc.notes) std::cerr << "husk sandbox: " << n << std::endl;
-  // The layers are the sandbox user's: its init mounts them without privilege over host files.
-  if (!sc.overlay_dirs.empty()) {
-    const std::string top = keep.empty() ? work.overlay() : keep;
-    Fd ours(keep.empty() ? ::openat(work.layers_fd(), "overlay", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1);
-    if (keep.empty() && !ours) throw sys_error("sandbox: open " + top);
-    const int layers = keep.empty() ? ours.get() : keep_fd.get();
-    as_user(host.uid, host.gid, [&] {
-      for (const auto& d : sc.overlay_dirs) make_dirs_at(layers, d.substr(top.size() + 1), top);
-    });
-  }
-  struct DropWork {
-    int fd;
-    uint32_t uid, gid;
-    ~DropWork() {
-      if (fd >= 0) remove_users_tree(uid, gid, fd, "work");
-    }
-  } drop_work{keep_fd.get(), host.uid, host.gid};  // kept: the upper layer only
+  Guardian guardian(sg, co.id, work, kept.fd.get());
+  SandboxConfig sc = sandbox_config(o, host, work.rootfs(), kept.path.empty() ? work.overlay() : kept.path);
+  say_notes(sc);
+  make_layers(sc, work, kept, host);
+  DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};
 
   std::unique_ptr<Proxy> proxy;
-  if (!o.allow_hosts.empty()) {
-    std::vector<AllowedHost> allowed;
-    for (const auto& a : o.allow_hosts) allowed.push_back(parse_allowed_host(a));
-    extras.on_init_open = [&proxy, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private](pid_t init) {
-      proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok, private_ok);
-    };
-  }
+  if (!o.allow_hosts.empty()) extras.on_init_open = start_proxy(o, proxy);
   // Saved before the command starts: it may change the settings at once.
   TerminalGuard terminal;
-  extras.wait = [&](pid_t pid, int sigfd) {
-    bool timed_out = false;
-    int status = wait_sandboxed(pid, sigfd, o.timeout, timed_out);
-    // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
-    terminal.restore();
-    if (timed_out)
-      std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace
-                << "s later if needed" << std::endl;
-    if (proxy) {
-      std::vector<std::string> denied = proxy->denied();
-      proxy.reset();
-      std::string list;
-      for (const auto& d : denied) list += (list.empty() ? "" : ", ") + d;
-      if (!list.empty()) std::cerr << "husk sandbox: --allow-host refused: " << list << std::endl;
-    }
-    return status;
-  };
+  extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy); };
   return run_own_config(sg, co, sc.config.dump() + "\n", extras);
 }
 
