@@ -1,6 +1,5 @@
 // The sandbox's directories on the host: private_dir for root's, the
 // work directory of one sandbox, and remove_tree for what a sandbox left.
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/random.h>
@@ -15,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/dir.h"
 #include "base/error.h"
 #include "sandbox/internal.h"
 
@@ -34,15 +34,10 @@ constexpr int kMaxDepth = 64;
 std::vector<std::string> names_in(int dir) {
   std::vector<std::string> names;
   // A new open file description: a dup would share the position a former listing left at the end.
-  int copy = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR* d = copy < 0 ? nullptr : ::fdopendir(copy);
-  if (!d) {
-    if (copy >= 0) ::close(copy);
-    return names;
-  }
-  while (dirent* e = ::readdir(d))
+  base::Dir d = base::open_dir(dir);
+  if (!d) return names;
+  while (dirent* e = ::readdir(d.get()))
     if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
-  ::closedir(d);
   return names;
 }
 

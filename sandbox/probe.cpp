@@ -1,5 +1,4 @@
 // probe_sandbox_host: who runs the command, and what of the host the config is built from.
-#include <dirent.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <memory>
 #include <sstream>
 
+#include "base/dir.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/mountinfo.h"
@@ -46,28 +46,44 @@ std::optional<PasswdEntry> read_passwd(uint32_t uid, std::vector<std::string>& h
 }
 
 // What the credential lookup knows of a directory (see probe_sandbox_host).
-struct Dir {
+struct DirSummary {
   bool missing = false;
   std::optional<std::vector<std::string>> dot_names;  // sorted; listed when it is one block
 };
 
-Dir look_at(const std::string& dir) {
-  Dir d;
+DirSummary look_at(const std::string& dir) {
+  DirSummary d;
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) {
     d.missing = errno == ENOENT || errno == ENOTDIR;
     return d;
   }
   if (!S_ISDIR(st.st_mode) || st.st_size > 4096) return d;
-  DIR* ds = ::opendir(dir.c_str());
+  base::Dir ds(::opendir(dir.c_str()));
   if (!ds) return d;
   std::vector<std::string> names;
-  while (dirent* e = ::readdir(ds))
+  while (dirent* e = ::readdir(ds.get()))
     if (e->d_name[0] == '.') names.emplace_back(e->d_name);
-  ::closedir(ds);
   std::sort(names.begin(), names.end());
   d.dot_names = std::move(names);
   return d;
+}
+
+// The entries of "/" that are directories, symlinks followed; sorted.
+std::vector<std::string> root_dirs() {
+  std::vector<std::string> dirs;
+  if (base::Dir d{::opendir("/")}) {
+    while (dirent* e = ::readdir(d.get())) {
+      std::string name = e->d_name;
+      if (name == "." || name == ".." || (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
+        continue;
+      struct stat st;
+      if (e->d_type == DT_DIR || (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+        dirs.push_back(name);
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
 }
 
 // Who runs the command: the caller; as root, --user or sudo's user.
@@ -125,31 +141,20 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   char cwd[PATH_MAX];
   if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
   h.cwd = cwd;
-  if (DIR* d = ::opendir("/")) {
-    while (dirent* e = ::readdir(d)) {
-      std::string name = e->d_name;
-      if (name == "." || name == ".." || (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
-        continue;
-      struct stat st;
-      if (e->d_type == DT_DIR || (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
-        h.root_dirs.push_back(name);
-    }
-    ::closedir(d);
-  }
-  std::sort(h.root_dirs.begin(), h.root_dirs.end());
+  h.root_dirs = root_dirs();
   // Credentials are looked for in every home (~20 dot-names each, most of
   // them absent). Each directory is looked at once: missing, its paths are
   // answered without a syscall; small (one block), its dot-names are listed
   // and an absent one needs no lookup; else one lstat per path (homes such
   // as /bin hold a thousand names: listing them cost more than it saved).
-  auto dirs = std::make_shared<std::map<std::string, Dir>>();
+  auto dirs = std::make_shared<std::map<std::string, DirSummary>>();
   h.real = [dirs](const std::string& p) -> std::optional<std::string> {
     size_t slash = p.rfind('/');
     if (slash != std::string::npos && slash > 0) {
       const std::string dir = p.substr(0, slash), name = p.substr(slash + 1);
       auto it = dirs->find(dir);
       if (it == dirs->end()) it = dirs->emplace(dir, look_at(dir)).first;
-      const Dir& d = it->second;
+      const DirSummary& d = it->second;
       if (d.missing) return std::nullopt;
       if (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name))
         return std::nullopt;
