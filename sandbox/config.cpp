@@ -39,13 +39,6 @@ ojson tmpfs(const std::string& dest, const char* mode, int64_t size) {
   return {{"destination", dest}, {"type", "tmpfs"}, {"source", "tmpfs"}, {"options", std::move(options)}};
 }
 
-// A directory the sandbox shows: where it appears, what it really is.
-struct Shown {
-  std::string dest, real;
-  bool writable = false;
-  std::string flag;  // "" for the host's own root directories
-};
-
 // The environment the command gets: never the caller's whole one (tokens
 // live there too), only what programs need to run, plus --env.
 ojson environment(const SandboxOptions& o, const SandboxHost& h) {
@@ -80,15 +73,25 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
   return out;
 }
 
-}  // namespace
+// A directory the sandbox shows: where it appears, what it really is.
+struct Shown {
+  std::string dest, real;
+  bool writable = false;
+  std::string flag;  // "" for the host's own root directories
+};
 
-std::string flag_path(const std::string& flag, const std::string& path, const std::string& cwd) {
-  if (path.empty()) throw Error(flag + ": empty path");
-  return ns::clean_path(path[0] == '/' ? path : cwd + "/" + path);
-}
+// What is shown: the host's root directories read-only, then the working
+// directory and --rw writable, --ro read-only; parents before children.
+struct ShownPaths {
+  std::vector<Shown> root;   // the host's root directories
+  std::vector<Shown> given;  // the working directory, --ro and --rw
+  // The fresh mounts' directories as the host has them: one may be a symlink
+  // (/home -> var/home on Fedora Atomic), its target under a shown directory.
+  std::map<std::string, std::string> fresh_real;
+};
 
-SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs,
-                             const std::string& overlay_dir) {
+// The flags judged on their own, before the host is looked at.
+void check_flags(const SandboxOptions& o) {
   if (o.args.empty()) throw Error("sandbox: no command given (husk sandbox [options] -- COMMAND [ARGS...])");
   if (o.net != "none" && o.net != "host") throw Error("--net " + o.net + ": must be none or host");
   if (!o.allow_hosts.empty() && o.net != "none")
@@ -96,78 +99,78 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   for (const auto& a : o.allow_hosts) parse_allowed_host(a);
   if (o.allow_host_loopback && o.allow_hosts.empty()) throw Error("--allow-host-loopback: no --allow-host is given");
   if (o.allow_host_private && o.allow_hosts.empty()) throw Error("--allow-host-private: no --allow-host is given");
-  SandboxConfig out;
-  ojson cfg = spec::default_config({.permissive = true});
-  int64_t memory = 0;
-  if (!o.memory.empty()) {
-    memory = parse_bytes("memory", o.memory);
-    if (memory <= 0) throw Error("--memory " + o.memory + ": must be a positive size");
-  }
-  // Files in a tmpfs count against a cgroup's memory, never against an
-  // rlimit: without a cgroup each of the sandbox's tmpfs is capped instead.
-  const int64_t tmpfs_size = h.cgroup ? 0 : memory;
+}
 
-  // What is shown: the host's root directories read-only, then the working
-  // directory and --rw writable, --ro read-only; parents before children.
-  std::vector<Shown> shown;
+// --memory in bytes, 0 when none is asked.
+int64_t memory_bytes(const SandboxOptions& o) {
+  if (o.memory.empty()) return 0;
+  const int64_t memory = parse_bytes("memory", o.memory);
+  if (memory <= 0) throw Error("--memory " + o.memory + ": must be a positive size");
+  return memory;
+}
+
+// Adds the directory a flag names to `given`, refusing what a sandbox
+// replaces or never shows by name (a symlink).
+void show_given(ShownPaths& s, const SandboxHost& h, const std::string& flag, const std::string& typed, bool writable) {
+  std::string dest = flag_path(flag, typed, h.cwd);
+  if (dest == "/") throw Error(flag + " /: the host's root is shown read-only; name a directory below it");
+  // Showing one of them again would bring back what the fresh mounts hide
+  // (the host's /tmp holds the user's tmux, ssh-agent and X11 sockets).
+  std::vector<std::string> replaced = {"/var/tmp"};
+  for (const auto& r : kReplaced) replaced.push_back("/" + r);
+  for (const auto& r : replaced)
+    if (base::is_within(r, dest))
+      throw Error(flag + " " + typed + ": would show the host's " + dest + ", which a sandbox replaces; name a "
+                  "directory below it");
+  std::optional<std::string> real = h.real(dest);
+  if (!real) throw Error(flag + " " + typed + ": no such file or directory");
+  // A symlink may have been planted by an earlier sandbox: what is shown
+  // is named by its real path only.
+  if (*real != dest)
+    throw Error(flag + " " + typed + ": is a symlink (or below one) to " + *real + "; name " + *real + " itself");
+  for (const auto& [path, fresh] : s.fresh_real)
+    if (base::is_within(fresh, *real))
+      throw Error(flag + " " + typed + ": would show the host's " + path + " (" + fresh +
+                  "), which a sandbox replaces; name a directory below it");
+  for (auto& a : s.given) {
+    if (a.dest != dest) continue;
+    // The working directory is writable unless a flag says otherwise.
+    if (a.flag != kWorkingDirectory) throw Error(flag + " " + typed + ": already given as " + a.flag);
+    a = {dest, *real, writable, flag};
+    return;
+  }
+  s.given.push_back({dest, *real, writable, flag});
+}
+
+ShownPaths shown_paths(const SandboxOptions& o, const SandboxHost& h) {
+  ShownPaths s;
   for (const auto& d : h.root_dirs) {
     if (std::find(kReplaced.begin(), kReplaced.end(), d) != kReplaced.end()) continue;
     // A symlink (/bin -> usr/bin) is shown as its directory: the root is empty.
-    if (std::optional<std::string> real = h.real("/" + d)) shown.push_back({"/" + d, *real});
+    if (std::optional<std::string> real = h.real("/" + d)) s.root.push_back({"/" + d, *real});
   }
-  // The fresh mounts' directories as the host has them: one may be a symlink
-  // (/home -> var/home on Fedora Atomic), its target under a shown directory.
-  std::map<std::string, std::string> fresh_real;
   for (const auto& [path, mode] : kFresh)
-    if (std::optional<std::string> real = h.real(path)) fresh_real[path] = *real;
-  std::vector<Shown> allowed;
-  auto allow = [&](const std::string& flag, const std::string& typed, bool writable) {
-    std::string dest = flag_path(flag, typed, h.cwd);
-    if (dest == "/") throw Error(flag + " /: the host's root is shown read-only; name a directory below it");
-    // Showing one of them again would bring back what the fresh mounts hide
-    // (the host's /tmp holds the user's tmux, ssh-agent and X11 sockets).
-    std::vector<std::string> replaced = {"/var/tmp"};
-    for (const auto& r : kReplaced) replaced.push_back("/" + r);
-    for (const auto& r : replaced)
-      if (base::is_within(r, dest))
-        throw Error(flag + " " + typed + ": would show the host's " + dest + ", which a sandbox replaces; name a "
-                    "directory below it");
-    std::optional<std::string> real = h.real(dest);
-    if (!real) throw Error(flag + " " + typed + ": no such file or directory");
-    // A symlink may have been planted by an earlier sandbox: what is shown
-    // is named by its real path only.
-    if (*real != dest)
-      throw Error(flag + " " + typed + ": is a symlink (or below one) to " + *real + "; name " + *real + " itself");
-    for (const auto& [path, fresh] : fresh_real)
-      if (base::is_within(fresh, *real))
-        throw Error(flag + " " + typed + ": would show the host's " + path + " (" + fresh +
-                    "), which a sandbox replaces; name a directory below it");
-    for (auto& a : allowed) {
-      if (a.dest != dest) continue;
-      // The working directory is writable unless a flag says otherwise.
-      if (a.flag != kWorkingDirectory) throw Error(flag + " " + typed + ": already given as " + a.flag);
-      a = {dest, *real, writable, flag};
-      return;
-    }
-    allowed.push_back({dest, *real, writable, flag});
-  };
-  if (h.cwd != "/") allow(kWorkingDirectory, h.cwd, true);
-  for (const auto& p : o.ro) allow("--ro", p, false);
-  for (const auto& p : o.rw) allow("--rw", p, true);
-  std::stable_sort(allowed.begin(), allowed.end(), [](const Shown& a, const Shown& b) {
+    if (std::optional<std::string> real = h.real(path)) s.fresh_real[path] = *real;
+  if (h.cwd != "/") show_given(s, h, kWorkingDirectory, h.cwd, true);
+  for (const auto& p : o.ro) show_given(s, h, "--ro", p, false);
+  for (const auto& p : o.rw) show_given(s, h, "--rw", p, true);
+  std::stable_sort(s.given.begin(), s.given.end(), [](const Shown& a, const Shown& b) {
     return std::count(a.dest.begin(), a.dest.end(), '/') < std::count(b.dest.begin(), b.dest.end(), '/');
   });
+  return s;
+}
 
-  // Deny wins: every credential inside something shown is masked there; a
-  // directory inside a credential is refused.
-  std::vector<std::string> credentials = policy::secret_files();
+// What a sandbox never shows: the policy's secrets, husk's own state and
+// caches of this user, the user's runtime directory, every home's credentials.
+std::vector<std::string> credentials(const SandboxHost& h) {
+  std::vector<std::string> out = policy::secret_files();
   // husk's own state and caches of this user: written by husk, read back.
   // The whole runtime directory: this sandbox's own files are there, and the
   // user's session sockets (the systemd user manager's bus would start
   // commands outside), wherever XDG_RUNTIME_DIR points.
-  credentials.push_back("/tmp/husk-" + std::to_string(h.uid));
+  out.push_back("/tmp/husk-" + std::to_string(h.uid));
   if (auto it = h.env.find("XDG_RUNTIME_DIR"); it != h.env.end() && it->second.size() > 1 && it->second[0] == '/')
-    credentials.push_back(it->second);
+    out.push_back(it->second);
   std::vector<std::string> homes = h.homes;
   homes.push_back(h.home);  // a user from LDAP or homed has no /etc/passwd line
   // System accounts share homes (/bin, /nonexistent): each is looked at once.
@@ -175,20 +178,27 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   homes.erase(std::unique(homes.begin(), homes.end()), homes.end());
   for (const auto& home : homes)
     if (home != "/" && h.real(home))
-      for (const auto& c : policy::home_secrets()) credentials.push_back(home + "/" + c);
-  credentials.push_back("/run/user/" + std::to_string(h.uid));
-  std::vector<std::string> masked = cfg["linux"]["maskedPaths"];
+      for (const auto& c : policy::home_secrets()) out.push_back(home + "/" + c);
+  out.push_back("/run/user/" + std::to_string(h.uid));
+  return out;
+}
+
+// The masked paths: the defaults, then deny wins: every credential inside
+// something shown is masked there, a directory inside a credential is
+// refused; then --hide.
+std::vector<std::string> hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<std::string> masked,
+                                      const ShownPaths& s) {
   auto mask = [&](const std::string& path) {
     if (std::find(masked.begin(), masked.end(), path) == masked.end()) masked.push_back(path);
   };
-  for (const auto& c : credentials) {
+  for (const auto& c : credentials(h)) {
     std::optional<std::string> real = h.real(c);
     if (!real) continue;
-    for (const auto* list : {&shown, &allowed})
-      for (const auto& s : *list) {
-        if (!s.flag.empty() && base::is_within(s.real, *real))
-          throw Error(s.flag + " " + s.dest + ": is inside " + c + ", which a sandbox never shows");
-        if (base::is_within(*real, s.real)) mask(s.dest + real->substr(s.real.size()));
+    for (const auto* list : {&s.root, &s.given})
+      for (const auto& d : *list) {
+        if (!d.flag.empty() && base::is_within(d.real, *real))
+          throw Error(d.flag + " " + d.dest + ": is inside " + c + ", which a sandbox never shows");
+        if (base::is_within(*real, d.real)) mask(d.dest + real->substr(d.real.size()));
       }
   }
   for (const auto& p : o.hide) {
@@ -196,9 +206,13 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");
     mask(path);
   }
+  return masked;
+}
 
+// The default config's kernel views, as a user namespace of the user's own can have them.
+ojson kernel_mounts(const ojson& defaults, const SandboxOptions& o) {
   ojson mounts = ojson::array();
-  for (const auto& m : cfg["mounts"]) {
+  for (const auto& m : defaults) {
     const std::string dest = m["destination"];
     if (dest == "/sys/fs/cgroup") continue;
     if (dest == "/sys" && o.net == "host") {
@@ -213,77 +227,108 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     }
     mounts.push_back(copy);
   }
-  // --overlay: the shown directories (the working directory too) become
-  // writable views whose changes go to an upper layer; --rw and --ro stay binds.
-  const bool overlay = o.overlaid();
-  auto overlay_mount = [&](const Shown& d) {
-    if (d.real.find_first_of(",:") != std::string::npos || overlay_dir.find_first_of(",:") != std::string::npos)
-      throw Error("--overlay: " + d.real + " or " + overlay_dir + " has a ',' or ':', which overlayfs options cannot carry");
-    std::string name = std::to_string(out.overlay_dirs.size() / 2) + "-" + d.dest.substr(d.dest.rfind('/') + 1);
-    std::string upper = overlay_dir + "/upper/" + name, work = overlay_dir + "/work/" + name;
-    out.overlay_dirs.push_back(upper);
-    out.overlay_dirs.push_back(work);
+  return mounts;
+}
+
+// --overlay: the shown directories (the working directory too) become
+// writable views whose changes go to an upper layer; --rw and --ro stay binds.
+class Overlays {
+ public:
+  Overlays(const SandboxOptions& o, const SandboxHost& h, const std::string& dir, std::vector<std::string>& dirs)
+      : on_(o.overlaid()), mount_points_(h.mount_points), dir_(dir), dirs_(dirs) {}
+  bool on() const { return on_; }
+
+  // In a user namespace the kernel refuses an overlay whose lower directory
+  // has mounts below it (they would be uncovered): those stay read-only.
+  bool possible(const Shown& d) const {
+    for (const auto& m : mount_points_)
+      if (m != d.real && base::is_within(m, d.real)) return false;
+    return true;
+  }
+
+  ojson mount(const Shown& d) {
+    if (d.real.find_first_of(",:") != std::string::npos || dir_.find_first_of(",:") != std::string::npos)
+      throw Error("--overlay: " + d.real + " or " + dir_ + " has a ',' or ':', which overlayfs options cannot carry");
+    std::string name = std::to_string(dirs_.size() / 2) + "-" + d.dest.substr(d.dest.rfind('/') + 1);
+    std::string upper = dir_ + "/upper/" + name, work = dir_ + "/work/" + name;
+    dirs_.push_back(upper);
+    dirs_.push_back(work);
     // userxattr: mounted in the sandbox's user namespace, which trusted.* xattrs are not.
     return ojson{{"destination", d.dest},
                  {"type", "overlay"},
                  {"source", "overlay"},
                  {"options", {"lowerdir=" + d.real, "upperdir=" + upper, "workdir=" + work, "userxattr", "nosuid",
                               "nodev"}}};
-  };
-  // In a user namespace the kernel refuses an overlay whose lower directory
-  // has mounts below it (they would be uncovered): those stay read-only.
+  }
+
+ private:
+  bool on_;
+  const std::vector<std::string>& mount_points_;
+  const std::string& dir_;
+  std::vector<std::string>& dirs_;
+};
+
+// The host's root directories: read-only binds, or overlays.
+void mount_root_dirs(ojson& mounts, const ShownPaths& s, Overlays& overlays, std::vector<std::string>& notes) {
   std::vector<std::string> kept_read_only;
-  auto can_overlay = [&](const Shown& d) {
-    for (const auto& m : h.mount_points)
-      if (m != d.real && base::is_within(m, d.real)) return false;
-    return true;
-  };
-  for (const auto& s : shown) {
-    if (overlay && can_overlay(s)) {
-      mounts.push_back(overlay_mount(s));
+  for (const auto& d : s.root) {
+    if (overlays.on() && overlays.possible(d)) {
+      mounts.push_back(overlays.mount(d));
     } else {
-      if (overlay) kept_read_only.push_back(s.dest);
-      mounts.push_back(bind_mount(s.dest, s.real, false));
+      if (overlays.on()) kept_read_only.push_back(d.dest);
+      mounts.push_back(bind_mount(d.dest, d.real, false));
     }
   }
-  if (!kept_read_only.empty()) {
-    std::string list;
-    for (const auto& d : kept_read_only) list += (list.empty() ? "" : ", ") + d;
-    out.notes.push_back("--overlay: " + list + " stay read-only (file systems are mounted below them)");
-  }
+  if (kept_read_only.empty()) return;
+  std::string list;
+  for (const auto& d : kept_read_only) list += (list.empty() ? "" : ", ") + d;
+  notes.push_back("--overlay: " + list + " stay read-only (file systems are mounted below them)");
+}
+
+// The fresh scratch and home directories, over the host's.
+void mount_fresh(ojson& mounts, const SandboxHost& h, const ShownPaths& s, int64_t tmpfs_size) {
   const bool has_var = std::find(h.root_dirs.begin(), h.root_dirs.end(), "var") != h.root_dirs.end();
   for (const auto& [path, mode] : kFresh) {
     if (path == std::string("/var/tmp") && !has_var) continue;
     mounts.push_back(tmpfs(path, mode, tmpfs_size));
     // A symlink's target shows through a directory bound above: covered too.
-    auto real = fresh_real.find(path);
-    if (real == fresh_real.end() || real->second == path) continue;
-    for (const auto& d : shown)
+    auto real = s.fresh_real.find(path);
+    if (real == s.fresh_real.end() || real->second == path) continue;
+    for (const auto& d : s.root)
       if (base::is_within(real->second, d.real)) {
         mounts.push_back(tmpfs(d.dest + real->second.substr(d.real.size()), mode, tmpfs_size));
         break;
       }
   }
-  if (o.net == "host") {
-    // The resolver's file often lives in /run (systemd-resolved, resolvconf).
-    if (auto resolv = h.real("/etc/resolv.conf"); resolv && base::is_within(*resolv, "/run")) {
-      std::string dir = resolv->substr(0, resolv->rfind('/'));
-      mounts.push_back(bind_mount(dir, dir, false));
-    }
+}
+
+// --net host: the resolver's file often lives in /run (systemd-resolved,
+// resolvconf), which the sandbox replaces: its directory is shown.
+void mount_resolver(ojson& mounts, const SandboxOptions& o, const SandboxHost& h) {
+  if (o.net != "host") return;
+  if (auto resolv = h.real("/etc/resolv.conf"); resolv && base::is_within(*resolv, "/run")) {
+    std::string dir = resolv->substr(0, resolv->rfind('/'));
+    mounts.push_back(bind_mount(dir, dir, false));
   }
+}
+
+// The user's home as scratch space, then what the flags show, above it.
+void mount_given(ojson& mounts, const SandboxHost& h, const ShownPaths& s, Overlays& overlays, int64_t tmpfs_size) {
   // HOME exists and is the user's scratch space when nothing shows it.
   // Wherever it is (/var/lib/postgresql), unless a flag shows it.
   bool home_shown = h.home.empty() || h.home == "/";
-  for (const auto& a : allowed) home_shown |= base::is_within(h.home, a.dest);
+  for (const auto& a : s.given) home_shown |= base::is_within(h.home, a.dest);
   if (!home_shown) mounts.push_back(tmpfs(h.home, "700", tmpfs_size));
-  for (const auto& a : allowed) {
-    if (overlay && a.flag == kWorkingDirectory && !can_overlay(a))
+  for (const auto& a : s.given) {
+    const bool overlaid = overlays.on() && a.flag == kWorkingDirectory;
+    if (overlaid && !overlays.possible(a))
       throw Error("--overlay: the working directory " + a.dest + " has file systems mounted below it");
-    mounts.push_back(overlay && a.flag == kWorkingDirectory ? overlay_mount(a) : bind_mount(a.dest, a.real, a.writable));
+    mounts.push_back(overlaid ? overlays.mount(a) : bind_mount(a.dest, a.real, a.writable));
   }
-  cfg["mounts"] = std::move(mounts);
+}
 
-  auto& p = cfg["process"];
+// The command as the user, without capabilities, in its working directory.
+void set_process(ojson& p, const SandboxOptions& o, const SandboxHost& h) {
   p["terminal"] = false;
   p["user"] = {{"uid", h.uid}, {"gid", h.gid}};
   p["args"] = o.args;
@@ -292,11 +337,11 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   const ojson none = ojson::array();
   p["capabilities"] = {{"bounding", none}, {"effective", none}, {"permitted", none}};
   p.erase("rlimits");  // the caller's own limits, as any command it runs
+}
 
-  cfg["root"] = {{"path", rootfs}, {"readonly", true}};
-  cfg["hostname"] = "sandbox";
-
-  auto& lx = cfg["linux"];
+// Namespaces (the network's unless --net host), the user mapped to itself,
+// the masked paths and the seccomp profile.
+void set_isolation(ojson& lx, const SandboxOptions& o, const SandboxHost& h, const std::vector<std::string>& masked) {
   ojson namespaces = ojson::array();
   for (const char* t : {"pid", "ipc", "uts", "mount", "cgroup", "user"}) namespaces.push_back({{"type", t}});
   if (o.net == "none") namespaces.push_back({{"type", "network"}});
@@ -308,8 +353,11 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   lx["maskedPaths"] = masked;
   lx["seccomp"] = spec::default_seccomp(o.allow_nested);
   lx.erase("resources");
+}
 
-  // Limits: in the container's cgroup when it gets one, else what rlimits can say.
+// Limits: in the container's cgroup when it gets one, else what rlimits can say.
+void set_limits(ojson& cfg, const SandboxOptions& o, const SandboxHost& h, int64_t memory,
+                std::vector<std::string>& notes) {
   ojson resources = ojson::object();
   ojson rlimits = ojson::array();
   auto rlimit = [&](const char* type, uint64_t n) { rlimits.push_back({{"type", type}, {"hard", n}, {"soft", n}}); };
@@ -317,18 +365,18 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     if (h.cgroup) resources["pids"] = {{"limit", o.pids}};
     else {
       rlimit("RLIMIT_NPROC", o.pids);
-      out.notes.push_back("--pids " + std::to_string(o.pids) +
-                          ": no cgroup of your own here, set as RLIMIT_NPROC (the sandbox user's processes)");
+      notes.push_back("--pids " + std::to_string(o.pids) +
+                      ": no cgroup of your own here, set as RLIMIT_NPROC (the sandbox user's processes)");
     }
   }
   if (memory) {
     if (h.cgroup) resources["memory"] = {{"limit", memory}, {"swap", memory}};
     else {
       rlimit("RLIMIT_AS", static_cast<uint64_t>(memory));
-      out.notes.push_back("--memory " + o.memory +
-                          ": no cgroup of your own here, set as RLIMIT_AS (address space of each process) and "
-                          "as the size of each tmpfs the sandbox gets (/tmp, your home, ...): a best effort, "
-                          "files in several of them, /dev/shm and memfds add up");
+      notes.push_back("--memory " + o.memory +
+                      ": no cgroup of your own here, set as RLIMIT_AS (address space of each process) and "
+                      "as the size of each tmpfs the sandbox gets (/tmp, your home, ...): a best effort, "
+                      "files in several of them, /dev/shm and memfds add up");
     }
   }
   if (!o.cpus.empty()) {
@@ -337,10 +385,44 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
     if (end == o.cpus.c_str() || *end || !(cpus > 0) || cpus > 1e6)
       throw Error("--cpus " + o.cpus + ": must be a positive number of CPUs");
     if (h.cgroup) resources["cpu"] = {{"quota", static_cast<int64_t>(std::llround(cpus * 100000))}, {"period", 100000}};
-    else out.notes.push_back("--cpus " + o.cpus + ": not applied, it needs a cgroup of your own (none here)");
+    else notes.push_back("--cpus " + o.cpus + ": not applied, it needs a cgroup of your own (none here)");
   }
-  if (!resources.empty()) lx["resources"] = resources;
-  if (!rlimits.empty()) p["rlimits"] = rlimits;
+  if (!resources.empty()) cfg["linux"]["resources"] = resources;
+  if (!rlimits.empty()) cfg["process"]["rlimits"] = rlimits;
+}
+
+}  // namespace
+
+std::string flag_path(const std::string& flag, const std::string& path, const std::string& cwd) {
+  if (path.empty()) throw Error(flag + ": empty path");
+  return ns::clean_path(path[0] == '/' ? path : cwd + "/" + path);
+}
+
+SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs,
+                             const std::string& overlay_dir) {
+  check_flags(o);
+  SandboxConfig out;
+  ojson cfg = spec::default_config({.permissive = true});
+  const int64_t memory = memory_bytes(o);
+  // Files in a tmpfs count against a cgroup's memory, never against an
+  // rlimit: without a cgroup each of the sandbox's tmpfs is capped instead.
+  const int64_t tmpfs_size = h.cgroup ? 0 : memory;
+  const ShownPaths shown = shown_paths(o, h);
+  const std::vector<std::string> masked = hidden_paths(o, h, cfg["linux"]["maskedPaths"], shown);
+
+  ojson mounts = kernel_mounts(cfg["mounts"], o);
+  Overlays overlays(o, h, overlay_dir, out.overlay_dirs);
+  mount_root_dirs(mounts, shown, overlays, out.notes);
+  mount_fresh(mounts, h, shown, tmpfs_size);
+  mount_resolver(mounts, o, h);
+  mount_given(mounts, h, shown, overlays, tmpfs_size);
+  cfg["mounts"] = std::move(mounts);
+
+  set_process(cfg["process"], o, h);
+  cfg["root"] = {{"path", rootfs}, {"readonly", true}};
+  cfg["hostname"] = "sandbox";
+  set_isolation(cfg["linux"], o, h, masked);
+  set_limits(cfg, o, h, memory, out.notes);
   out.config = std::move(cfg);
   return out;
 }

@@ -329,6 +329,63 @@ TEST_CASE("sandbox: --overlay makes the shown directories and the working direct
   REQUIRE_THROWS_WITH(sandbox_config(o, h, "r", "/w/a,b"), Contains("which overlayfs options cannot carry"));
 }
 
+TEST_CASE("sandbox: the kernel views are the ones a user namespace of the user's own can have", "[sandbox]") {
+  auto m = mounts(sandbox_config(cmd(), host(), "r").config);
+  for (const auto& line : m) {
+    CHECK(line.rfind("/sys/fs/cgroup ", 0) != 0);
+    if (line.rfind("/dev/pts ", 0) == 0) CHECK_THAT(line, !Contains("gid=5"));
+  }
+  // /var/tmp gets its fresh mount only where the host has a /var to hold it.
+  CHECK(has(m, "/var/tmp tmpfs nosuid nodev mode=1777"));
+  SandboxHost h = host();
+  h.root_dirs = {"bin", "etc", "home", "usr"};
+  for (const auto& line : mounts(sandbox_config(cmd(), h, "r").config)) CHECK(line.rfind("/var/tmp ", 0) != 0);
+}
+
+TEST_CASE("sandbox: --net host shows the resolver's directory when it lives in /run", "[sandbox]") {
+  SandboxHost h = host({"/run/systemd/resolve/stub-resolv.conf"});
+  auto base_real = h.real;
+  h.real = [base_real](const std::string& p) -> std::optional<std::string> {
+    if (p == "/etc/resolv.conf") return "/run/systemd/resolve/stub-resolv.conf";
+    return base_real(p);
+  };
+  const std::string resolver = "/run/systemd/resolve bind /run/systemd/resolve rbind nosuid nodev rro";
+  CHECK_FALSE(has(mounts(sandbox_config(cmd(), h, "r").config), resolver));  // --net none: no resolver needed
+  SandboxOptions o = cmd();
+  o.net = "host";
+  auto m = mounts(sandbox_config(o, h, "r").config);
+  auto at = [&](const std::string& line) { return std::find(m.begin(), m.end(), line) - m.begin(); };
+  REQUIRE(has(m, resolver));
+  CHECK(at("/run tmpfs nosuid nodev mode=755") < at(resolver));  // above the fresh /run
+}
+
+TEST_CASE("sandbox: flags that need another flag, and sizes that must be positive", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.allow_host_loopback = true;
+  REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), "--allow-host-loopback: no --allow-host is given");
+  o = cmd();
+  o.allow_host_private = true;
+  REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), "--allow-host-private: no --allow-host is given");
+  o = cmd();
+  o.memory = "0";
+  REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), "--memory 0: must be a positive size");
+  o = cmd();
+  o.env = {"=x"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), "--env =x: no variable name");
+}
+
+TEST_CASE("sandbox: --overlay refuses a working directory with file systems mounted below it", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.overlay = true;
+  SandboxHost h = host();
+  h.mount_points = {"/", "/home/ann/proj/mnt"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r", "/w/ovl"),
+                      "--overlay: the working directory /home/ann/proj has file systems mounted below it");
+  // Given with --rw it stays a bind, which mounts below do not stop.
+  o.rw = {"."};
+  CHECK(has(mounts(sandbox_config(o, h, "r", "/w/ovl").config), "/home/ann/proj bind /home/ann/proj rbind nosuid nodev"));
+}
+
 TEST_CASE("remove_tree: a hostile tree goes, nothing outside it is touched", "[sandbox]") {
   char base[] = "/tmp/husk-remove-tree-XXXXXX";
   REQUIRE(mkdtemp(base));

@@ -1,0 +1,114 @@
+// What the sandbox's sources share; not part of the library's interface.
+#pragma once
+
+#include <sys/types.h>
+#include <termios.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "base/fd.h"
+#include "sandbox/sandbox.h"
+
+namespace husk::rt {
+
+// realpath() of `p`, nullopt when it does not exist (probe.cpp).
+std::optional<std::string> real_path(const std::string& p);
+
+// fn as the sandbox's user: husk as root must not make paths in a directory
+// that user can write (a symlink swapped in would take root's mkdir or chown
+// elsewhere). Unprivileged, husk is that user already.
+void as_user(uint32_t uid, uint32_t gid, const std::function<void()>& fn);
+
+// remove_tree with the sandbox user's rights: a tree that user can write may
+// hold, renamed in from elsewhere on the same filesystem, what only root
+// could delete. Root then removes the emptied directory from its own.
+void remove_users_tree(uint32_t uid, uint32_t gid, int parent, const std::string& name);
+
+// mkdir -p of `rel` below the directory `at` (as the user the directories
+// are for, see as_user), no symlink followed.
+void make_dirs_at(int at, const std::string& rel, const std::string& shown);
+
+// The sandbox's files on the host: the root's mount points, the overlay
+// layers and a state root of its own (so `husk list` of the user does not
+// see it), removed at the end. Each is used through fds opened here, and
+// removed fd-relative without following a symlink.
+class Workdir {
+  // One directory of ours below a base: made, then held by an fd.
+  struct Temp {
+    base::Fd base, fd;
+    std::string path, name;
+    void make(std::pair<base::Fd, std::string> where);
+    void remove() const;
+  };
+
+ public:
+  // The init makes the mount points in the root as the sandbox's user (it has
+  // no privilege over host files): the root is that user's. `layers`:
+  // --overlay's upper and work directories are made too, the user's as well.
+  Workdir(uint32_t uid, uint32_t gid, bool layers);
+  // What husk and the sandbox's user made here: the mount points in the
+  // root, the overlay layers, our state root.
+  ~Workdir() { remove(); }
+  void remove() const;
+  const std::string& dir() const { return work_.path; }
+  std::string rootfs() const { return work_.path + "/rootfs"; }
+  std::string overlay() const { return (layers_.fd ? layers_.path : work_.path) + "/overlay"; }
+  // The directory overlay() is in.
+  int layers_fd() const { return layers_.fd ? layers_.fd.get() : work_.fd.get(); }
+  std::string state() const { return work_.path + "/state"; }
+  uint32_t uid() const { return uid_; }
+  uint32_t gid() const { return gid_; }
+
+ private:
+  uint32_t uid_, gid_;
+  Temp work_, layers_;
+};
+
+// A process outside the sandbox that outlives a killed husk: the sandbox's
+// pid 1 gets no parent-death signal (the kernel does not force it on a pid
+// namespace's init), so when husk dies without saying "done" the guardian
+// deletes the container (its processes killed, its cgroup removed) and the
+// workdir. In a process group of its own: a signal to husk's group spares it.
+class Guardian {
+ public:
+  Guardian(const Context& g, const std::string& id, const Workdir& work, int keep_fd);
+  ~Guardian();
+
+ private:
+  pid_t pid_ = -1;
+  base::Fd tell_;
+};
+
+// The caller's terminal, lent to the command as its stdio: its settings,
+// line discipline, exclusive mode and output flow are put back whatever the
+// command did to them (output stopped with TCOOFF would block the caller's
+// shell at its next write; exclusive mode would refuse its next open).
+class TerminalGuard {
+ public:
+  TerminalGuard();
+  ~TerminalGuard() { restore(); }
+  // Once the command and everything it started are gone.
+  void restore();
+
+ private:
+  int fd_ = -1;
+  termios saved_{};
+  int ldisc_ = 0;
+  int exclusive_ = 0;
+};
+
+constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and SIGKILL
+
+// The command is pid 1 of its namespace, where the kernel drops a signal it
+// has no handler for. A signal whose default is to terminate is made to act
+// so: SIGKILL, and the status says the signal that was sent.
+// Writes nothing while the command runs: the terminal may be its to stop
+// (TCOOFF), and a blocked write would hold back --timeout's SIGKILL.
+// timed_out: --timeout's SIGTERM was sent.
+int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool& timed_out);
+
+}  // namespace husk::rt
