@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/dir.h"
 #include "base/error.h"
 #include "cgroups/cgroups.h"
 #include "container/args.h"
@@ -134,7 +135,7 @@ std::vector<pid_t> pid_namespace_members(const Record& rec) {
   if (same_file(ns, own))
     throw Error("ps: container " + quote(rec.oci.id) + " has no cgroup (" + rec.no_cgroup +
                 ") and no pid namespace of its own: its processes cannot be told from others");
-  std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
+  base::Dir proc(::opendir("/proc"));
   if (!proc) throw sys_error("read /proc");
   std::vector<pid_t> out;
   while (dirent* e = ::readdir(proc.get())) {

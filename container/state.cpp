@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "launch/self_exe.h"
 #include "namespaces/id_maps.h"
+#include "base/dir.h"
 #include "base/fd.h"
 #include "base/file.h"
 #include "base/process.h"
@@ -94,9 +95,9 @@ std::vector<std::string> Store::ids() const {
   std::vector<std::string> out;
   Fd root = open_root(false);
   if (!root) return out;
-  DIR* d = ::fdopendir(::openat(root.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  base::Dir d = base::open_dir(root.get());
   if (!d) throw sys_error("read state root " + root_);
-  while (dirent* e = readdir(d)) {
+  while (dirent* e = readdir(d.get())) {
     if (e->d_name[0] == '.') continue;
     struct stat st;
     bool dir = e->d_type == DT_DIR || (e->d_type == DT_UNKNOWN &&
@@ -104,7 +105,6 @@ std::vector<std::string> Store::ids() const {
                                        S_ISDIR(st.st_mode));
     if (dir) out.emplace_back(e->d_name);
   }
-  closedir(d);
   return out;
 }
 
@@ -307,16 +307,16 @@ std::vector<pid_t> Handle::fifo_holders() const {
   std::vector<pid_t> out;
   struct stat fifo;
   if (::fstatat(fd_.get(), "exec.fifo", &fifo, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISFIFO(fifo.st_mode)) return out;
-  DIR* proc = opendir("/proc");
+  base::Dir proc(opendir("/proc"));
   if (!proc) throw sys_error("open /proc");
-  while (dirent* e = readdir(proc)) {
+  while (dirent* e = readdir(proc.get())) {
     char* end;
     long pid = strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0 || pid == ::getpid()) continue;
     std::string fds = std::string("/proc/") + e->d_name + "/fd";
-    DIR* d = opendir(fds.c_str());
+    base::Dir d(opendir(fds.c_str()));
     if (!d) continue;
-    while (dirent* f = readdir(d)) {
+    while (dirent* f = readdir(d.get())) {
       struct stat st;
       if (f->d_name[0] == '.' || ::stat((fds + "/" + f->d_name).c_str(), &st) != 0) continue;
       if (st.st_dev == fifo.st_dev && st.st_ino == fifo.st_ino) {
@@ -324,21 +324,20 @@ std::vector<pid_t> Handle::fifo_holders() const {
         break;
       }
     }
-    closedir(d);
   }
-  closedir(proc);
   return out;
 }
 
 void Handle::remove() {
   // Only plain entries are expected (state.json, config.json, exec.fifo, a
   // temp file left by a killed husk); unlinkat never follows a symlink.
-  DIR* d = ::fdopendir(::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!d) throw sys_error("read " + dir_);
   std::vector<std::string> names;
-  while (dirent* e = readdir(d))
-    if (std::string n = e->d_name; n != "." && n != "..") names.push_back(n);
-  closedir(d);
+  {
+    base::Dir d = base::open_dir(fd_.get());
+    if (!d) throw sys_error("read " + dir_);
+    while (dirent* e = readdir(d.get()))
+      if (std::string n = e->d_name; n != "." && n != "..") names.push_back(n);
+  }
   for (const auto& n : names)
     if (::unlinkat(fd_.get(), n.c_str(), 0) != 0 && errno != ENOENT) throw sys_error("remove " + dir_ + "/" + n);
   if (::unlinkat(root_fd_.get(), id_.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) throw sys_error("remove " + dir_);
