@@ -16,7 +16,7 @@
 #include <set>
 
 #include "base/error.h"
-#include "cli/commands.h"
+#include "cli/command_table.h"
 #include "container/args.h"
 #include "container/commands.h"
 #include "container/rootless.h"

@@ -1,4 +1,4 @@
-#include "cli/commands.h"
+#include "cli/command_table.h"
 
 #include <unistd.h>
 
