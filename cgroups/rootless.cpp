@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "base/path.h"
-#include "cgroups/rootless.h"
 #include "cgroups/internal.h"
+#include "cgroups/rootless.h"
 
 namespace husk::cgroups {
 

@@ -16,11 +16,11 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "cli/command_table.h"
 #include "container/args.h"
 #include "container/commands.h"
 #include "container/rootless.h"
-#include "base/log.h"
 #include "launch/self_exe.h"
 
 

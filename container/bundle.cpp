@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
-#include <nlohmann/json.hpp>
-
 #include "base/error.h"
 #include "container/state.h"
 #include "launch/host_objects.h"

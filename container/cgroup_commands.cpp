@@ -21,11 +21,11 @@
 
 #include "base/dir.h"
 #include "base/error.h"
+#include "base/fd.h"
 #include "cgroups/cgroups.h"
 #include "container/args.h"
 #include "container/commands.h"
 #include "container/state.h"
-#include "base/fd.h"
 
 namespace husk::rt {
 

@@ -2,12 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/fd.h"
@@ -17,8 +14,8 @@
 #include "base/time.h"
 #include "cgroups/cgroups.h"
 #include "cgroups/systemd.h"
-#include "container/placement.h"
 #include "container/operator_policy.h"
+#include "container/placement.h"
 #include "container/state.h"
 #include "launch/console.h"
 #include "launch/host_objects.h"
@@ -168,7 +165,6 @@ void check_console_flags(const spec::Process& p, const CreateOptions& o, bool de
   if (!p.terminal && !o.console_socket.empty())
     throw Error("--console-socket: given, but process.terminal is false (no terminal to send)");
 }
-
 
 // create, with the console fd already decided (-1: no terminal).
 std::unique_ptr<Creation> create_container(const Context& g, const CreateOptions& o, Bundle&& b, int console_fd,

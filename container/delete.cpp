@@ -1,5 +1,4 @@
 #include "container/internal.h"
-#include "container/placement.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -7,14 +6,13 @@
 
 #include <algorithm>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/log.h"
 #include "base/process.h"
 #include "cgroups/cgroups.h"
-#include "cgroups/systemd.h"
+#include "container/placement.h"
 #include "container/state.h"
 #include "launch/hooks.h"
 
@@ -29,7 +27,6 @@ void leave_alone(const std::string& path) {
   if (cgroups::exists(path))
     log::warn("cgroup " + path + " is not marked as made by husk for this container: left alone");
 }
-
 
 // The container's cgroup when owns_leaf(), else null.
 std::unique_ptr<cgroups::Manager> open_owned(const Record& rec) {

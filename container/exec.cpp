@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/fd.h"
 #include "base/file.h"
+#include "base/log.h"
 #include "cgroups/cgroups.h"
 #include "container/args.h"
 #include "container/commands.h"
@@ -25,11 +27,9 @@
 #include "launch/finish.h"
 #include "launch/foreground.h"
 #include "launch/launch.h"
-#include "base/log.h"
 #include "launch/lsm.h"
 #include "launch/process.h"
 #include "launch/sync.h"
-#include "base/fd.h"
 #include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "seccomp/seccomp.h"

@@ -1,6 +1,5 @@
 #include "container/internal.h"
 
-#include <iostream>
 #include <sstream>
 #include <nlohmann/json.hpp>
 

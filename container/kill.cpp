@@ -3,8 +3,6 @@
 #include <signal.h>
 #include <sys/syscall.h>
 
-#include <nlohmann/json.hpp>
-
 #include "base/error.h"
 #include "base/fd.h"
 #include "cgroups/cgroups.h"

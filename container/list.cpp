@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -30,7 +28,6 @@ spec::State visible_state(const Handle& h, const Record& rec) {
   s.status = status_name(live);
   return s;
 }
-
 
 // runc's OWNER: the name of the uid owning the state, which is the caller
 // (Store refuses anyone else's), "#<uid>" when /etc/passwd has none.

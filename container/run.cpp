@@ -1,8 +1,5 @@
 #include "container/internal.h"
 
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-
 #include "base/error.h"
 #include "base/fd.h"
 #include "container/operator_policy.h"

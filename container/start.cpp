@@ -1,8 +1,5 @@
 #include "container/internal.h"
 
-#include <iostream>
-#include <nlohmann/json.hpp>
-
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/log.h"

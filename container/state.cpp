@@ -10,17 +10,17 @@
 #include <climits>
 #include <nlohmann/json.hpp>
 
-#include "base/error.h"
-#include "base/path.h"
-#include "cgroups/cgroups.h"
-#include "container/rootless.h"
-#include "base/log.h"
-#include "launch/self_exe.h"
-#include "namespaces/id_maps.h"
 #include "base/dir.h"
+#include "base/error.h"
 #include "base/fd.h"
 #include "base/file.h"
+#include "base/log.h"
+#include "base/path.h"
 #include "base/process.h"
+#include "cgroups/cgroups.h"
+#include "container/rootless.h"
+#include "launch/self_exe.h"
+#include "namespaces/id_maps.h"
 
 namespace husk::rt {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "cgroups/cgroups.h"
 #include "base/fd.h"
+#include "cgroups/cgroups.h"
 #include "container/status.h"
 #include "spec/spec.h"
 

@@ -14,8 +14,8 @@
 #include <cstring>
 
 #include "base/error.h"
-#include "base/fdpass.h"
 #include "base/fd.h"
+#include "base/fdpass.h"
 
 namespace husk::rt {
 

@@ -12,8 +12,8 @@
 #include <cstring>
 
 #include "base/error.h"
-#include "base/log.h"
 #include "base/fd.h"
+#include "base/log.h"
 
 namespace husk::rt {
 

@@ -13,15 +13,15 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/fd.h"
+#include "base/log.h"
+#include "base/process.h"
 #include "launch/console.h"
 #include "launch/finish.h"
 #include "launch/hooks.h"
-#include "base/log.h"
 #include "launch/lsm.h"
 #include "launch/process.h"
 #include "launch/sync.h"
-#include "base/fd.h"
-#include "base/process.h"
 #include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
 #include "seccomp/seccomp.h"

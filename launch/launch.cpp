@@ -4,8 +4,8 @@
 #include <sys/wait.h>
 
 #include "base/error.h"
-#include "launch/process.h"
 #include "base/fd.h"
+#include "launch/process.h"
 #include "namespaces/namespaces.h"
 
 namespace husk::rt {

@@ -10,9 +10,9 @@
 
 #include <cstring>
 
+#include "base/error.h"
 #include "base/fd.h"
 #include "base/file.h"
-#include "base/error.h"
 #include "namespaces/namespaces.h"
 
 namespace husk::rt::lsm {

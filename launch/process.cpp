@@ -20,9 +20,9 @@
 #include <cstring>
 
 #include "base/error.h"
+#include "base/fd.h"
 #include "base/file.h"
 #include "base/log.h"
-#include "base/fd.h"
 #include "namespaces/namespaces.h"
 
 namespace husk::rt {
