@@ -29,7 +29,6 @@ struct CreateOptions {
   bool keep = false;
 };
 
-int cmd_create(const Context& g, const CreateOptions& o);
 // Release the init of a created container. An exec that fails after that
 // (a script whose interpreter is missing) does not fail start, as with runc:
 // its error is returned, and the container exits 1.
@@ -54,6 +53,8 @@ struct CreateExtras {
   // Replaces the foreground wait; signals arrive on sigfd.
   std::function<int(pid_t init, int sigfd)> wait;
 };
+
+int cmd_create(const Context& g, const CreateOptions& o, const CreateExtras& extras = {});
 
 // `run` of a config husk made itself (the sandbox's), given as its text: no
 // config.json is read (the bundle directory may be a user's, who could swap

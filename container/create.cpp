@@ -134,14 +134,14 @@ void launch_init(const Context& g, const CreateOptions& o, Creation& c, const Ho
   req.on_init_open = extras.on_init_open;
 
   ProcIdMapWriter id_maps(c.spec);
-  InitLauncher launcher(req);
+  std::unique_ptr<Launcher> launcher = g.init_launcher ? g.init_launcher(req) : std::make_unique<InitLauncher>(req);
   Pipeline p;
   p.spec = &c.spec;
   p.proc = &*c.spec.process;
   p.id_maps = &id_maps;
   // A container given no cgroup stays in ours (Pipeline::cgroup).
   p.cgroup = c.rec.no_cgroup.empty() ? c.cgroup.get() : nullptr;
-  p.launcher = &launcher;
+  p.launcher = launcher.get();
   p.on_pid = [&c](pid_t pid) {
     c.rec.oci.pid = pid;
     if (c.cgroup && c.cgroup->path() != c.rec.cgroup_path) {  // systemd's answer, now the scope is there
@@ -199,12 +199,12 @@ std::unique_ptr<Creation> create_container(const Context& g, const CreateOptions
 
 // SIGKILL through pidfds, then wait (bounded) until each is gone.
 
-int cmd_create(const Context& g, const CreateOptions& o) {
+int cmd_create(const Context& g, const CreateOptions& o, const CreateExtras& extras) {
   Bundle b = open_bundle(o.bundle);
   enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
   check_console_flags(*b.spec.process, o, true);
   ConsoleChannel console = open_console_channel(b.spec.process->terminal, o.console_socket);
-  auto c = create_container(g, o, std::move(b), console.child.get());
+  auto c = create_container(g, o, std::move(b), console.child.get(), extras);
   c->commit();
   return 0;
 }
