@@ -189,8 +189,9 @@ int run_run(const Invocation& in) {
   CreateOptions o = create_request(in);
   o.detach = in.flag("detach");
   o.keep = in.flag("keep");
-  RunResult r = run(in.g, o);
-  return print_late_error(r.late_error, r.status);
+  CreateExtras extras;
+  extras.on_late_error = [](const std::string& error) { print_late_error(error, 0); };
+  return run(in.g, o, extras);
 }
 
 int run_exec(const Invocation& in) {

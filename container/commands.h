@@ -34,15 +34,8 @@ struct CreateOptions {
 // its error is returned, and the container exits 1.
 std::string start(const Context& g, const std::string& id);
 
-// create + start, then (unless detached) wait: the process's exit status,
-// 128+signal when killed, and start's late exec error.
-struct RunResult {
-  int status = 0;
-  std::string late_error;
-};
-RunResult run(const Context& g, const CreateOptions& o);
-
-// What husk sandbox adds to `run`, typed; the command line never sets it.
+// What a caller adds to create and run, typed: husk sandbox's needs, and
+// where run's late exec error goes.
 struct CreateExtras {
   // Called with the init's pid once its maps are written (InitRequest::on_init_open).
   std::function<void(pid_t init)> on_init_open;
@@ -52,7 +45,14 @@ struct CreateExtras {
   bool quiet_no_cgroup = false;  // the caller says itself what a container without a cgroup loses
   // Replaces the foreground wait; signals arrive on sigfd.
   std::function<int(pid_t init, int sigfd)> wait;
+  // run: the error of an exec that failed after start released the init
+  // (see start()), as soon as start returns, before the wait.
+  std::function<void(const std::string& error)> on_late_error;
 };
+
+// create + start, then (unless detached) wait: the process's exit status,
+// 128+signal when killed.
+int run(const Context& g, const CreateOptions& o, const CreateExtras& extras);
 
 int cmd_create(const Context& g, const CreateOptions& o, const CreateExtras& extras = {});
 
@@ -60,8 +60,8 @@ int cmd_create(const Context& g, const CreateOptions& o, const CreateExtras& ext
 // config.json is read (the bundle directory may be a user's, who could swap
 // it for one with hooks of theirs), no operator policy, no terminal. The
 // container is deleted after, whatever happens.
-RunResult run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text,
-                         const CreateExtras& extras);
+int run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text,
+                   const CreateExtras& extras);
 // `state`: as callers see it, the status read live.
 spec::State container_state(const Context& g, const std::string& id);
 int cmd_kill(const Context& g, const std::string& id, const std::string& signal, bool all);

@@ -13,7 +13,7 @@ using base::Fd;
 
 namespace {
 
-RunResult run_bundle(const Context& g, const CreateOptions& o, Bundle b, const CreateExtras& extras) {
+int run_bundle(const Context& g, const CreateOptions& o, Bundle b, const CreateExtras& extras) {
   check_console_flags(*b.spec.process, o, o.detach);
   bool terminal = b.spec.process->terminal;
 
@@ -25,35 +25,35 @@ RunResult run_bundle(const Context& g, const CreateOptions& o, Bundle b, const C
   auto c = create_container(g, o, std::move(b), console.child.get(), extras);
   console.child.reset();
   Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
-  RunResult result;
-  result.late_error = start_container(c->handle, &c->spec);
+  const std::string late_error = start_container(c->handle, &c->spec);
   c->commit();
-  if (o.detach) return result;
+  if (!late_error.empty() && extras.on_late_error) extras.on_late_error(late_error);
+  if (o.detach) return 0;
 
   pid_t pid = c->rec.oci.pid;
   std::string id = c->rec.oci.id;
   spec::Spec sp = std::move(c->spec);  // its poststop hooks: not parsed again
   // Free the container lock while we wait so that state/kill/exec work.
   c.reset();
-  result.status = extras.wait ? extras.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
+  const int status = extras.wait ? extras.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
   if (!o.keep) {
     Handle h = Handle::open(Store(g.root), id);
     Record rec = h.load();
     destroy_container(h, rec, true, &sp);
   }
-  return result;
+  return status;
 }
 
 }  // namespace
 
-RunResult run(const Context& g, const CreateOptions& o) {
+int run(const Context& g, const CreateOptions& o, const CreateExtras& extras) {
   Bundle b = open_bundle(o.bundle);
   enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
-  return run_bundle(g, o, std::move(b), {});
+  return run_bundle(g, o, std::move(b), extras);
 }
 
-RunResult run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text,
-                         const CreateExtras& extras) {
+int run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text,
+                   const CreateExtras& extras) {
   try {
     return run_bundle(g, o, open_bundle(o.bundle, &config_text), extras);
   } catch (...) {

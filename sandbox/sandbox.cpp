@@ -201,9 +201,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   // Saved before the command starts: it may change the settings at once.
   TerminalGuard terminal;
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy); };
-  RunResult result = run_own_config(sg, co, sc.config.dump() + "\n", extras);
-  if (!result.late_error.empty()) std::cerr << result.late_error << std::endl;
-  return result.status;
+  extras.on_late_error = [](const std::string& error) { std::cerr << error << std::endl; };
+  return run_own_config(sg, co, sc.config.dump() + "\n", extras);
 }
 
 }  // namespace husk::rt

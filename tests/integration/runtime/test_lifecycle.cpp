@@ -109,6 +109,25 @@ TEST_CASE("an exec failing after start: start succeeds and the container exits 1
   CHECK(leftovers(c).empty());
 }
 
+// `run` says why the exec failed as soon as start is done, before it waits
+// and deletes (whose poststop hook speaks after it), as runc does.
+TEST_CASE("run prints a late exec error before the poststop hooks", "[lifecycle][start]") {
+  Container c("exec-fails-run");
+  write_file(c.rootfs + "/bad.sh", "#!/no/such/interpreter\n", 0755);
+  c.args({"/bad.sh"});
+  c.cfg["hooks"]["poststop"] = json::array({{{"path", "/bin/sh"}, {"args", {"sh", "-c", "echo poststop-ran >&2"}}}});
+  auto r = c.run();
+  INFO(r.err);
+  CHECK(r.code == 1);
+  const auto hook = r.err.find("poststop-ran"), error = r.err.find("/bad.sh");
+  REQUIRE(error != std::string::npos);
+  if (!runtime_is_runc()) {  // runc 1.1.5 does not pass the hook's stderr on
+    REQUIRE(hook != std::string::npos);
+    CHECK(error < hook);
+  }
+  CHECK(leftovers(c).empty());
+}
+
 TEST_CASE("kill accepts KILL, 9 and SIGKILL", "[lifecycle][kill]") {
   for (std::string sig : {"KILL", "9", "SIGKILL"}) {
     Container c("kill");
