@@ -71,8 +71,8 @@ void check_is_fifo(int fds, int opath_fd, int fd = -1) {
 // through our own fd directory (ns::open_own_fd_dir), which leads only to
 // the container's processes: the container may have no /proc, or a fake one.
 // Found there before we say ready, so what can fail fails in create.
-Fd find_fifo_again(int procfs, int opath_fd, int preserve_fds) {
-  Fd own = ns::open_own_fd_dir(procfs);
+Fd find_fifo_again(int procfs, const std::string& no_procfs, int opath_fd, int preserve_fds) {
+  Fd own = ns::open_own_fd_dir(procfs, no_procfs);
   // Out of the --preserve-fds range (see open_fifo_for_writing).
   Fd fds(::fcntl(own.get(), F_DUPFD_CLOEXEC, 3 + preserve_fds));
   if (!fds) throw sys_error("keep the init's fd directory");
@@ -93,6 +93,22 @@ int open_fifo_for_writing(int fds, int opath_fd, int preserve_fds) {
 bool has_new_ns(const spec::Linux& l, const char* type) {
   const auto* n = l.find_namespace(type);
   return n && n->path.empty();
+}
+
+// The init's procfs of its own (ns::open_private_procfs), only of a pid
+// namespace of its own: one of the host's (or one joined) would show
+// processes outside the container. Empty, with the reason in `why_not`.
+Fd own_procfs(const spec::Linux& lx, std::string& why_not) {
+  if (!has_new_ns(lx, "pid")) {
+    why_not = "the container has no pid namespace of its own";
+    return Fd();
+  }
+  try {
+    return ns::open_private_procfs();
+  } catch (const Error& e) {
+    why_not = e.what();
+    return Fd();
+  }
 }
 
 // The init's state as hooks in the container see it: the pid as the
@@ -257,11 +273,10 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
   Fd own_fds;
   {
     Fd root = mount_rootfs(c, ro);
-    // Only of a pid namespace of its own: one of the host's (or one joined)
-    // would show the container processes outside it.
-    Fd procfs = has_new_ns(lx, "pid") ? ns::open_private_procfs() : Fd();
+    std::string no_procfs;
+    Fd procfs = own_procfs(lx, no_procfs);
     run_create_hooks_and_enter(c, ro, root.get());
-    own_fds = find_fifo_again(procfs.get(), c.req.fifo_fd, c.req.preserve_fds);
+    own_fds = find_fifo_again(procfs.get(), no_procfs, c.req.fifo_fd, c.req.preserve_fds);
   }
 
   FinishRequest fin;

@@ -117,26 +117,26 @@ namespace husk::ns {
 using detail::Fd;
 
 base::Fd open_private_procfs() {
-  try {
-    return detail::new_fs_mount("proc", {"subset=pid"}, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                                "a procfs of the init's own");
-  } catch (const Error&) {
-    return Fd();
-  }
+  // Read-only: a container that mounts its /proc "ro" must not get a
+  // writable one through the init's fd.
+  return detail::new_fs_mount("proc", {"subset=pid"},
+                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                              "a procfs of the init's own");
 }
 
-base::Fd open_own_fd_dir(int procfs) {
+base::Fd open_own_fd_dir(int procfs, const std::string& no_procfs) {
   if (procfs >= 0) {
     Fd fds(::openat(procfs, "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!fds) throw sys_error("open self/fd in the init's own procfs");
     return fds;
   }
+  const std::string why = " (the init has no procfs of its own: " + no_procfs + ")";
   // "self" is procfs' own symlink to our pid: followed only inside a procfs.
-  const char* fake = "/proc in the container is not a procfs, and the kernel gave the init no procfs of its own";
   Fd proc(::open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!proc || !detail::on_procfs(proc.get())) throw Error(fake);
+  if (!proc || !detail::on_procfs(proc.get())) throw Error("/proc in the container is not a procfs" + why);
   Fd fds(::openat(proc.get(), "self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!fds || !detail::on_procfs(fds.get())) throw Error(fake);
+  if (!fds) throw sys_error("open /proc/self/fd in the container" + why);
+  if (!detail::on_procfs(fds.get())) throw Error("/proc/self/fd in the container is not on a procfs" + why);
   return fds;
 }
 

@@ -236,17 +236,18 @@ base::Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 void enter_rootfs(const RootfsOptions& opts, int root);
 
 // A procfs of the caller's pid namespace of its own, detached (nothing in
-// the container sees it) and showing processes only (subset=pid). Made
-// before the pivot: in a user namespace the kernel grants a new procfs only
-// while a whole one is visible in the mount namespace. Empty when the kernel
-// refuses it anyway (a rootless container in the host's pid namespace).
+// the container sees it), read-only and showing processes only
+// (subset=pid). Made before the pivot: in a user namespace the kernel grants
+// a new procfs only while a whole one is visible in the mount namespace.
+// Throws with the kernel's refusal.
 base::Fd open_private_procfs();
 
 // The caller's own fd directory (self/fd) on `procfs` from
 // open_private_procfs, or (-1) on the container's /proc when that is a
 // procfs; an fd reopened through it is checked by the caller. Throws naming
-// /proc when there is neither.
-base::Fd open_own_fd_dir(int procfs);
+// /proc when there is neither, with `no_procfs`: why there is no procfs of
+// the caller's own.
+base::Fd open_own_fd_dir(int procfs, const std::string& no_procfs);
 
 // After pivot: rootfsPropagation (when set) on the new "/", sysctl (only onto
 // a real procfs at /proc), maskedPaths, readonlyPaths (recursively ro, nosuid,

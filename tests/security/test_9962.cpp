@@ -18,6 +18,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 
 #include "sec.h"
@@ -42,14 +43,18 @@ std::set<std::pair<dev_t, ino_t>> rootfs_files(const std::string& rootfs) {
 
 // The one directory a created init may hold: its own fd directory on a
 // procfs of its own pid namespace (it reopens exec.fifo there; the container
-// may mount no /proc). Seen from the host: not the host's procfs, listing the
-// init's fds, and above it only the container's processes (here the init alone).
+// may mount no /proc). Seen from the host: not the host's procfs, read-only,
+// listing the init's fds, and above it only the container's processes (here
+// the init alone).
 std::string bad_fd_dir(int pid, const FdInfo& f) {
   const std::string at = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(f.fd);
   struct statfs sf{};
   struct stat host_proc;
   if (::statfs(at.c_str(), &sf) != 0 || sf.f_type != PROC_SUPER_MAGIC) return "a directory";
   if (::stat("/proc", &host_proc) != 0 || host_proc.st_dev == f.dev) return "a directory of the host's procfs";
+  // Read-only: a container whose /proc is "ro" must not write one through it.
+  struct statvfs vfs{};
+  if (::statvfs(at.c_str(), &vfs) != 0 || !(vfs.f_flag & ST_RDONLY)) return "a procfs of its own that is writable";
   std::set<std::string> listed, fds;
   std::error_code ec;
   for (auto& e : fs::directory_iterator(at, ec)) listed.insert(e.path().filename().string());
