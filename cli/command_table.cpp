@@ -190,7 +190,7 @@ int run_run(const Invocation& in) {
   o.detach = in.flag("detach");
   o.keep = in.flag("keep");
   CreateExtras extras;
-  extras.on_late_error = [](const std::string& error) { print_late_error(error, 0); };
+  extras.on_late_error = print_late_error;
   return run(in.g, o, extras);
 }
 
@@ -239,7 +239,11 @@ const std::vector<Command> kCommands = {
      "create a container from a bundle; it waits for start", create_flags,
      [](In in) { return cmd_create(in.g, create_request(in)); }, 1, true},
     {"start", "ID", "run the user process of a created container", nullptr,
-     [](In in) { return print_late_error(start(in.g, in.id()), 0); }, 1, false},
+     [](In in) {
+       print_late_error(start(in.g, in.id()));
+       return 0;
+     },
+     1, false},
     {"run", "[create options] [--detach] [--keep] ID", "create and start a container (foreground unless -d)",
      run_flags, run_run, 1, true},
     {"state", "ID", "print the state of a container as JSON", nullptr,

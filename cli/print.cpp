@@ -159,9 +159,8 @@ int print_features(const spec::Features& f) {
 
 void print_event(const std::string& json_line) { std::cout << json_line << std::endl; }
 
-int print_late_error(const std::string& error, int status) {
+void print_late_error(const std::string& error) {
   if (!error.empty()) std::cerr << error << std::endl;
-  return status;
 }
 
 }  // namespace husk::rt

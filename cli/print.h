@@ -21,7 +21,7 @@ int print_check(const std::string& bundle, const CheckResult& r);
 int print_features(const spec::Features& f);
 void print_event(const std::string& json_line);
 // start's and run's error of an exec that failed after the release, on
-// stderr (start itself succeeded); returns `status`.
-int print_late_error(const std::string& error, int status);
+// stderr (start itself succeeded); nothing when there was none.
+void print_late_error(const std::string& error);
 
 }  // namespace husk::rt

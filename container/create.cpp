@@ -78,7 +78,7 @@ void make_cgroup(const Context& g, Creation& c, const std::string& config_text, 
   const CgroupPlace place = place_cgroup(g, lx.cgroups_path, rec.oci.id, extras.no_cgroup_reason);
   if (place.path.empty()) return make_no_cgroup(c, config_text, place.none_reason, extras.quiet_no_cgroup);
   rec.cgroup_path = place.path;
-  rec.cgroup_rootless = place.rootless;
+  rec.cgroup_rootless = g.rootless;
   const std::optional<cgroups::SystemdUnit>& unit = place.unit;
   // Recorded before the cgroup is made (the leaf and each parent not there
   // yet, as ours) and after: a husk killed at any point leaves enough for

@@ -8,7 +8,6 @@ CgroupPlace place_cgroup_on(const cgroups::RootlessHost& host, const Context& g,
                             const std::optional<std::string>& cgroups_path, const std::string& id,
                             const std::string& no_cgroup_reason) {
   CgroupPlace p;
-  p.rootless = g.rootless;
   if (g.systemd_cgroup) {
     p.unit = cgroups::systemd_unit(cgroups_path, id, g.rootless);
     p.path = p.unit->cgroup;

@@ -14,7 +14,6 @@ namespace husk::rt {
 struct CgroupPlace {
   std::string path;                         // the cgroup; "" when the container gets none
   std::optional<cgroups::SystemdUnit> unit;  // --systemd-cgroup: the scope (path is where systemd will put it)
-  bool rootless = false;                    // the caller's own cgroups (a delegated subtree, a user's systemd)
   std::string none_reason;                  // why there is no cgroup (rootless without a delegated subtree)
 };
 

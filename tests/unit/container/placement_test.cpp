@@ -44,7 +44,6 @@ TEST_CASE("placement: cgroupfs as root is the resolved cgroupsPath") {
   auto p = place_cgroup_on({}, ctx(false, false), std::string("/pods/c1"), "c1", "");
   CHECK(p.path == "/pods/c1");
   CHECK_FALSE(p.unit);
-  CHECK_FALSE(p.rootless);
   CHECK(place_cgroup_on({}, ctx(false, false), std::nullopt, "c1", "").path == "/husk/c1");
 }
 
@@ -53,14 +52,15 @@ TEST_CASE("placement: systemd gives the scope, the user's own manager when rootl
   REQUIRE(p.unit);
   CHECK(p.unit->unit == "husk-c1.scope");
   CHECK(p.path == p.unit->cgroup);
-  CHECK_FALSE(p.rootless);
-  CHECK(place_cgroup_on({}, ctx(true, true), std::nullopt, "c1", "").rootless);
+  CHECK(p.unit->slice == "system.slice");
+  auto user = place_cgroup_on({}, ctx(true, true), std::nullopt, "c1", "");
+  REQUIRE(user.unit);
+  CHECK(user.unit->slice == "user.slice");
 }
 
 TEST_CASE("placement: rootless cgroupfs takes a delegated subtree, or none with the reason") {
   auto p = place_cgroup_on(delegated_host(), ctx(true, false), std::nullopt, "c1", "");
   CHECK(p.path == "/deleg/c1");
-  CHECK(p.rootless);
   auto none = place_cgroup_on(undelegated_host(), ctx(true, false), std::nullopt, "c1", "");
   CHECK(none.path.empty());
   CHECK_FALSE(none.none_reason.empty());
