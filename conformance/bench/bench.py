@@ -14,6 +14,7 @@ dropped network namespace in the scale test, both the same for all runtimes).
 import argparse
 import json
 import os
+import shlex
 import shutil
 import signal
 import statistics
@@ -324,11 +325,14 @@ def test_seccomp(work, rts, bundles, runs):
 
 
 def test_sandbox(work, husk, runs):
-    """Issue 13: `husk sandbox -- /bin/true` beside bubblewrap doing the same
-    (read-only host root, writable working directory, private /tmp, new
-    network, pid, ipc, uts and user namespaces, a session of its own), both as
-    an unprivileged user (nobody) from the same directory. husk adds its
-    seccomp profile, NNP and no capabilities."""
+    """`husk sandbox -- /bin/true` beside bubblewrap given the same walls
+    (bwrap_equiv: the mounts, masks, namespaces, environment and seccomp
+    filter of `husk sandbox --print-config`), and beside the minimal bwrap of
+    earlier runs (read-only host root, writable working directory, private
+    /tmp, new namespaces, a session of its own), all as an unprivileged user
+    (nobody) from the same directory. Each runs under the same `sh -c`, which
+    hands bwrap its compiled filter on fd 9."""
+    import bwrap_equiv
     bwrap = shutil.which("bwrap")
     if not bwrap:
         return {"skipped": "bwrap is missing (Debian: bubblewrap)"}
@@ -337,11 +341,27 @@ def test_sandbox(work, husk, runs):
     os.chmod(work, 0o755)
     os.chown(cwd, 65534, 65534)
     user = f"setpriv --reuid 65534 --regid 65534 --clear-groups env -C {cwd}"
-    entries = [("husk sandbox", f"{user} {husk} sandbox -- /bin/true", None),
-               ("bwrap", f"{user} {bwrap} --unshare-all --ro-bind / / --bind {cwd} {cwd} --dev /dev --proc /proc "
-                         f"--tmpfs /tmp --new-session --die-with-parent /bin/true", None),
-               ("no sandbox", f"{user} /bin/true", None)]
-    return hyperfine(work, "sandbox", entries, runs, warmup=3, rounds=3)
+    config = bwrap_equiv.load_config(user.split() + [husk, "sandbox", "--print-config", "--", "/bin/true"])
+    config_path = os.path.join(work, "sandbox-config.json")
+    with open(config_path, "w") as f:
+        json.dump(config, f)
+    bpf, why = bwrap_equiv.seccomp_bpf(config_path, os.path.join(work, "sandbox-seccomp.bpf"))
+    if not bpf:
+        return {"skipped": f"cannot compile the sandbox's seccomp profile for bwrap: {why} (Debian: python3-seccomp)"}
+    os.chmod(work, 0o755)
+    os.chmod(bpf, 0o644)
+    same = " ".join(shlex.quote(a) for a in bwrap_equiv.bwrap_args(config, 9))
+
+    def sh(cmd):
+        return f"sh -c {shlex.quote(f'exec 9<{bpf}; exec {user} {cmd}')}"
+    entries = [("husk sandbox", sh(f"{husk} sandbox -- /bin/true"), None),
+               ("bwrap", sh(f"{bwrap} {same} /bin/true"), None),
+               ("bwrap (minimal)", sh(f"{bwrap} --unshare-all --ro-bind / / --bind {cwd} {cwd} --dev /dev --proc /proc "
+                                      f"--tmpfs /tmp --new-session --die-with-parent /bin/true"), None),
+               ("no sandbox", sh("/bin/true"), None)]
+    res = hyperfine(work, "sandbox", entries, runs, warmup=3, rounds=3)
+    res["bwrap lacks"] = bwrap_equiv.missing()
+    return res
 
 
 def test_sequential(work, rts, bundles, n, runs):
