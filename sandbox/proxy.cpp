@@ -117,7 +117,7 @@ int dial(const std::string& host, uint16_t port, bool local_ok, bool private_ok,
   try {
     own = host_addresses();
   } catch (const Error&) {
-    return -1;  // refused: which addresses are the host's is not known
+    return -1;  // which addresses are the host's is not known: none is tried
   }
   int fd = -1;
   bool only_refused = true;
