@@ -66,7 +66,7 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
   if (!o.allow_hosts.empty()) {
     const std::string proxy = "http://127.0.0.1:" + std::to_string(kProxyPort);
     for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env[k] = proxy;
-    env["NO_PROXY"] = env["no_proxy"] = "localhost,127.0.0.1,::1";
+    env["NO_PROXY"] = env["no_proxy"] = no_proxy_list(o.allow_hosts, o.allow_host_loopback);
   }
   ojson out = ojson::array();
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

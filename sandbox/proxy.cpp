@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -21,10 +20,18 @@
 #include "base/error.h"
 #include "base/fdpass.h"
 #include "container/args.h"
+#include "sandbox/resolver.h"
 
 namespace husk::rt {
 
 using base::Fd;
+
+// Why dial() has no connection for the client.
+struct DialFailure {
+  enum { unresolved, refused, unreachable } kind = unreachable;
+  AddressKind refused_kind = AddressKind::outside;  // the last address refused
+  dns::Resolved resolved;                           // for unresolved: the resolver's failure
+};
 
 namespace {
 
@@ -54,7 +61,7 @@ std::pair<std::string, std::optional<uint16_t>> split_host_port(const std::strin
     port = text.substr(colon + 1);
   }
   if (host.empty()) throw Error(at + ": no host name");
-  // strchr finds the terminating NUL too: "a\0.b" must not pass (getaddrinfo would see "a").
+  // strchr finds the terminating NUL too: "a\0.b" must not pass (the resolver would see "a").
   for (char c : host)
     if (!std::isalnum(static_cast<unsigned char>(c)) && (c == '\0' || !std::strchr(".-_*:", c)))
       throw Error(at + ": not a host name");
@@ -99,41 +106,42 @@ std::vector<sockaddr_storage> host_addresses() {
   return out;
 }
 
-// A TCP connection to host:port, or -1; errno EACCES when every address was
-// refused, `refused` then the kind of the last one.
-int dial(const std::string& host, uint16_t port, bool local_ok, bool private_ok, AddressKind& refused) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return -1;
+// A TCP connection to host:port, or -1 and `why`.
+int dial(const std::string& host, uint16_t port, bool local_ok, bool private_ok, DialFailure& why) {
+  why.resolved = dns::resolve(host);
+  if (why.resolved.failure != dns::Failure::none) {
+    why.kind = DialFailure::unresolved;
+    return -1;
+  }
   std::vector<sockaddr_storage> own;
   try {
     own = host_addresses();
   } catch (const Error&) {
-    ::freeaddrinfo(res);
-    errno = EIO;  // refused: which addresses are the host's is not known
-    return -1;
+    return -1;  // which addresses are the host's is not known: none is tried
   }
   int fd = -1;
   bool only_refused = true;
-  for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
-    AddressKind kind = classify_address(a->ai_addr, own);
+  for (sockaddr_storage& a : why.resolved.addresses) {
+    if (fd >= 0) break;
+    auto* addr = reinterpret_cast<sockaddr*>(&a);
+    AddressKind kind = classify_address(addr, own);
     if (!address_allowed(kind, local_ok, private_ok)) {
-      refused = kind;
+      why.refused_kind = kind;
       continue;
     }
     only_refused = false;
-    fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (a.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&a)->sin_port = htons(port);
+    if (a.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&a)->sin6_port = htons(port);
+    fd = ::socket(a.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) continue;
     timeval tv{10, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+    if (::connect(fd, addr, a.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6)) != 0) {
       ::close(fd);
       fd = -1;
     }
   }
-  ::freeaddrinfo(res);
-  if (fd < 0 && only_refused) errno = EACCES;
+  if (fd < 0 && only_refused) why.kind = DialFailure::refused;
   return fd;
 }
 
@@ -225,6 +233,16 @@ AllowedHost parse_allowed_host(const std::string& text) {
   if (host.find('*') != std::string::npos && (host.rfind("*.", 0) != 0 || host.find('*', 1) != std::string::npos))
     throw Error("--allow-host " + text + ": '*' only as a first label (*.example.com)");
   return {host, port};
+}
+
+std::string no_proxy_list(const std::vector<std::string>& allow_hosts, bool local_ok) {
+  std::string out;
+  for (const char* name : {"localhost", "127.0.0.1", "::1"}) {
+    bool allowed = false;
+    for (const auto& a : allow_hosts) allowed |= local_ok && parse_allowed_host(a).name == name;
+    if (!allowed) out += (out.empty() ? "" : ",") + std::string(name);
+  }
+  return out;
 }
 
 bool host_allowed(const std::vector<AllowedHost>& allowed, const std::string& host, uint16_t port) {
@@ -383,21 +401,39 @@ Proxy::~Proxy() {
   idle_.wait(lock, [this] { return active_ == 0; });
 }
 
-std::vector<std::string> Proxy::denied() const {
+std::vector<std::string> Proxy::listed(const Tally& tally) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [what, n] : denied_) out.push_back(what + " (" + std::to_string(n) + ")");
+  for (const auto& [what, n] : tally) out.push_back(what + " (" + std::to_string(n) + ")");
   return out;
 }
 
-void Proxy::deny(const std::string& what) {
+void Proxy::note(Tally& tally, const std::string& what) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [w, n] : denied_)
+  for (auto& [w, n] : tally)
     if (w == what) {
       ++n;
       return;
     }
-  denied_.emplace_back(what, 1);
+  tally.emplace_back(what, 1);
+}
+
+void Proxy::fail(int client, const std::string& what, const DialFailure& why) {
+  if (why.kind == DialFailure::unresolved) {
+    const std::string error = dns::describe(why.resolved.failure, why.resolved.rcode);
+    note(unresolved_, what + ": " + error);
+    reply(client, why.resolved.failure == dns::Failure::timeout ? "504 Gateway Timeout" : "502 Bad Gateway",
+          "husk sandbox: cannot resolve " + what + ": " + error + "\n");
+  } else if (why.kind == DialFailure::refused) {
+    const bool priv = why.refused_kind == AddressKind::private_net;
+    note(denied_, what + (priv ? " (a private network's address)" : " (a host-local address)"));
+    reply(client, "403 Forbidden",
+          "husk sandbox: " + what +
+              (priv ? " resolves to a private network's address (--allow-host-private)\n"
+                    : " resolves to an address of the host itself (--allow-host-loopback)\n"));
+  } else {
+    reply(client, "502 Bad Gateway", "husk sandbox: cannot connect to " + what + "\n");
+  }
 }
 
 void Proxy::serve() {
@@ -470,23 +506,14 @@ void Proxy::handle(int client) {
   const std::string what = (req.host.find(':') != std::string::npos ? "[" + req.host + "]" : req.host) + ":" +
                            std::to_string(req.port);
   if (!host_allowed(allowed_, req.host, req.port)) {
-    deny(what);
+    note(denied_, what);
     reply(client, "403 Forbidden", "husk sandbox: " + what + " is not in --allow-host\n");
     return forget(client);
   }
-  AddressKind refused = AddressKind::outside;
-  int upstream = dial(req.host, req.port, local_ok_, private_ok_, refused);
-  if (upstream < 0 && errno == EACCES) {
-    const bool priv = refused == AddressKind::private_net;
-    deny(what + (priv ? " (a private network's address)" : " (a host-local address)"));
-    reply(client, "403 Forbidden",
-          "husk sandbox: " + what +
-              (priv ? " resolves to a private network's address (--allow-host-private)\n"
-                    : " resolves to an address of the host itself (--allow-host-loopback)\n"));
-    return forget(client);
-  }
+  DialFailure why;
+  int upstream = dial(req.host, req.port, local_ok_, private_ok_, why);
   if (upstream < 0) {
-    reply(client, "502 Bad Gateway", "husk sandbox: cannot connect to " + what + "\n");
+    fail(client, what, why);
     return forget(client);
   }
   {

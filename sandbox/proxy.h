@@ -57,11 +57,17 @@ bool address_allowed(AddressKind k, bool local_ok, bool private_ok);
 
 // The port the sandbox's programs find the proxy on (HTTP_PROXY).
 constexpr uint16_t kProxyPort = 3128;
+// NO_PROXY in the sandbox: its loopback names, reached directly (servers the
+// command runs there), but for those --allow-host names with
+// --allow-host-loopback: they mean the host's, through the proxy.
+std::string no_proxy_list(const std::vector<std::string>& allow_hosts, bool local_ok);
 
 // A listening socket on 127.0.0.1:port in the network namespace of `init`
 // (joined through its user namespace, from a child: the init must still be
 // dumpable, see InitRequest::on_init_open), with lo brought up.
 base::Fd listen_in_sandbox(pid_t init, uint16_t port);
+
+struct DialFailure;
 
 class Proxy {
  public:
@@ -71,12 +77,17 @@ class Proxy {
   Proxy(base::Fd listener, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok);
   ~Proxy();  // stops serving; connections in flight are cut
   // "name:port (n)" for each destination refused, in the order first seen.
-  std::vector<std::string> denied() const;
+  std::vector<std::string> denied() const { return listed(denied_); }
+  // "name:port: the resolver's error (n)" for each name not resolved.
+  std::vector<std::string> unresolved() const { return listed(unresolved_); }
 
  private:
+  using Tally = std::vector<std::pair<std::string, int>>;
   void serve();
   void handle(int client);
-  void deny(const std::string& what);
+  void fail(int client, const std::string& what, const DialFailure& why);
+  std::vector<std::string> listed(const Tally& tally) const;
+  void note(Tally& tally, const std::string& what);
 
   base::Fd listener_, stop_read_, stop_write_;
   std::vector<AllowedHost> allowed_;
@@ -84,7 +95,7 @@ class Proxy {
   mutable std::mutex mu_;
   std::condition_variable idle_;
   int active_ = 0;  // connection threads (detached) still running
-  std::vector<std::pair<std::string, int>> denied_;
+  Tally denied_, unresolved_;
   std::vector<int> open_;  // client and upstream sockets, shut down at stop
   std::thread server_;
 };

@@ -163,11 +163,15 @@ int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& t
     std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace
               << "s later if needed" << std::endl;
   if (proxy) {
-    std::vector<std::string> denied = proxy->denied();
+    std::vector<std::string> denied = proxy->denied(), unresolved = proxy->unresolved();
     proxy.reset();
-    std::string list;
-    for (const auto& d : denied) list += (list.empty() ? "" : ", ") + d;
-    if (!list.empty()) std::cerr << "husk sandbox: --allow-host refused: " << list << std::endl;
+    auto say = [](const char* what, const std::vector<std::string>& items) {
+      std::string list;
+      for (const auto& d : items) list += (list.empty() ? "" : ", ") + d;
+      if (!list.empty()) std::cerr << "husk sandbox: --allow-host " << what << ": " << list << std::endl;
+    };
+    say("refused", denied);
+    say("could not resolve", unresolved);
   }
   return status;
 }
