@@ -11,12 +11,16 @@
 #include <utility>
 
 #include "base/fd.h"
+#include "landlock/landlock.h"
 #include "sandbox/sandbox.h"
 
 namespace husk::rt {
 
 // realpath() of `p`, nullopt when it does not exist (probe.cpp).
 std::optional<std::string> real_path(const std::string& p);
+
+// The Landlock plan that mirrors `cfg`'s mount view (walls.cpp).
+landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg);
 
 // fn as the sandbox's user: husk as root must not make paths in a directory
 // that user can write (a symlink swapped in would take root's mkdir or chown
