@@ -93,6 +93,11 @@ class Builder {
   // past it `dir` is granted whole.
   void walk(int dir, const std::string& path, uint64_t rights, const std::vector<std::string>& inside) {
     base::Dir d = base::open_dir(dir);
+    if (!d && errno == EACCES) {
+      notes_.push_back("Landlock: " + path + " cannot be listed: granted whole, what is hidden below it is left "
+                       "to the mount view");
+      return add(dir, rights, path);
+    }
     if (!d) throw sys_error("landlock: list " + path);
     std::vector<std::string> names;
     while (dirent* e = ::readdir(d.get()))
