@@ -186,6 +186,7 @@ int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& t
 int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   if (o.print_config) return print_config(o);
   SandboxHost host = probe_sandbox_host(o);
+  if (!user_namespaces_usable()) return run_bare(o, host);
   // A core dump of husk would land in the (writable) working directory with
   // the caller's environment in it.
   const rlimit no_core{0, 0};

@@ -71,3 +71,54 @@ run_sb -- -- sh -c 'set -e; rm -rf ll-repo; git init -q ll-repo; cd ll-repo
   git add m.c; git -c user.name=t -c user.email=t@t commit -q -m m; git log --oneline | wc -l'
 expect "landlock: git init/add/commit, cc and python3 work in the project" 0 "$(printf 'true\n1')"
 rm -rf "$HOME_DIR/proj/ll-repo"
+
+# --- Where no user namespace can be made --------------------------------------
+# Inside bwrap --disable-userns (as in an unprivileged container) the sandbox
+# runs without namespaces: Landlock, seccomp, no_new_privs, rlimits.
+# run_bare_sb [DIR] -- ARGS...: run_sb there.
+run_bare_sb() {
+  local dir=$HOME_DIR/proj
+  if [ "$1" != -- ]; then dir=$1; shift; fi
+  OUT=$(cd "$dir" && "${AS_USER[@]}" timeout 60 bwrap --unshare-user --disable-userns --bind / / --dev /dev \
+    --proc /proc -- "$husk" sandbox "${@:2}" 2>&1); RC=$?
+}
+if ! command -v bwrap >/dev/null; then
+  skip "no user namespaces: bwrap is not installed"
+else
+  run_bare_sb -- -- true
+  expect "no user namespaces: the sandbox runs and says which walls it has" 0 "no user namespace can be made here"
+  run_bare_sb -- -- sh -c "cat $HOME_DIR/.ssh/id_rsa; ls $HOME_DIR/.ssh; cat /etc/shadow"
+  expect "no user namespaces: ~/.ssh and /etc/shadow are not readable" 1 "Permission denied" "$secret"
+  rm -f "$HOME_DIR/proj/made" "$SRV_DIR/made" "$HOME_DIR/made"
+  run_bare_sb -- -- sh -c "echo in >made; touch $SRV_DIR/made $HOME_DIR/made /var/tmp/husk-bare-$$ 2>/dev/null; \
+    echo t >\"\$TMPDIR/t\" && echo h >\"\$HOME/h\" && cat \"\$TMPDIR/t\" \"\$HOME/h\""
+  if [ "$RC" = 0 ] && [ "$(cat "$HOME_DIR/proj/made" 2>/dev/null)" = in ] && [ ! -e "$SRV_DIR/made" ] &&
+     [ ! -e "$HOME_DIR/made" ] && [ ! -e "/var/tmp/husk-bare-$$" ] && [[ "$OUT" == *"$(printf 't\nh')"* ]]; then
+    pass "no user namespaces: writes only in the project, TMPDIR and the scratch HOME"
+  else
+    fail "no user namespaces: writes confined" "exit 0, proj/made only, TMPDIR and HOME writable" "exit $RC: $OUT"
+  fi
+  rm -f "$HOME_DIR/proj/made" "$SRV_DIR/made" "$HOME_DIR/made" "/var/tmp/husk-bare-$$"
+  run_bare_sb -- -- python3 -c "$ll_tcp"
+  expect "no user namespaces: the network is cut (socket refused)" 1 "PermissionError" "connected"
+  # A process of the user outside: the sandbox shares its pid namespace.
+  as_user -- sleep 60 &
+  ll_outside=$!
+  run_bare_sb -- -- sh -c "kill -0 $ll_outside && echo reached; sleep 300 & echo started"
+  expect "no user namespaces: a signal to a process outside is refused" 0 "started" "reached"
+  kill "$ll_outside" 2>/dev/null; wait "$ll_outside" 2>/dev/null
+  if pgrep -u "$U" -f "sleep 300" >/dev/null; then
+    fail "no user namespaces: what the command left running" "killed with it" "$(pgrep -a -u "$U" -f 'sleep 300')"
+    pkill -9 -u "$U" -f "sleep 300"
+  else
+    pass "no user namespaces: what the command left running ends with it"
+  fi
+  run_bare_sb "$HOME_DIR" -- -- true
+  expect "no user namespaces: the home as working directory is refused (~/.ssh could not be hidden)" 1 \
+    "where Landlock cannot hide it"
+  run_bare_sb -- -- sh -c 'set -e; rm -rf ll-repo; git init -q ll-repo; cd ll-repo
+    printf "int main(void){return 0;}\n" >m.c; cc -o m m.c; ./m; python3 -c "print(6*7)"
+    git add m.c; git -c user.name=t -c user.email=t@t commit -q -m m; git log --oneline | wc -l'
+  expect "no user namespaces: git, cc and python3 work in the project" 0 "$(printf '42\n1')"
+  rm -rf "$HOME_DIR/proj/ll-repo"
+fi
