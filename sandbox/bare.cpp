@@ -144,10 +144,13 @@ bool user_namespaces_usable() {
   return ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-int run_bare(const SandboxOptions& o, const SandboxHost& h) {
+int run_bare(const SandboxOptions& o, const SandboxHost& host) {
   if (::geteuid() == 0) throw Error("husk sandbox: no user namespace can be made here; as root there is no sandbox without one");
   if (o.overlaid()) throw Error("--overlay: needs a user namespace, which cannot be made here");
   if (!o.allow_hosts.empty()) throw Error("--allow-host: needs a network namespace, which cannot be made here");
+  // No cgroup is made for a process without namespaces: limits are rlimits.
+  SandboxHost h = host;
+  h.cgroup = false;
   const int abi = landlock::abi();
   if (abi < 1)
     throw Error("husk sandbox: neither a user namespace nor Landlock (Linux 5.13+) is available here: no sandbox");

@@ -99,6 +99,19 @@ else
     fail "no user namespaces: writes confined" "exit 0, proj/made only, TMPDIR and HOME writable" "exit $RC: $OUT"
   fi
   rm -f "$HOME_DIR/proj/made" "$SRV_DIR/made" "$HOME_DIR/made" "/var/tmp/husk-bare-$$"
+  # The scratch directory is removed after, whatever the command left there,
+  # without following what it planted.
+  echo keep >"$HOME_DIR/proj/ll-keep"
+  run_bare_sb -- -- sh -c 'ln -s "$PWD/ll-keep" "$HOME/link"; ln -s "$PWD" "$TMPDIR/dir"; mkdir -p "$HOME/d/e";
+    touch "$HOME/d/e/f"; chmod 000 "$HOME/d/e" "$HOME/d"; echo "$TMPDIR"'
+  ll_scratch=$(printf '%s\n' "$OUT" | grep '^/tmp/husk-sandbox-' | head -1)
+  if [ "$RC" = 0 ] && [ -n "$ll_scratch" ] && [ ! -e "$(dirname "$ll_scratch")" ] &&
+     [ "$(cat "$HOME_DIR/proj/ll-keep" 2>/dev/null)" = keep ]; then
+    pass "no user namespaces: the scratch HOME and TMPDIR are removed, planted symlinks not followed"
+  else
+    fail "no user namespaces: scratch removed" "exit 0, $ll_scratch gone, proj/ll-keep kept" "exit $RC: $OUT"
+  fi
+  rm -f "$HOME_DIR/proj/ll-keep"
   run_bare_sb -- -- python3 -c "$ll_tcp"
   expect "no user namespaces: the network is cut (socket refused)" 1 "PermissionError" "connected"
   # A process of the user outside: the sandbox shares its pid namespace.
