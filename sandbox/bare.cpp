@@ -145,7 +145,8 @@ bool user_namespaces_usable() {
 }
 
 int run_bare(const SandboxOptions& o, const SandboxHost& host) {
-  if (::geteuid() == 0) throw Error("husk sandbox: no user namespace can be made here; as root there is no sandbox without one");
+  if (::geteuid() == 0)
+    throw Error("husk sandbox: no user namespace can be made here; as root there is no sandbox without one");
   if (o.overlaid()) throw Error("--overlay: needs a user namespace, which cannot be made here");
   if (!o.allow_hosts.empty()) throw Error("--allow-host: needs a network namespace, which cannot be made here");
   // No cgroup is made for a process without namespaces: limits are rlimits.

@@ -112,7 +112,8 @@ TEST_CASE("sandbox landlock without namespaces: the host's view, what the mounts
   CHECK_FALSE(t.count("/tmp rw"));
   CHECK_FALSE(t.count("/home/ann rw"));
   const std::set<std::string> hidden(p.hidden.begin(), p.hidden.end());
-  for (const char* x : {"/tmp", "/var/tmp", "/home", "/root", "/run", "/dev/shm", "/dev/pts", "/home/ann", "/etc/shadow"})
+  for (const char* x :
+       {"/tmp", "/var/tmp", "/home", "/root", "/run", "/dev/shm", "/dev/pts", "/home/ann", "/etc/shadow"})
     CHECK(hidden.count(x));
   CHECK(p.limit_tcp);
   CHECK(husk::landlock::rights(p, 7).not_hidden.empty());
