@@ -42,8 +42,8 @@ size_t attr_size(int abi) {
 
 // `path` (absolute, or a name relative to `at`) as O_PATH, no symlink on
 // the way or at the end: the rule is on what was looked at. Empty when it
-// does not exist or is a symlink.
-Fd open_path(int at, const std::string& path) {
+// does not exist or is a symlink; `dir` says whether it is a directory.
+Fd open_path(int at, const std::string& path, bool& dir) {
   open_how how{};
   how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
@@ -52,6 +52,7 @@ Fd open_path(int at, const std::string& path) {
   struct stat st;
   if (fd && ::fstat(fd.get(), &st) != 0) throw sys_error("landlock: stat " + path);
   if (fd && S_ISLNK(st.st_mode)) return Fd();
+  dir = fd && S_ISDIR(st.st_mode);
   return fd;
 }
 
@@ -65,9 +66,10 @@ class Builder {
     for (const auto& h : r_.hidden)
       if (base::is_within(h, t.path)) inside.push_back(h);
     if (std::find(inside.begin(), inside.end(), t.path) != inside.end()) return;
-    Fd fd = open_path(AT_FDCWD, t.path);
+    bool dir = false;
+    Fd fd = open_path(AT_FDCWD, t.path, dir);
     if (!fd) return;
-    if (inside.empty()) return add(fd.get(), rights, t.path);
+    if (inside.empty()) return add(fd.get(), dir, rights, t.path);
     walk(fd.get(), t.path, rights, inside);
   }
 
@@ -79,10 +81,8 @@ class Builder {
 
  private:
   // A file gets the rights a file can have.
-  void add(int fd, uint64_t rights, const std::string& path) {
-    struct stat st;
-    if (::fstat(fd, &st) != 0) throw sys_error("landlock: stat " + path);
-    PathBeneathAttr attr{S_ISDIR(st.st_mode) ? rights : rights & kFileRights, fd};
+  void add(int fd, bool dir, uint64_t rights, const std::string& path) {
+    PathBeneathAttr attr{dir ? rights : rights & kFileRights, fd};
     if (::syscall(SYS_landlock_add_rule, ruleset_, kRulePathBeneath, &attr, 0) != 0)
       throw sys_error("landlock: add rule for " + path);
     ++rules_;
@@ -96,7 +96,7 @@ class Builder {
     if (!d && errno == EACCES) {
       notes_.push_back("Landlock: " + path + " cannot be listed: granted whole, what is hidden below it is left "
                        "to the mount view");
-      return add(dir, rights, path);
+      return add(dir, true, rights, path);
     }
     if (!d) throw sys_error("landlock: list " + path);
     std::vector<std::string> names;
@@ -105,19 +105,20 @@ class Builder {
     if (rules_ + names.size() > kMaxRules) {
       notes_.push_back("Landlock: " + path + " has too many entries to grant one by one: granted whole, " +
                        "what is hidden below it is left to the mount view");
-      return add(dir, rights, path);
+      return add(dir, true, rights, path);
     }
-    add(dir, r_.route, path);
+    add(dir, true, r_.route, path);
     for (const auto& n : names) {
       const std::string child = (path == "/" ? "" : path) + "/" + n;
       if (std::find(inside.begin(), inside.end(), child) != inside.end()) continue;
-      Fd fd = open_path(dir, n);
+      bool is_dir = false;
+      Fd fd = open_path(dir, n, is_dir);
       if (!fd) continue;
       std::vector<std::string> below;
       for (const auto& h : inside)
         if (base::is_within(h, child)) below.push_back(h);
-      if (below.empty()) add(fd.get(), rights, child);
-      else walk(fd.get(), child, rights, below);
+      if (below.empty()) add(fd.get(), is_dir, rights, child);
+      else if (is_dir) walk(fd.get(), child, rights, below);
     }
   }
 
