@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "container/context.h"
+#include "landlock/landlock.h"
 #include "policy/policy.h"
 #include "spec/defaults.h"
 #include "spec/spec.h"
@@ -48,6 +50,8 @@ struct CreateExtras {
   // run: the error of an exec that failed after start released the init
   // (see start()), as soon as start returns, before the wait.
   std::function<void(const std::string& error)> on_late_error;
+  // Enforced by the init once its mounts are made, before the command (InitRequest::landlock).
+  std::optional<landlock::Plan> landlock;
 };
 
 // create + start, then (unless detached) wait: the process's exit status,

@@ -132,6 +132,7 @@ void launch_init(const Context& g, const CreateOptions& o, Creation& c, const Ho
   if (!o.no_new_keyring) req.session_keyring = o.id;
   req.seccomp_cache_dir = g.seccomp_cache;
   req.on_init_open = extras.on_init_open;
+  if (extras.landlock) req.landlock = &*extras.landlock;
 
   ProcIdMapWriter id_maps(c.spec);
   std::unique_ptr<Launcher> launcher = g.init_launcher ? g.init_launcher(req) : std::make_unique<InitLauncher>(req);

@@ -16,6 +16,7 @@
 #include "base/fd.h"
 #include "base/log.h"
 #include "base/process.h"
+#include "landlock/landlock.h"
 #include "launch/console.h"
 #include "launch/finish.h"
 #include "launch/hooks.h"
@@ -195,7 +196,9 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
 // failure, and end-of-file (the fd is close-on-exec) says the exec happened.
 // `create` has gone before that: a failure to reach the fifo can go only to
 // the container's stderr, where the engine's log of the container shows it.
-[[noreturn]] void wait_for_start_and_exec(const ChildContext& c, const Prepared& ready, const Fd& own_fds) {
+// `landlock`: the ruleset to enforce once the fifo, on the host, is open; -1: none.
+[[noreturn]] void wait_for_start_and_exec(const ChildContext& c, const Prepared& ready, const Fd& own_fds,
+                                          int landlock) {
   log::close();
   int fifo = -1;
   try {
@@ -211,6 +214,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   // One byte says which step failed (see LateFailure), the text why.
   char step = kFailedHook;
   try {
+    if (landlock >= 0) landlock::restrict_self(landlock);
     run_hooks(c.spec.hooks.start_container, "startContainer", spec::state_to_json(init_state(c, "created"), false));
     step = kFailedExec;
     ready.exec();
@@ -220,6 +224,21 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
     (void)ignored;
     _exit(1);
   }
+}
+
+// The Landlock ruleset of InitRequest::landlock, built in the finished mount
+// view (its rules are on what the command sees), out of the --preserve-fds
+// range; none without a plan or without Landlock in this kernel.
+Fd landlock_ruleset(const ChildContext& c) {
+  if (!c.req.landlock) return Fd();
+  const landlock::Rights r = landlock::rights(*c.req.landlock, landlock::abi());
+  if (r.abi < 1) return Fd();
+  std::vector<std::string> notes;
+  Fd built = landlock::build(*c.req.landlock, r, notes);
+  for (const auto& n : notes) log::debug(n);
+  Fd fd(::fcntl(built.get(), F_DUPFD_CLOEXEC, 3 + c.req.preserve_fds));
+  if (!fd) throw sys_error("landlock: keep the ruleset");
+  return fd;
 }
 
 // 0 when the mappings give it (or are not ours: a joined namespace), else
@@ -278,6 +297,7 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
     run_create_hooks_and_enter(c, ro, root.get());
     own_fds = find_fifo_again(procfs.get(), no_procfs, c.req.fifo_fd, c.req.preserve_fds);
   }
+  Fd landlock = landlock_ruleset(c);
 
   FinishRequest fin;
   fin.proc = &proc;
@@ -294,7 +314,7 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
 
   send_msg(c.sock, Msg::kReady);
   ::close(c.sock);
-  wait_for_start_and_exec(c, ready, own_fds);
+  wait_for_start_and_exec(c, ready, own_fds, landlock.get());
 }
 
 // The judged fd of the namespace of `type` the spec joins, or -1.

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "landlock/landlock.h"
 #include "launch/host_objects.h"
 #include "launch/launch.h"
 #include "spec/spec.h"
@@ -31,6 +32,10 @@ struct InitRequest {
   // it is still dumpable, so a caller without privileges may open its
   // namespaces (husk sandbox makes its proxy's listener there).
   std::function<void(pid_t)> on_init_open;
+  // A Landlock ruleset made in the container's mount view once it is set
+  // up, enforced after exec.fifo is opened (which is the host's) and before
+  // any startContainer hook or the command; null: none.
+  const landlock::Plan* landlock = nullptr;
 };
 
 // The launcher of create: clone3 of the init (with every new namespace, or

@@ -7,6 +7,7 @@
 #include "container/args.h"
 #include "namespaces/namespaces.h"
 #include "policy/policy.h"
+#include "sandbox/internal.h"
 #include "sandbox/proxy.h"
 #include "sandbox/sandbox.h"
 #include "spec/defaults.h"
@@ -423,6 +424,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   cfg["hostname"] = "sandbox";
   set_isolation(cfg["linux"], o, h, masked);
   set_limits(cfg, o, h, memory, out.notes);
+  out.landlock = landlock_plan(o, h, cfg);
   out.config = std::move(cfg);
   return out;
 }

@@ -11,12 +11,29 @@
 #include <utility>
 
 #include "base/fd.h"
+#include "landlock/landlock.h"
 #include "sandbox/sandbox.h"
 
 namespace husk::rt {
 
 // realpath() of `p`, nullopt when it does not exist (probe.cpp).
 std::optional<std::string> real_path(const std::string& p);
+
+// The Landlock plan that mirrors `cfg`'s mount view (walls.cpp).
+landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg);
+// Without namespaces, the host's own view: the same walls as far as
+// Landlock can say them, writes in the working directory, --rw and
+// `scratch` (the command's HOME and TMPDIR).
+landlock::Plan bare_landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg,
+                                  const std::string& scratch);
+
+// Whether a user namespace with a mount namespace can be made and used
+// here (bare.cpp); none inside bwrap --disable-userns, with
+// kernel.unprivileged_userns_clone=0, under AppArmor's restriction or a
+// container's seccomp profile.
+bool user_namespaces_usable();
+// The sandbox without namespaces: Landlock, seccomp, no_new_privs, rlimits.
+int run_bare(const SandboxOptions& o, const SandboxHost& h);
 
 // fn as the sandbox's user: husk as root must not make paths in a directory
 // that user can write (a symlink swapped in would take root's mkdir or chown

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/fd.h"
+#include "base/log.h"
 #include "sandbox/internal.h"
 #include "sandbox/proxy.h"
 
@@ -112,6 +113,14 @@ Context sandbox_context(const Context& g, const Workdir& work) {
   return sg;
 }
 
+// The second wall, Landlock: what this kernel cannot do of it is said once, with --debug.
+void say_landlock(const landlock::Plan& plan) {
+  const landlock::Rights r = landlock::rights(plan, landlock::abi());
+  for (const auto& l : r.lacking) log::debug("husk sandbox: Landlock ABI " + std::to_string(r.abi) + ": " + l);
+  for (const auto& h : r.not_hidden)
+    log::debug("husk sandbox: Landlock: " + h + " is inside a writable directory: hidden by the mount view alone");
+}
+
 CreateExtras sandbox_extras(const SandboxOptions& o) {
   CreateExtras extras;
   extras.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
@@ -181,6 +190,7 @@ int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& t
 int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   if (o.print_config) return print_config(o);
   SandboxHost host = probe_sandbox_host(o);
+  if (!user_namespaces_usable()) return run_bare(o, host);
   // A core dump of husk would land in the (writable) working directory with
   // the caller's environment in it.
   const rlimit no_core{0, 0};
@@ -199,6 +209,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   say_notes(sc);
   make_layers(sc, work, kept, host);
   DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};
+  say_landlock(sc.landlock);
+  extras.landlock = std::move(sc.landlock);
 
   std::unique_ptr<Proxy> proxy;
   if (!o.allow_hosts.empty()) extras.on_init_open = start_proxy(o, proxy);

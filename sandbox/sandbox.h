@@ -18,6 +18,7 @@
 
 #include "base/fd.h"
 #include "container/commands.h"
+#include "landlock/landlock.h"
 
 namespace husk::rt {
 
@@ -70,6 +71,7 @@ struct SandboxConfig {
   nlohmann::ordered_json config;
   std::vector<std::string> notes;
   std::vector<std::string> overlay_dirs;
+  landlock::Plan landlock;  // the same walls again, for the init to enforce
 };
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
                              const std::string& overlay_dir = "overlay");

@@ -1,0 +1,91 @@
+// The sandbox's Landlock plan: the mount view said again to the kernel, so
+// that a way around a mount (one the kernel or a runtime left open) still
+// meets the same walls. Pure, from the config sandbox_config built.
+#include <string>
+
+#include "base/path.h"
+#include "sandbox/internal.h"
+#include "sandbox/proxy.h"
+
+namespace husk::rt {
+namespace {
+
+// The devices a command writes to; the rest of /dev is read-only.
+const char* const kWritableDevices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                        "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/console"};
+
+bool has_option(const nlohmann::ordered_json& m, const std::string& option) {
+  if (!m.contains("options")) return false;
+  for (const auto& o : m["options"])
+    if (o == option) return true;
+  return false;
+}
+
+// Where the mount view lets the command write: binds without "rro" (the
+// working directory, --rw), overlays, the scratch tmpfs (mode 1777: /tmp,
+// /var/tmp, /dev/shm; the scratch home), the pseudo-terminals. /run,
+// /home and /root are fresh and the user's, yet nothing is meant to be
+// kept there: read-only.
+bool writable(const nlohmann::ordered_json& m, const std::string& home) {
+  const std::string type = m["type"], dest = m["destination"];
+  if (type == "bind") return !has_option(m, "rro") && !has_option(m, "ro");
+  if (type == "overlay" || type == "devpts") return true;
+  return type == "tmpfs" && (has_option(m, "mode=1777") || dest == home);
+}
+
+}  // namespace
+
+landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg) {
+  landlock::Plan plan;
+  // Every mount is below the root, which shows nothing of its own.
+  plan.trees.push_back({"/", false});
+  for (const auto& m : cfg["mounts"])
+    if (writable(m, h.home)) plan.trees.push_back({m["destination"], true});
+  for (const char* dev : kWritableDevices) plan.trees.push_back({dev, true});
+  // The kernel views' own masks are left to the mounts: /proc's entries
+  // come and go with the processes, a walk would miss the new ones.
+  for (const auto& p : cfg["linux"]["maskedPaths"]) {
+    const std::string path = p;
+    if (!base::is_within(path, "/proc") && !base::is_within(path, "/sys")) plan.hidden.push_back(path);
+  }
+  // Persistence files protected by read-only mounts inside writable trees
+  // would be a read-only exception there, which Landlock cannot make (a
+  // right on a directory holds below it): the mounts alone protect them.
+  plan.scope_abstract_unix = plan.scope_signal = true;
+  // --allow-host: the proxy is the only way out; nothing listens.
+  if (!o.allow_hosts.empty()) {
+    plan.limit_tcp = true;
+    plan.connect_ports = {kProxyPort};
+  }
+  return plan;
+}
+
+landlock::Plan bare_landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg,
+                                  const std::string& scratch) {
+  landlock::Plan plan;
+  plan.trees.push_back({"/", false});
+  // The working directory and --rw: binds of themselves (flags name real paths).
+  for (const auto& m : cfg["mounts"])
+    if (m["type"] == "bind" && m["source"] == m["destination"] && writable(m, h.home))
+      plan.trees.push_back({m["destination"], true});
+  plan.trees.push_back({scratch, true});
+  // No terminal is opened: the caller's is passed on as stdio.
+  for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
+    plan.trees.push_back({dev, true});
+  for (const auto& p : cfg["linux"]["maskedPaths"]) {
+    const std::string path = p;
+    if (!base::is_within(path, "/proc") && !base::is_within(path, "/sys")) plan.hidden.push_back(path);
+  }
+  // What the mount view replaces is the host's here: other users' and the
+  // user's own files, session sockets, shared memory, terminals.
+  for (const char* replaced : {"/tmp", "/var/tmp", "/home", "/root", "/run", "/dev/shm", "/dev/pts", "/dev/mqueue"})
+    plan.hidden.push_back(replaced);
+  bool home_shown = h.home.empty() || h.home == "/";
+  for (const auto& t : plan.trees) home_shown |= t.write && base::is_within(h.home, t.path);
+  if (!home_shown) plan.hidden.push_back(h.home);
+  plan.scope_abstract_unix = plan.scope_signal = true;
+  plan.limit_tcp = o.net == "none";
+  return plan;
+}
+
+}  // namespace husk::rt

@@ -1,0 +1,129 @@
+// The sandbox's Landlock plan: the mount view of sandbox_config said again.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "sandbox/internal.h"
+#include "sandbox/proxy.h"
+#include "sandbox/sandbox.h"
+
+using namespace husk::rt;
+
+namespace {
+
+// /usr, /etc (with shadow), /var, /home/ann (uid 1000) working in ~/proj.
+SandboxHost host() {
+  SandboxHost h;
+  h.uid = h.gid = 1000;
+  h.user_name = "ann";
+  h.home = "/home/ann";
+  h.cwd = "/home/ann/proj";
+  h.root_dirs = {"etc", "home", "proc", "tmp", "usr", "var"};
+  h.homes = {"/home/ann"};
+  const std::set<std::string> existing = {"/",         "/usr",          "/etc",      "/var",          "/var/tmp",
+                                          "/home",     "/home/ann",     "/home/ann/proj", "/home/ann/.ssh",
+                                          "/etc/shadow", "/srv/data"};
+  h.real = [existing](const std::string& p) -> std::optional<std::string> {
+    if (!existing.count(p)) return std::nullopt;
+    return p;
+  };
+  return h;
+}
+
+SandboxOptions cmd() {
+  SandboxOptions o;
+  o.args = {"make"};
+  return o;
+}
+
+// "path rw|ro" of each tree.
+std::set<std::string> trees(const husk::landlock::Plan& p) {
+  std::set<std::string> out;
+  for (const auto& t : p.trees) out.insert(t.path + (t.write ? " rw" : " ro"));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox landlock: read everywhere shown, writes where the mounts allow", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.ro = {"/srv/data"};
+  const husk::landlock::Plan p = sandbox_config(o, host(), "r").landlock;
+  const std::set<std::string> t = trees(p);
+  CHECK(t.count("/ ro"));
+  for (const char* w : {"/home/ann/proj rw", "/home/ann rw", "/tmp rw", "/var/tmp rw", "/dev/shm rw", "/dev/pts rw",
+                        "/dev/null rw", "/dev/tty rw"})
+    CHECK(t.count(w));
+  // Fresh, yet nothing is kept there; --ro; the host's root directories.
+  for (const char* r : {"/run", "/home", "/root", "/srv/data", "/usr", "/etc", "/dev", "/proc"}) {
+    CHECK_FALSE(t.count(std::string(r) + " rw"));
+  }
+  CHECK(p.scope_abstract_unix);
+  CHECK(p.scope_signal);
+  CHECK_FALSE(p.limit_tcp);
+}
+
+TEST_CASE("sandbox landlock: hidden paths outside the kernel views, tcp to the proxy only", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.hide = {"/usr"};
+  o.allow_hosts = {"example.org"};
+  const husk::landlock::Plan p = sandbox_config(o, host(), "r").landlock;
+  const std::set<std::string> hidden(p.hidden.begin(), p.hidden.end());
+  CHECK(hidden.count("/etc/shadow"));
+  CHECK(hidden.count("/usr"));
+  for (const auto& h : hidden) {
+    CHECK(h.rfind("/proc", 0) != 0);
+    CHECK(h.rfind("/sys", 0) != 0);
+  }
+  CHECK(p.limit_tcp);
+  CHECK(p.connect_ports == std::vector<uint16_t>{kProxyPort});
+}
+
+TEST_CASE("sandbox landlock: the working directory at home: its credentials left to the mount view", "[sandbox]") {
+  SandboxHost h = host();
+  h.cwd = "/home/ann";
+  const husk::landlock::Plan p = sandbox_config(cmd(), h, "r").landlock;
+  CHECK(std::find(p.hidden.begin(), p.hidden.end(), "/home/ann/.ssh") != p.hidden.end());
+  const husk::landlock::Rights r = husk::landlock::rights(p, 7);
+  CHECK(std::find(r.not_hidden.begin(), r.not_hidden.end(), "/home/ann/.ssh") != r.not_hidden.end());
+  CHECK(std::find(r.hidden.begin(), r.hidden.end(), "/etc/shadow") != r.hidden.end());
+}
+
+TEST_CASE("sandbox landlock: --overlay makes the shown directories writable trees", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.overlay = true;
+  SandboxHost h = host();
+  const std::set<std::string> t = trees(sandbox_config(o, h, "r", "/ov").landlock);
+  CHECK(t.count("/usr rw"));
+  CHECK(t.count("/home/ann/proj rw"));
+}
+
+TEST_CASE("sandbox landlock without namespaces: the host's view, what the mounts replace hidden", "[sandbox]") {
+  SandboxOptions o = cmd();
+  const SandboxHost h = host();
+  const SandboxConfig sc = sandbox_config(o, h, "r");
+  const husk::landlock::Plan p = bare_landlock_plan(o, h, sc.config, "/tmp/husk-sandbox-x");
+  const std::set<std::string> t = trees(p);
+  CHECK(t.count("/ ro"));
+  CHECK(t.count("/home/ann/proj rw"));
+  CHECK(t.count("/tmp/husk-sandbox-x rw"));
+  CHECK(t.count("/dev/null rw"));
+  // No terminal of the host's is opened, no shared scratch written.
+  CHECK_FALSE(t.count("/dev/pts rw"));
+  CHECK_FALSE(t.count("/tmp rw"));
+  CHECK_FALSE(t.count("/home/ann rw"));
+  const std::set<std::string> hidden(p.hidden.begin(), p.hidden.end());
+  for (const char* x :
+       {"/tmp", "/var/tmp", "/home", "/root", "/run", "/dev/shm", "/dev/pts", "/home/ann", "/etc/shadow"})
+    CHECK(hidden.count(x));
+  CHECK(p.limit_tcp);
+  CHECK(husk::landlock::rights(p, 7).not_hidden.empty());
+  // The home as working directory: shown, not hidden; its credentials cannot be.
+  SandboxHost at_home = host();
+  at_home.cwd = "/home/ann";
+  const SandboxConfig sc2 = sandbox_config(o, at_home, "r");
+  const husk::landlock::Plan p2 = bare_landlock_plan(o, at_home, sc2.config, "/tmp/husk-sandbox-x");
+  CHECK(std::find(p2.hidden.begin(), p2.hidden.end(), "/home/ann") == p2.hidden.end());
+  CHECK(husk::landlock::rights(p2, 7).not_hidden == std::vector<std::string>{"/home/ann/.ssh"});
+  o.net = "host";
+  CHECK_FALSE(bare_landlock_plan(o, h, sc.config, "/s").limit_tcp);
+}
