@@ -48,6 +48,11 @@ struct CreateExtras {
   // run: the error of an exec that failed after start released the init
   // (see start()), as soon as start returns, before the wait.
   std::function<void(const std::string& error)> on_late_error;
+  // husk sandbox: a small pid 1 in front of the command (InitRequest::reaper),
+  // and a shell's status and words for a command that cannot be run
+  // (InitRequest::shell_words). Not OCI config fields: containers keep runc's behaviour.
+  bool reaper = false;
+  bool shell_words = false;
 };
 
 // create + start, then (unless detached) wait: the process's exit status,

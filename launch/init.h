@@ -31,6 +31,13 @@ struct InitRequest {
   // it is still dumpable, so a caller without privileges may open its
   // namespaces (husk sandbox makes its proxy's listener there).
   std::function<void(pid_t)> on_init_open;
+  // husk sandbox: the init forks the command and stays pid 1 in front of it
+  // (launch/reaper.h).
+  bool reaper = false;
+  // husk sandbox: a command that cannot be run fails after start, on
+  // exec.fifo as a failed execve does, in a shell's words, and the init
+  // exits 127 or 126 (shell_exec_status). Else create fails, in runc's.
+  bool shell_words = false;
 };
 
 // The launcher of create: clone3 of the init (with every new namespace, or
