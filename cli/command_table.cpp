@@ -134,7 +134,8 @@ void sandbox_flags(po::options_description& d) {
       ("allow-nested", po::bool_switch(), "allow user namespaces and mounts (a sandbox inside)")
       ("overlay", po::bool_switch(), "the host's directories and the working directory writable, changes discarded")
       ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
-      ("print-config", po::bool_switch(), "print the OCI config instead of running it");
+      ("print-config", po::bool_switch(), "print the OCI config instead of running it")
+      ("as-pid-1", po::bool_switch(), "the command is pid 1 itself: no init in front that reaps orphans and passes signals on");
 }
 
 int run_sandbox(const Invocation& in) {
@@ -163,6 +164,7 @@ int run_sandbox(const Invocation& in) {
   o.print_config = in.flag("print-config");
   o.overlay = in.flag("overlay");
   o.keep_changes = in.str("keep-changes");
+  o.as_pid_1 = in.flag("as-pid-1");
   return cmd_sandbox(in.g, o);
 }
 

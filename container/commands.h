@@ -52,6 +52,11 @@ struct CreateExtras {
   std::function<void(const std::string& error)> on_late_error;
   // Enforced by the init once its mounts are made, before the command (InitRequest::landlock).
   std::optional<landlock::Plan> landlock;
+  // husk sandbox: a small pid 1 in front of the command (InitRequest::reaper),
+  // and a shell's status and words for a command that cannot be run
+  // (InitRequest::shell_words). Not OCI config fields: containers keep runc's behaviour.
+  bool reaper = false;
+  bool shell_words = false;
 };
 
 // create + start, then (unless detached) wait: the process's exit status,

@@ -133,6 +133,8 @@ void launch_init(const Context& g, const CreateOptions& o, Creation& c, const Ho
   req.seccomp_cache_dir = g.seccomp_cache;
   req.on_init_open = extras.on_init_open;
   if (extras.landlock) req.landlock = &*extras.landlock;
+  req.reaper = extras.reaper;
+  req.shell_words = extras.shell_words;
 
   ProcIdMapWriter id_maps(c.spec);
   std::unique_ptr<Launcher> launcher = g.init_launcher ? g.init_launcher(req) : std::make_unique<InitLauncher>(req);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "base/error.h"
 #include "launch/console.h"
 #include "launch/process.h"
 #include "launch/sync.h"
@@ -18,7 +19,9 @@ Prepared finish_process(const FinishRequest& r) {
   apply_limits(p, r.linux_cfg);
   Prepared out;
   out.proc_ = r.proc;
-  out.exe_ = find_executable(p.args[0], p.env);
+  out.shell_words_ = r.shell_words;
+  if (r.shell_words) out.lookup_ = lookup_executable(p.args[0], p.env);
+  else out.lookup_.path = find_executable(p.args[0], p.env);
   out.env_ = process_env(p);
   chown_stdio(p);
   // As runc: while privileged and before any filter (the attr writes are not
@@ -38,9 +41,22 @@ Prepared finish_process(const FinishRequest& r) {
   return out;
 }
 
-void Prepared::exec() const {
+void Prepared::load_late_filter() {
   if (late_filter_) seccomp::load(*late_filter_);
-  exec_process(exe_, *proc_, env_);
+  late_filter_ = nullptr;
+}
+
+void Prepared::exec() {
+  const std::string& arg0 = proc_->args[0];
+  // Only with shell_words: finish_process threw otherwise.
+  if (!found()) throw Error(shell_exec_error(arg0, lookup_, false, 0), lookup_.err);
+  load_late_filter();
+  try {
+    exec_process(lookup_.path, *proc_, env_);
+  } catch (const Error& e) {
+    if (!shell_words_) throw;
+    throw Error(shell_exec_error(arg0, lookup_, true, e.err()), e.err());
+  }
 }
 
 }  // namespace husk::rt

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "launch/lsm.h"
+#include "launch/process.h"
 #include "seccomp/seccomp.h"
 #include "spec/spec.h"
 
@@ -25,17 +26,27 @@ struct FinishRequest {
   // The init opens its labels while /proc is still the host's; null: opened
   // here, through the container's /proc (exec).
   lsm::ExecLabels* labels = nullptr;
+  // A command that cannot be run fails in exec(), in a shell's words
+  // (shell_exec_error), not here: husk sandbox reports it after start.
+  bool shell_words = false;
 };
 
 class Prepared {
  public:
-  // Load the filter when it was left for last, then execve; throws on failure.
-  [[noreturn]] void exec() const;
+  // Load the filter when it was left for last (once: a process forked after
+  // inherits it), then execve; throws on failure.
+  [[noreturn]] void exec();
+  void load_late_filter();
+  // The command was found (FinishRequest::shell_words: it may not be).
+  bool found() const { return !lookup_.path.empty(); }
+  // A shell's status when the exec failed (shell_exec_status).
+  int shell_status() const { return shell_exec_status(lookup_); }
 
  private:
   friend Prepared finish_process(const FinishRequest& r);
   const spec::Process* proc_ = nullptr;
-  std::string exe_;
+  Lookup lookup_;
+  bool shell_words_ = false;
   std::vector<std::string> env_;
   const seccomp::Program* late_filter_ = nullptr;
 };

@@ -22,6 +22,7 @@
 #include "launch/hooks.h"
 #include "launch/lsm.h"
 #include "launch/process.h"
+#include "launch/reaper.h"
 #include "launch/sync.h"
 #include "namespaces/id_maps.h"
 #include "namespaces/namespaces.h"
@@ -191,14 +192,24 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   ns::finalize_rootfs(c.spec, ro);
 }
 
+// The command's exec, behind a reaper when asked. One that was not found
+// fails without a fork; the late filter is loaded before it, so that pid 1
+// is under it too.
+[[noreturn]] void exec_command(const ChildContext& c, Prepared& ready) {
+  if (c.req.reaper && ready.found()) {
+    ready.load_late_filter();
+    fork_behind_reaper();  // returns in the command's process only
+  }
+  ready.exec();
+}
+
 // Blocks until `start` opens the fifo for reading. From here on `start`
 // listens: one byte says we are released, an error message explains a
 // failure, and end-of-file (the fd is close-on-exec) says the exec happened.
 // `create` has gone before that: a failure to reach the fifo can go only to
 // the container's stderr, where the engine's log of the container shows it.
 // `landlock`: the ruleset to enforce once the fifo, on the host, is open; -1: none.
-[[noreturn]] void wait_for_start_and_exec(const ChildContext& c, const Prepared& ready, const Fd& own_fds,
-                                          int landlock) {
+[[noreturn]] void wait_for_start_and_exec(const ChildContext& c, Prepared& ready, const Fd& own_fds, int landlock) {
   log::close();
   int fifo = -1;
   try {
@@ -217,12 +228,12 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
     if (landlock >= 0) landlock::restrict_self(landlock);
     run_hooks(c.spec.hooks.start_container, "startContainer", spec::state_to_json(init_state(c, "created"), false));
     step = kFailedExec;
-    ready.exec();
+    exec_command(c, ready);
   } catch (const std::exception& e) {
     const std::string report = step + std::string(e.what());
     ssize_t ignored = ::write(fifo, report.data(), report.size());
     (void)ignored;
-    _exit(1);
+    _exit(step == kFailedExec && c.req.shell_words ? ready.shell_status() : 1);
   }
 }
 
@@ -309,6 +320,7 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
   fin.sock = c.sock;
   fin.filter = c.has_seccomp ? &c.seccomp_prog : nullptr;
   fin.labels = &labels;
+  fin.shell_words = c.req.shell_words;
   // A filter without notify under no_new_privs loads after the startContainer hooks.
   Prepared ready = finish_process(fin);
 

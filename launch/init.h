@@ -36,6 +36,13 @@ struct InitRequest {
   // up, enforced after exec.fifo is opened (which is the host's) and before
   // any startContainer hook or the command; null: none.
   const landlock::Plan* landlock = nullptr;
+  // husk sandbox: the init forks the command and stays pid 1 in front of it
+  // (launch/reaper.h).
+  bool reaper = false;
+  // husk sandbox: a command that cannot be run fails after start, on
+  // exec.fifo as a failed execve does, in a shell's words, and the init
+  // exits 127 or 126 (shell_exec_status). Else create fails, in runc's.
+  bool shell_words = false;
 };
 
 // The launcher of create: clone3 of the init (with every new namespace, or

@@ -43,17 +43,21 @@ static bool is_executable_file(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111);
 }
 
-std::string find_executable(const std::string& arg0, const std::vector<std::string>& env) {
+// EACCES for a directory or a file without x bits, else why stat(2) failed (ENOENT: nothing there).
+static int not_executable_why(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 ? EACCES : errno;
+}
+
+Lookup lookup_executable(const std::string& arg0, const std::vector<std::string>& env) {
+  Lookup l;
   if (arg0.find('/') != std::string::npos) {
-    if (!is_executable_file(arg0)) {
-      int e = errno;
-      struct stat st;
-      // A directory or a file without x bits is EACCES, as execve says.
-      if (::stat(arg0.c_str(), &st) == 0) e = EACCES;
-      throw Error("exec: \"" + arg0 + "\": " + errno_text(e), e);
-    }
-    return arg0;
+    if (is_executable_file(arg0)) l.path = arg0;
+    else l.err = not_executable_why(arg0);
+    return l;
   }
+  l.on_path = true;
+  l.err = ENOENT;
   std::string path = kDefaultPath;
   for (const auto& kv : env)
     if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
@@ -64,10 +68,34 @@ std::string find_executable(const std::string& arg0, const std::vector<std::stri
     std::string dir = path.substr(start, end - start);
     if (dir.empty()) dir = ".";
     std::string cand = dir + "/" + arg0;
-    if (is_executable_file(cand)) return cand;
+    if (is_executable_file(cand)) {
+      l.path = cand;
+      l.err = 0;
+      return l;
+    }
+    if (not_executable_why(cand) == EACCES) l.err = EACCES;
     start = end + 1;
   }
-  throw Error("exec: \"" + arg0 + "\": executable file not found in $PATH", ENOENT);
+  return l;
+}
+
+std::string find_executable(const std::string& arg0, const std::vector<std::string>& env) {
+  Lookup l = lookup_executable(arg0, env);
+  if (!l.path.empty()) return l.path;
+  // As Go's exec.LookPath: what is on PATH but not executable is passed over.
+  if (l.on_path) throw Error("exec: \"" + arg0 + "\": executable file not found in $PATH", ENOENT);
+  throw Error("exec: \"" + arg0 + "\": " + errno_text(l.err), l.err);
+}
+
+int shell_exec_status(const Lookup& l) { return l.path.empty() && l.err == ENOENT ? 127 : 126; }
+
+std::string shell_exec_error(const std::string& arg0, const Lookup& l, bool found, int err) {
+  if (!found && l.on_path && l.err == ENOENT) return arg0 + ": command not found";
+  if (!found) return arg0 + ": " + errno_text(l.err);
+  std::string why = arg0 + ": cannot execute: " + errno_text(err);
+  // The file is there: what execve did not find is what it names inside.
+  if (err == ENOENT) why += " (its interpreter, the #! line's or the ELF loader, is missing)";
+  return why;
 }
 
 static int sched_policy(const std::string& name) {

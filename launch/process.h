@@ -17,6 +17,24 @@ namespace husk::rt {
 // file not found in $PATH`, `no such file or directory` (127), `permission denied` (126).
 std::string find_executable(const std::string& arg0, const std::vector<std::string>& env);
 
+// The same lookup, its failure kept: `path` empty and `err` ENOENT (nowhere)
+// or EACCES (found, but a directory or a file without x bits; on PATH only
+// when nothing executable came before or after, as execvp(3)).
+struct Lookup {
+  std::string path;
+  int err = 0;
+  bool on_path = false;  // args[0] has no '/': PATH was searched
+};
+Lookup lookup_executable(const std::string& arg0, const std::vector<std::string>& env);
+
+// A shell's status and words for a command that could not be run (husk
+// sandbox): 127 when nothing was found, 126 when something was but it cannot
+// be executed; "nosuchcmd: command not found", "./x: permission denied",
+// "./script: cannot execute: ... (its interpreter ...)". `found`: the lookup
+// succeeded and execve(2) failed with `err`.
+int shell_exec_status(const Lookup& l);
+std::string shell_exec_error(const std::string& arg0, const Lookup& l, bool found, int err);
+
 // rlimits, memory policy, personality, scheduler, ioPriority: applied while still privileged.
 void apply_limits(const spec::Process& p, const spec::Linux* linux_cfg);
 

@@ -195,7 +195,8 @@ int run_bare(const SandboxOptions& o, const SandboxHost& host) {
   if (pid < 0) throw sys_error("husk sandbox: fork");
   if (pid == 0) exec_bare(*spec.process, env, plan, filter);
   bool timed_out = false;
-  const int status = wait_sandboxed(pid, sigfd.get(), o.timeout, timed_out);
+  // Not a pid 1: the command gets its signals as any process does.
+  const int status = wait_sandboxed(pid, sigfd.get(), o.timeout, false, timed_out);
   end_the_rest();
   terminal.restore();
   if (timed_out)

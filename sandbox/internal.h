@@ -120,12 +120,13 @@ class TerminalGuard {
 
 constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and SIGKILL
 
-// The command is pid 1 of its namespace, where the kernel drops a signal it
-// has no handler for. A signal whose default is to terminate is made to act
-// so: SIGKILL, and the status says the signal that was sent.
+// Signals go to the sandbox's pid 1, which passes them on to the command
+// (launch/reaper.h). With --as-pid-1 the command is pid 1 itself, where the
+// kernel drops a signal it has no handler for: a signal whose default is to
+// terminate is made to act so, SIGKILL, and the status says the signal sent.
 // Writes nothing while the command runs: the terminal may be its to stop
 // (TCOOFF), and a blocked write would hold back --timeout's SIGKILL.
 // timed_out: --timeout's SIGTERM was sent.
-int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool& timed_out);
+int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& timed_out);
 
 }  // namespace husk::rt

@@ -124,6 +124,8 @@ void say_landlock(const landlock::Plan& plan) {
 CreateExtras sandbox_extras(const SandboxOptions& o) {
   CreateExtras extras;
   extras.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
+  extras.reaper = !o.as_pid_1;
+  extras.shell_words = true;
   if (!o.limited())
     extras.no_cgroup_reason = "husk sandbox without limits: its pid namespace ends every process with the command";
   return extras;
@@ -165,7 +167,7 @@ std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<
 // the proxy refused, said.
 int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, std::unique_ptr<Proxy>& proxy) {
   bool timed_out = false;
-  int status = wait_sandboxed(pid, sigfd, o.timeout, timed_out);
+  int status = wait_sandboxed(pid, sigfd, o.timeout, o.as_pid_1, timed_out);
   // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
   terminal.restore();
   if (timed_out)
@@ -217,7 +219,7 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   // Saved before the command starts: it may change the settings at once.
   TerminalGuard terminal;
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy); };
-  extras.on_late_error = [](const std::string& error) { std::cerr << error << std::endl; };
+  extras.on_late_error = [](const std::string& error) { std::cerr << "husk sandbox: " << error << std::endl; };
   return run_own_config(sg, co, sc.config.dump() + "\n", extras);
 }
 

@@ -38,6 +38,7 @@ struct SandboxOptions {
   bool print_config = false;
   bool overlay = false;                    // the shown directories writable, changes discarded
   std::string keep_changes;                // --keep-changes DIR: overlay, changes kept in DIR/upper
+  bool as_pid_1 = false;                   // the command is pid 1 itself, no reaper in front
 
   bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
   bool overlaid() const { return overlay || !keep_changes.empty(); }

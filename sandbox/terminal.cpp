@@ -1,5 +1,5 @@
 // The command's terminal and its end: the terminal put back, signals passed
-// on to a pid 1, --timeout.
+// on to pid 1, --timeout.
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -79,7 +79,7 @@ void TerminalGuard::restore() {
   fd_ = -1;
 }
 
-int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool& timed_out) {
+int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& timed_out) {
   // With TOSTOP set by the command, a message to the terminal would stop
   // husk (and with it --timeout) while the command runs on.
   ::signal(SIGTTOU, SIG_IGN);
@@ -95,7 +95,7 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool& timed_out) {
   auto deliver = [&](int sig) {
     static const int kHarmless[] = {SIGCHLD, SIGURG, SIGWINCH, SIGCONT};
     bool terminates = std::find(std::begin(kHarmless), std::end(kHarmless), sig) == std::end(kHarmless);
-    if (terminates && !takes_signal(pid, sig)) {
+    if (as_pid_1 && terminates && !takes_signal(pid, sig)) {
       emulated = sig;
       ::kill(pid, SIGKILL);
     } else {
