@@ -69,8 +69,10 @@ DirSummary look_at(const std::string& dir) {
   return d;
 }
 
-// The entries of "/" that are directories, symlinks followed; sorted.
-std::vector<std::string> root_dirs() {
+// The entries of "/" that are directories, symlinks followed, but those
+// only their owner, not `uid`, may enter (/lost+found): nothing in them
+// can be read, and crun cannot open them to make them read-only; sorted.
+std::vector<std::string> root_dirs(uint32_t uid) {
   std::vector<std::string> dirs;
   if (base::Dir d{::opendir("/")}) {
     while (dirent* e = ::readdir(d.get())) {
@@ -78,7 +80,8 @@ std::vector<std::string> root_dirs() {
       if (name == "." || name == ".." || (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
         continue;
       struct stat st;
-      if (e->d_type == DT_DIR || (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+      if (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+          (st.st_uid == uid || (st.st_mode & (S_IXGRP | S_IXOTH))))
         dirs.push_back(name);
     }
   }
@@ -111,6 +114,19 @@ void choose_user(const SandboxOptions& o, SandboxHost& h) {
   if (h.uid == 0) throw Error("sandbox as root: SUDO_UID is 0; name the user with --user UID[:GID] (--user 0 for root)");
 }
 
+// Root's limits need the hierarchies of their controllers, and of the
+// device policy written in every cgroup: a mount namespace may show none
+// (`ip netns exec` mounts a /sys of its own, without the cgroup file systems).
+bool root_has_cgroups(const SandboxOptions& o) {
+  const cgroups::Hierarchies& hh = cgroups::host_hierarchies();
+  if (hh.mode == cgroups::Mode::unified) return true;
+  std::vector<const char*> needed = {"devices"};
+  if (o.pids) needed.push_back("pids");
+  if (!o.memory.empty()) needed.push_back("memory");
+  if (!o.cpus.empty()) needed.push_back("cpu");
+  return std::all_of(needed.begin(), needed.end(), [&](const char* c) { return hh.v1.count(c) > 0; });
+}
+
 }  // namespace
 
 std::optional<std::string> real_path(const std::string& p) {
@@ -141,7 +157,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   char cwd[PATH_MAX];
   if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
   h.cwd = cwd;
-  h.root_dirs = root_dirs();
+  h.root_dirs = root_dirs(h.uid);
   // Credentials are looked for in every home (~20 dot-names each, most of
   // them absent). Each directory is looked at once: missing, its paths are
   // answered without a syscall; small (one block), its dot-names are listed
@@ -168,12 +184,11 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   }
   if (o.overlaid())
     for (const auto& m : base::read_mountinfo()) h.mount_points.push_back(m.mount_point);
-  // Asked only for limits: create probes the host again.
-  if (::geteuid() == 0) {
-    h.cgroup = true;
-  } else if (o.limited()) {
-    h.cgroup = !cgroups::choose_rootless(cgroups::rootless_host(), std::nullopt, "sandbox").path.empty();
-  }
+  // Asked only for limits: without them the sandbox gets no cgroup at all.
+  if (o.limited())
+    h.cgroup = ::geteuid() == 0
+                   ? root_has_cgroups(o)
+                   : !cgroups::choose_rootless(cgroups::rootless_host(), std::nullopt, "sandbox").path.empty();
   return h;
 }
 

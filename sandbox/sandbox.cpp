@@ -112,11 +112,15 @@ Context sandbox_context(const Context& g, const Workdir& work) {
   return sg;
 }
 
-CreateExtras sandbox_extras(const SandboxOptions& o) {
+// No cgroup is made without limits (root too: none may be visible, as
+// inside `ip netns exec`), nor where the probe found none to have.
+CreateExtras sandbox_extras(const SandboxOptions& o, const SandboxHost& host) {
   CreateExtras extras;
   extras.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
   if (!o.limited())
     extras.no_cgroup_reason = "husk sandbox without limits: its pid namespace ends every process with the command";
+  else if (!host.cgroup)
+    extras.no_cgroup_reason = "husk sandbox: no cgroup of its own here, its limits are rlimits";
   return extras;
 }
 
@@ -142,6 +146,26 @@ struct DropWorkDir {
     if (fd >= 0) remove_users_tree(uid, gid, fd, "work");
   }
 };
+
+// --keep-changes, once the sandbox is gone: the upper layers nothing was
+// written to are removed (rmdir as their user, it removes nothing else),
+// the others said with the path each stands for.
+void report_kept_changes(const KeptChanges& kept, const SandboxConfig& sc, const SandboxHost& host) {
+  if (kept.path.empty()) return;
+  auto name = [&](const std::string& upper) { return upper.substr(kept.path.size() + 1); };
+  as_user(host.uid, host.gid, [&] {
+    for (const auto& u : sc.uppers) ::unlinkat(kept.fd.get(), name(u.first).c_str(), AT_REMOVEDIR);
+    ::unlinkat(kept.fd.get(), "upper", AT_REMOVEDIR);
+  });
+  bool any = false;
+  for (const auto& [upper, shown] : sc.uppers) {
+    struct stat st;
+    if (::fstatat(kept.fd.get(), name(upper).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    std::cerr << "husk sandbox: changes kept in " << upper << " (for " << shown << ")" << std::endl;
+    any = true;
+  }
+  if (!any) std::cerr << "husk sandbox: --keep-changes: nothing was changed, " << kept.path << " is empty" << std::endl;
+}
 
 // --allow-host: the proxy listens in the sandbox's network namespace once its init is there.
 std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<Proxy>& proxy) {
@@ -184,7 +208,7 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
   KeptChanges kept = keep_changes_dir(o, host);
   Context sg = sandbox_context(g, work);
-  CreateExtras extras = sandbox_extras(o);
+  CreateExtras extras = sandbox_extras(o, host);
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();
@@ -202,7 +226,9 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   TerminalGuard terminal;
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy); };
   extras.on_late_error = [](const std::string& error) { std::cerr << error << std::endl; };
-  return run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  const int status = run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  report_kept_changes(kept, sc, host);
+  return status;
 }
 
 }  // namespace husk::rt

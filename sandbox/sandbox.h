@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,7 @@ struct SandboxConfig {
   nlohmann::ordered_json config;
   std::vector<std::string> notes;
   std::vector<std::string> overlay_dirs;
+  std::vector<std::pair<std::string, std::string>> uppers;  // each upper directory, the path it stands for
 };
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
                              const std::string& overlay_dir = "overlay");

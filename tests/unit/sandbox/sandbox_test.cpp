@@ -13,6 +13,7 @@
 
 using namespace husk::rt;
 using Catch::Contains;
+using Catch::StartsWith;
 using ojson = nlohmann::ordered_json;
 
 namespace {
@@ -257,14 +258,16 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
   SandboxConfig sc = sandbox_config(o, h, "r");
   CHECK(sc.config["linux"]["resources"] == ojson::parse(R"({"pids":{"limit":50},
       "memory":{"limit":67108864,"swap":67108864},"cpu":{"quota":50000,"period":100000}})"));
-  CHECK(sc.notes.empty());
+  // Which one applied is said once.
+  REQUIRE(sc.notes.size() == 1);
+  CHECK_THAT(sc.notes[0], StartsWith("--memory 64m: in the sandbox's cgroup"));
   CHECK(has(mounts(sc.config), "/tmp tmpfs nosuid nodev mode=1777"));  // the cgroup counts its files
 
   h.cgroup = false;
   sc = sandbox_config(o, h, "r");
   CHECK_FALSE(sc.config["linux"].contains("resources"));
   CHECK(sc.config["process"]["rlimits"] == ojson::parse(R"([{"type":"RLIMIT_NPROC","hard":50,"soft":50},
-      {"type":"RLIMIT_AS","hard":67108864,"soft":67108864}])"));
+      {"type":"RLIMIT_DATA","hard":67108864,"soft":67108864}])"));
   // An rlimit does not count files in a tmpfs: each is as large as --memory at most.
   for (const auto& line : mounts(sc.config))
     if (line.find(" tmpfs ") != std::string::npos && line.rfind("/dev", 0) != 0) {
@@ -273,6 +276,9 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
     }
   CHECK(has(mounts(sc.config), "/home tmpfs nosuid nodev mode=755 size=67108864"));
   REQUIRE(sc.notes.size() == 3);
+  // RLIMIT_AS would refuse the address space V8, the JVM and Go reserve
+  // without touching it; RLIMIT_DATA counts what can be written.
+  CHECK_THAT(sc.notes[1], StartsWith("--memory 64m: no cgroup of your own here, set as RLIMIT_DATA"));
   CHECK_THAT(sc.notes[1], Contains("size of each tmpfs the sandbox gets"));
   CHECK_THAT(sc.notes[2], Contains("--cpus 0.5: not applied"));
 }
