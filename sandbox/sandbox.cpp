@@ -149,19 +149,30 @@ struct DropWorkDir {
 
 // --keep-changes, once the sandbox is gone: the upper layers nothing was
 // written to are removed (rmdir as their user, it removes nothing else),
-// the others said with the path each stands for.
+// the others said with the path each stands for. DIR/upper is opened
+// without following a symlink: a --rw above DIR lets the command swap it.
 void report_kept_changes(const KeptChanges& kept, const SandboxConfig& sc, const SandboxHost& host) {
   if (kept.path.empty()) return;
-  auto name = [&](const std::string& upper) { return upper.substr(kept.path.size() + 1); };
+  const std::string top = kept.path + "/upper/";
+  auto open_upper = [&] {
+    return Fd(::openat(kept.fd.get(), "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  };
   as_user(host.uid, host.gid, [&] {
-    for (const auto& u : sc.uppers) ::unlinkat(kept.fd.get(), name(u.first).c_str(), AT_REMOVEDIR);
+    if (Fd upper = open_upper())
+      for (const auto& u : sc.uppers) ::unlinkat(upper.get(), u.first.substr(top.size()).c_str(), AT_REMOVEDIR);
     ::unlinkat(kept.fd.get(), "upper", AT_REMOVEDIR);
   });
+  Fd upper = open_upper();
+  struct stat st;
+  if (!upper && ::fstatat(kept.fd.get(), "upper", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    std::cerr << "husk sandbox: --keep-changes: " << kept.path << "/upper is no directory any more (the command replaced it)"
+              << std::endl;
+    return;
+  }
   bool any = false;
-  for (const auto& [upper, shown] : sc.uppers) {
-    struct stat st;
-    if (::fstatat(kept.fd.get(), name(upper).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    std::cerr << "husk sandbox: changes kept in " << upper << " (for " << shown << ")" << std::endl;
+  for (const auto& [path, shown] : sc.uppers) {
+    if (!upper || ::fstatat(upper.get(), path.substr(top.size()).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    std::cerr << "husk sandbox: changes kept in " << path << " (for " << shown << ")" << std::endl;
     any = true;
   }
   if (!any) std::cerr << "husk sandbox: --keep-changes: nothing was changed, " << kept.path << " is empty" << std::endl;

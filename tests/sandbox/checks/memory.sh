@@ -113,3 +113,17 @@ else
   fail "--keep-changes without a change" "exit 0, 'nothing was changed', DIR empty" "exit $RC: $OUT; $(ls -A "$keep" 2>&1)"
 fi
 rm -rf "$keep"
+# Hostile: DIR below a --rw directory, the command swaps DIR/upper for a
+# symlink to a directory of look-alike empty layers: none of them is removed.
+rw_keep=$HOME_DIR/rw-keep
+as_user -- mkdir -p "$rw_keep" "$HOME_DIR/decoy-upper/0-bin" "$HOME_DIR/decoy-upper/1-boot"
+run_sb -- --rw "$rw_keep" --keep-changes "$rw_keep/k" -- \
+  sh -c "mv $rw_keep/k/upper $rw_keep/k/moved && ln -s $HOME_DIR/decoy-upper $rw_keep/k/upper"
+if [ "$RC" = 0 ] && [[ "$OUT" == *"$rw_keep/k/upper is no directory any more"* ]] &&
+   [ -d "$HOME_DIR/decoy-upper/0-bin" ] && [ -d "$HOME_DIR/decoy-upper/1-boot" ]; then
+  pass "--keep-changes: DIR/upper swapped for a symlink by the command: said, nothing removed where it points"
+else
+  fail "--keep-changes with DIR/upper swapped" "exit 0, said, the decoy's empty directories kept" \
+    "exit $RC: $OUT; decoy: $(ls "$HOME_DIR/decoy-upper" | tr '\n' ' ')"
+fi
+rm -rf "$rw_keep" "$HOME_DIR/decoy-upper"

@@ -297,6 +297,29 @@ TEST_CASE("sandbox: --allow-host points the programs at the proxy and needs --ne
   REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), Contains("--allow-host bad host: not a host name"));
 }
 
+TEST_CASE("sandbox: --print-config prints what runc and crun accept", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.allow_hosts = {"pypi.org:443"};
+  o.print_config = true;
+  SandboxConfig sc = sandbox_config(o, host(), "rootfs");
+  const ojson& c = sc.config;
+  REQUIRE_NOTHROW(husk::spec::validate(husk::spec::parse(c.dump()), true));
+  // crun 1.8 refuses 1.3.0 ("unknown version").
+  CHECK(c["ociVersion"] == "1.1.0");
+  // runc wants uid 0 mapped ("no user mapping"): the user is uid 0 inside, itself outside.
+  CHECK(c["linux"]["uidMappings"] == ojson::parse(R"([{"containerID":0,"hostID":1000,"size":1}])"));
+  CHECK(c["linux"]["gidMappings"] == ojson::parse(R"([{"containerID":0,"hostID":1000,"size":1}])"));
+  CHECK(c["process"]["user"] == ojson::parse(R"({"uid":0,"gid":0})"));
+  CHECK(c["process"]["capabilities"]["bounding"].empty());
+  // No proxy runs for it: no variable points at one.
+  for (const auto& e : c["process"]["env"]) CHECK_THAT(e.get<std::string>(), !Contains("PROXY") && !Contains("proxy"));
+  REQUIRE(sc.notes.size() == 2);
+  CHECK_THAT(sc.notes[1], StartsWith("--allow-host: no proxy runs for a printed config"));
+  // husk's own run keeps the user itself inside.
+  o.print_config = false;
+  CHECK(sandbox_config(o, host(), "r").config["linux"]["uidMappings"][0]["containerID"] == 1000);
+}
+
 TEST_CASE("sandbox: --net host keeps the host's network and shows its /sys read-only", "[sandbox]") {
   SandboxOptions o = cmd();
   o.net = "host";
@@ -326,6 +349,11 @@ TEST_CASE("sandbox: --overlay makes the shown directories and the working direct
   CHECK(has(m, "/home/ann/proj overlay lowerdir=/home/ann/proj upperdir=/w/ovl/upper/3-proj "
                "workdir=/w/ovl/work/3-proj userxattr nosuid nodev"));
   CHECK(sc.overlay_dirs.size() == 8);  // bin, usr, var, proj: upper and work each
+  // What --keep-changes says at exit: each upper layer and what it stands for.
+  CHECK(sc.uppers == std::vector<std::pair<std::string, std::string>>{{"/w/ovl/upper/0-bin", "/bin"},
+                                                                        {"/w/ovl/upper/1-usr", "/usr"},
+                                                                        {"/w/ovl/upper/2-var", "/var"},
+                                                                        {"/w/ovl/upper/3-proj", "/home/ann/proj"}});
   REQUIRE(sc.notes.size() == 1);
   CHECK_THAT(sc.notes[0], Contains("/etc stay read-only"));
   // --rw stays a bind: what the user asked to keep.
