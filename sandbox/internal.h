@@ -11,9 +11,16 @@
 #include <utility>
 
 #include "base/fd.h"
+#include "cgroups/host.h"
 #include "sandbox/sandbox.h"
 
 namespace husk::rt {
+
+// As root: the limits `o` asks for can be set in a cgroup of these
+// hierarchies: those of their controllers are mounted, and devices' (its
+// policy is written in every cgroup). A mount namespace may show none:
+// `ip netns exec` mounts a /sys of its own, without the cgroup file systems.
+bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh);
 
 // realpath() of `p`, nullopt when it does not exist (probe.cpp).
 std::optional<std::string> real_path(const std::string& p);

@@ -114,11 +114,9 @@ void choose_user(const SandboxOptions& o, SandboxHost& h) {
   if (h.uid == 0) throw Error("sandbox as root: SUDO_UID is 0; name the user with --user UID[:GID] (--user 0 for root)");
 }
 
-// Root's limits need the hierarchies of their controllers, and of the
-// device policy written in every cgroup: a mount namespace may show none
-// (`ip netns exec` mounts a /sys of its own, without the cgroup file systems).
-bool root_has_cgroups(const SandboxOptions& o) {
-  const cgroups::Hierarchies& hh = cgroups::host_hierarchies();
+}  // namespace
+
+bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh) {
   if (hh.mode == cgroups::Mode::unified) return true;
   std::vector<const char*> needed = {"devices"};
   if (o.pids) needed.push_back("pids");
@@ -126,8 +124,6 @@ bool root_has_cgroups(const SandboxOptions& o) {
   if (!o.cpus.empty()) needed.push_back("cpu");
   return std::all_of(needed.begin(), needed.end(), [&](const char* c) { return hh.v1.count(c) > 0; });
 }
-
-}  // namespace
 
 std::optional<std::string> real_path(const std::string& p) {
   // Most asked-for paths (credentials in every home) do not exist: one
@@ -187,7 +183,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   // Asked only for limits: without them the sandbox gets no cgroup at all.
   if (o.limited())
     h.cgroup = ::geteuid() == 0
-                   ? root_has_cgroups(o)
+                   ? root_has_cgroups(o, cgroups::host_hierarchies())
                    : !cgroups::choose_rootless(cgroups::rootless_host(), std::nullopt, "sandbox").path.empty();
   return h;
 }
