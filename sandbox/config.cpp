@@ -374,8 +374,9 @@ void set_limits(ojson& cfg, const SandboxOptions& o, const SandboxHost& h, int64
   }
   if (memory && h.cgroup) {
     resources["memory"] = {{"limit", memory}, {"swap", memory}};
-    notes.push_back("--memory " + o.memory + ": in the sandbox's cgroup (swap included): every page it uses counts, " +
-                    "its files in /tmp and the home too");
+    notes.push_back("--memory " + o.memory + ": in the sandbox's cgroup" +
+                    (h.systemd_scope ? " (a scope of your systemd manager)" : "") +
+                    ", swap included: every page it uses counts, its files in /tmp and the home too");
   } else if (memory) {
     // Not RLIMIT_AS: V8, the JVM and Go reserve far more address space
     // than they touch (PROT_NONE, which RLIMIT_DATA does not count).

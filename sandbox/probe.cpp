@@ -16,6 +16,7 @@
 #include "base/mountinfo.h"
 #include "cgroups/cgroups.h"
 #include "container/args.h"
+#include "launch/self_exe.h"
 #include "namespaces/namespaces.h"
 #include "sandbox/internal.h"
 
@@ -114,6 +115,28 @@ void choose_user(const SandboxOptions& o, SandboxHost& h) {
   if (h.uid == 0) throw Error("sandbox as root: SUDO_UID is 0; name the user with --user UID[:GID] (--user 0 for root)");
 }
 
+// A transient scope of the user's systemd manager, which enables the
+// controllers it needs itself (its user@.service delegates memory, pids
+// and cpu), when husk runs in that manager's tree (a desktop's terminal,
+// `systemd-run --user --scope`): the manager may move husk's child only
+// within the tree (the kernel's rule for cgroup.procs), never from a login
+// session's scope. Also a cgroup v2 host, husk-systemd installed, and a
+// socket of the user's where sd_bus_open_user looks.
+bool in_user_manager(const cgroups::RootlessHost& rh, const SandboxHost& h) {
+  const std::string manager = "/user@" + std::to_string(h.uid) + ".service/";
+  if (rh.mode != cgroups::Mode::unified || rh.own.find(manager) == std::string::npos) return false;
+  if (::access(companion_path("husk-systemd").c_str(), X_OK) != 0) return false;
+  std::string bus;
+  if (auto it = h.env.find("DBUS_SESSION_BUS_ADDRESS"); it != h.env.end()) {
+    if (it->second.rfind("unix:path=", 0) != 0) return false;
+    bus = it->second.substr(10, it->second.find(',') - 10);
+  } else if (auto dir = h.env.find("XDG_RUNTIME_DIR"); dir != h.env.end() && !dir->second.empty()) {
+    bus = dir->second + "/bus";
+  }
+  struct stat st;
+  return !bus.empty() && ::lstat(bus.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == h.uid;
+}
+
 }  // namespace
 
 bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh) {
@@ -181,10 +204,15 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   if (o.overlaid())
     for (const auto& m : base::read_mountinfo()) h.mount_points.push_back(m.mount_point);
   // Asked only for limits: without them the sandbox gets no cgroup at all.
-  if (o.limited())
-    h.cgroup = ::geteuid() == 0
-                   ? root_has_cgroups(o, cgroups::host_hierarchies())
-                   : !cgroups::choose_rootless(cgroups::rootless_host(), std::nullopt, "sandbox").path.empty();
+  if (!o.limited()) return h;
+  if (::geteuid() == 0) {
+    h.cgroup = root_has_cgroups(o, cgroups::host_hierarchies());
+  } else {
+    // In the manager's tree its scope, not a cgroup made behind its back.
+    const cgroups::RootlessHost rh = cgroups::rootless_host();
+    h.systemd_scope = in_user_manager(rh, h);
+    h.cgroup = h.systemd_scope || !cgroups::choose_rootless(rh, std::nullopt, "sandbox").path.empty();
+  }
   return h;
 }
 

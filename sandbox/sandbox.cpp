@@ -105,9 +105,10 @@ std::string seccomp_cache() {
 }
 
 // The caller's context with a state root of the sandbox's own.
-Context sandbox_context(const Context& g, const Workdir& work) {
+Context sandbox_context(const Context& g, const Workdir& work, const SandboxHost& host) {
   Context sg = g;
   sg.root = work.state();
+  sg.systemd_cgroup |= host.systemd_scope;
   if (sg.seccomp_cache.empty()) sg.seccomp_cache = seccomp_cache();
   return sg;
 }
@@ -218,7 +219,7 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   ::setrlimit(RLIMIT_CORE, &no_core);
   Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
   KeptChanges kept = keep_changes_dir(o, host);
-  Context sg = sandbox_context(g, work);
+  Context sg = sandbox_context(g, work, host);
   CreateExtras extras = sandbox_extras(o, host);
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());

@@ -58,6 +58,7 @@ struct SandboxHost {
   std::map<std::string, std::string> env;  // the caller's environment
   bool cgroup = false;           // limits can be set in a cgroup of the container's own (probed when one is asked)
   std::vector<std::string> mount_points;  // the host's (an overlay cannot be lower above one)
+  bool systemd_scope = false;    // the cgroup is a transient scope of the user's systemd manager
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be

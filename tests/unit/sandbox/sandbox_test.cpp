@@ -262,6 +262,10 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
   REQUIRE(sc.notes.size() == 1);
   CHECK_THAT(sc.notes[0], StartsWith("--memory 64m: in the sandbox's cgroup"));
   CHECK(has(mounts(sc.config), "/tmp tmpfs nosuid nodev mode=1777"));  // the cgroup counts its files
+  h.systemd_scope = true;  // a transient scope of the user's systemd manager
+  CHECK_THAT(sandbox_config(o, h, "r").notes[0],
+             StartsWith("--memory 64m: in the sandbox's cgroup (a scope of your systemd manager)"));
+  h.systemd_scope = false;
 
   h.cgroup = false;
   sc = sandbox_config(o, h, "r");
