@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "base/dir.h"
@@ -137,6 +139,37 @@ bool in_user_manager(const cgroups::RootlessHost& rh, const SandboxHost& h) {
   return !bus.empty() && ::lstat(bus.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == h.uid;
 }
 
+// A delegated subtree serves when its leaf can have the controllers the
+// limits need: those of the leaf's parent (husk enables them in its
+// subtree_control). One delegated without them gets rlimits, as none would.
+bool delegates(const SandboxOptions& o, const std::string& leaf) {
+  const std::string parent = leaf.substr(0, leaf.rfind('/'));
+  std::istringstream text(
+      base::try_read_file(cgroups::host_hierarchies().unified + parent + "/cgroup.controllers").value_or(""));
+  std::set<std::string> have{std::istream_iterator<std::string>(text), std::istream_iterator<std::string>()};
+  return (!o.pids || have.count("pids")) && (o.memory.empty() || have.count("memory")) &&
+         (o.cpus.empty() || have.count("cpu"));
+}
+
+// Where the limits go (asked only when there are some): as root a cgroup of
+// its own where the hierarchies are there; rootless a scope of the user's
+// manager in its tree (not a cgroup made there behind its back), a
+// delegated subtree, or none.
+void choose_cgroup(const SandboxOptions& o, SandboxHost& h) {
+  if (::geteuid() == 0) {
+    h.cgroup = root_has_cgroups(o, cgroups::host_hierarchies());
+    return;
+  }
+  const cgroups::RootlessHost rh = cgroups::rootless_host();
+  h.systemd_scope = in_user_manager(rh, h);
+  if (h.systemd_scope) {
+    h.cgroup = true;
+    return;
+  }
+  const std::string leaf = cgroups::choose_rootless(rh, std::nullopt, "sandbox").path;
+  h.cgroup = !leaf.empty() && delegates(o, leaf);
+}
+
 }  // namespace
 
 bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh) {
@@ -204,15 +237,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   if (o.overlaid())
     for (const auto& m : base::read_mountinfo()) h.mount_points.push_back(m.mount_point);
   // Asked only for limits: without them the sandbox gets no cgroup at all.
-  if (!o.limited()) return h;
-  if (::geteuid() == 0) {
-    h.cgroup = root_has_cgroups(o, cgroups::host_hierarchies());
-  } else {
-    // In the manager's tree its scope, not a cgroup made behind its back.
-    const cgroups::RootlessHost rh = cgroups::rootless_host();
-    h.systemd_scope = in_user_manager(rh, h);
-    h.cgroup = h.systemd_scope || !cgroups::choose_rootless(rh, std::nullopt, "sandbox").path.empty();
-  }
+  if (o.limited()) choose_cgroup(o, h);
   return h;
 }
 
