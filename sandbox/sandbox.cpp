@@ -166,8 +166,8 @@ void report_kept_changes(const KeptChanges& kept, const SandboxConfig& sc, const
   Fd upper = open_upper();
   struct stat st;
   if (!upper && ::fstatat(kept.fd.get(), "upper", &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    std::cerr << "husk sandbox: --keep-changes: " << kept.path << "/upper is no directory any more (the command replaced it)"
-              << std::endl;
+    std::cerr << "husk sandbox: --keep-changes: " << kept.path
+              << "/upper is no directory any more (the command replaced it)" << std::endl;
     return;
   }
   bool any = false;
