@@ -157,7 +157,8 @@ bool delegates(const SandboxOptions& o, const std::string& leaf) {
 // delegated subtree, or none.
 void choose_cgroup(const SandboxOptions& o, SandboxHost& h) {
   if (::geteuid() == 0) {
-    h.cgroup = root_has_cgroups(o, cgroups::host_hierarchies());
+    h.cgroup = root_has_cgroups(o, cgroups::host_hierarchies(),
+                                [](const std::string& dir) { return ::access(dir.c_str(), W_OK) == 0; });
     return;
   }
   const cgroups::RootlessHost rh = cgroups::rootless_host();
@@ -172,13 +173,17 @@ void choose_cgroup(const SandboxOptions& o, SandboxHost& h) {
 
 }  // namespace
 
-bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh) {
-  if (hh.mode == cgroups::Mode::unified) return true;
+bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh,
+                      const std::function<bool(const std::string&)>& writable) {
+  if (hh.mode == cgroups::Mode::unified) return writable(hh.unified);
   std::vector<const char*> needed = {"devices"};
   if (o.pids) needed.push_back("pids");
   if (!o.memory.empty()) needed.push_back("memory");
   if (!o.cpus.empty()) needed.push_back("cpu");
-  return std::all_of(needed.begin(), needed.end(), [&](const char* c) { return hh.v1.count(c) > 0; });
+  return std::all_of(needed.begin(), needed.end(), [&](const char* c) {
+    auto it = hh.v1.find(c);
+    return it != hh.v1.end() && writable(it->second);
+  });
 }
 
 std::optional<std::string> real_path(const std::string& p) {

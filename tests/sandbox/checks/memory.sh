@@ -59,6 +59,21 @@ else
   ip netns del "$netns"
 fi
 
+# As root where the cgroup file system is there but read-only (a container's;
+# here a read-only bind in a mount namespace of the test's own): rlimits too.
+# The memory controller's mount point: v1's, else cgroup2's.
+memory_cg=$(awk '{ for (i = 7; $i != "-"; i++); t = $(i + 1) }
+  t == "cgroup" && $(i + 3) ~ /(^|,)memory(,|$)/ { v1 = $5 } t == "cgroup2" && !v2 { v2 = $5 }
+  END { print v1 ? v1 : v2 }' /proc/self/mountinfo)
+OUT=$(cd "$HOME_DIR/proj" && timeout 60 unshare -m --propagation private \
+  sh -c 'mount -o bind,ro "$0" "$0" && exec "$@"' "$memory_cg" \
+  "$husk" sandbox --user "$U" --memory 64m -- bash -c 'ulimit -d' 2>&1); RC=$?
+if [ "$RC" = 0 ] && [[ "$OUT" == *"RLIMIT_DATA"* ]] && [[ "$OUT" == *$'\n65536'* ]]; then
+  pass "as root with the memory cgroup file system read-only ($memory_cg): --memory as RLIMIT_DATA, said"
+else
+  fail "as root with a read-only cgroup file system" "exit 0, RLIMIT_DATA 64 MiB, said" "exit $RC: $OUT"
+fi
+
 # --- --print-config for runc and crun ------------------------------------------
 # bundle_for NAME [root]: a bundle of the user's with the config printed
 # by the user (or by root for the user).

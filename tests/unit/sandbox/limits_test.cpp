@@ -26,19 +26,27 @@ cg::Hierarchies v1(std::initializer_list<const char*> controllers) {
   return h;
 }
 
+bool all_writable(const std::string&) { return true; }
+
 }  // namespace
 
 TEST_CASE("sandbox as root: limits in a cgroup only where their hierarchies are mounted", "[sandbox]") {
   cg::Hierarchies unified;
-  CHECK(root_has_cgroups(limits(10, "64m", "1"), unified));
-  CHECK(root_has_cgroups(limits(10, "64m", "1"), v1({"devices", "pids", "memory", "cpu"})));
-  CHECK(root_has_cgroups(limits(0, "64m", ""), v1({"devices", "memory"})));
+  unified.unified = "/sys/fs/cgroup";
+  CHECK(root_has_cgroups(limits(10, "64m", "1"), unified, all_writable));
+  CHECK(root_has_cgroups(limits(10, "64m", "1"), v1({"devices", "pids", "memory", "cpu"}), all_writable));
+  CHECK(root_has_cgroups(limits(0, "64m", ""), v1({"devices", "memory"}), all_writable));
   // `ip netns exec`: a /sys of its own, no cgroup file system in it.
   cg::Hierarchies none;
   none.mode = cg::Mode::legacy;
-  CHECK_FALSE(root_has_cgroups(limits(0, "64m", ""), none));
+  CHECK_FALSE(root_has_cgroups(limits(0, "64m", ""), none, all_writable));
   // One controller missing is enough: the limits go to rlimits together.
-  CHECK_FALSE(root_has_cgroups(limits(10, "64m", ""), v1({"devices", "memory"})));
+  CHECK_FALSE(root_has_cgroups(limits(10, "64m", ""), v1({"devices", "memory"}), all_writable));
   // The device policy is written in every cgroup.
-  CHECK_FALSE(root_has_cgroups(limits(10, "", ""), v1({"pids"})));
+  CHECK_FALSE(root_has_cgroups(limits(10, "", ""), v1({"pids"}), all_writable));
+  // Mounted read-only (a container's): no cgroup can be made there.
+  auto read_only = [](const std::string& dir) { return dir != "/sys/fs/cgroup/memory"; };
+  CHECK_FALSE(root_has_cgroups(limits(0, "64m", ""), v1({"devices", "memory"}), read_only));
+  CHECK(root_has_cgroups(limits(10, "", ""), v1({"devices", "pids"}), read_only));
+  CHECK_FALSE(root_has_cgroups(limits(10, "", ""), unified, [](const std::string&) { return false; }));
 }
