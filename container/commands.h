@@ -41,8 +41,8 @@ std::string start(const Context& g, const std::string& id);
 struct CreateExtras {
   // Called with the init's pid once its maps are written (InitRequest::on_init_open).
   std::function<void(pid_t init)> on_init_open;
-  // Rootless: no cgroup is looked for or made, for this reason (a sandbox
-  // without limits: its pid namespace ends every process with its init).
+  // No cgroup is looked for or made, for this reason (a sandbox without
+  // limits: its pid namespace ends every process with its init).
   std::string no_cgroup_reason;
   bool quiet_no_cgroup = false;  // the caller says itself what a container without a cgroup loses
   // Replaces the foreground wait; signals arrive on sigfd.

@@ -8,17 +8,15 @@ CgroupPlace place_cgroup_on(const cgroups::RootlessHost& host, const Context& g,
                             const std::optional<std::string>& cgroups_path, const std::string& id,
                             const std::string& no_cgroup_reason) {
   CgroupPlace p;
-  if (g.systemd_cgroup) {
+  if (!no_cgroup_reason.empty()) {
+    p.none_reason = no_cgroup_reason;
+  } else if (g.systemd_cgroup) {
     p.unit = cgroups::systemd_unit(cgroups_path, id, g.rootless);
     p.path = p.unit->cgroup;
   } else if (g.rootless) {
-    if (!no_cgroup_reason.empty()) {
-      p.none_reason = no_cgroup_reason;
-    } else {
-      auto choice = cgroups::choose_rootless(host, cgroups_path, id);
-      p.path = choice.path;
-      p.none_reason = choice.none_reason;
-    }
+    auto choice = cgroups::choose_rootless(host, cgroups_path, id);
+    p.path = choice.path;
+    p.none_reason = choice.none_reason;
   } else {
     p.path = cgroups::resolve_path(cgroups_path, id);
   }

@@ -20,7 +20,7 @@ struct CgroupPlace {
 // cgroupfs: resolve_path of cgroupsPath; --systemd-cgroup: the scope's unit,
 // the user's own systemd when rootless; rootless cgroupfs: a delegated subtree
 // of `host` (cgroups::choose_rootless) or none, with the reason.
-// `no_cgroup_reason` (husk sandbox without limits) means none for a rootless caller.
+// `no_cgroup_reason` (husk sandbox without limits, or without a cgroup tree) means none.
 CgroupPlace place_cgroup_on(const cgroups::RootlessHost& host, const Context& g,
                             const std::optional<std::string>& cgroups_path, const std::string& id,
                             const std::string& no_cgroup_reason);

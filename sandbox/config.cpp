@@ -64,7 +64,8 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
       throw Error("--env " + e + ": not set in husk's environment");
     }
   }
-  if (!o.allow_hosts.empty()) {
+  // A printed config runs with no proxy of ours.
+  if (!o.allow_hosts.empty() && !o.print_config) {
     const std::string proxy = "http://127.0.0.1:" + std::to_string(kProxyPort);
     for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env[k] = proxy;
     env["NO_PROXY"] = env["no_proxy"] = no_proxy_list(o.allow_hosts, o.allow_host_loopback);
@@ -235,8 +236,8 @@ ojson kernel_mounts(const ojson& defaults, const SandboxOptions& o) {
 // writable views whose changes go to an upper layer; --rw and --ro stay binds.
 class Overlays {
  public:
-  Overlays(const SandboxOptions& o, const SandboxHost& h, const std::string& dir, std::vector<std::string>& dirs)
-      : on_(o.overlaid()), mount_points_(h.mount_points), dir_(dir), dirs_(dirs) {}
+  Overlays(const SandboxOptions& o, const SandboxHost& h, const std::string& dir, SandboxConfig& out)
+      : on_(o.overlaid()), mount_points_(h.mount_points), dir_(dir), dirs_(out.overlay_dirs), uppers_(out.uppers) {}
   bool on() const { return on_; }
 
   // In a user namespace the kernel refuses an overlay whose lower directory
@@ -254,6 +255,7 @@ class Overlays {
     std::string upper = dir_ + "/upper/" + name, work = dir_ + "/work/" + name;
     dirs_.push_back(upper);
     dirs_.push_back(work);
+    uppers_.emplace_back(upper, d.dest);
     // userxattr: mounted in the sandbox's user namespace, which trusted.* xattrs are not.
     return ojson{{"destination", d.dest},
                  {"type", "overlay"},
@@ -267,6 +269,7 @@ class Overlays {
   const std::vector<std::string>& mount_points_;
   const std::string& dir_;
   std::vector<std::string>& dirs_;
+  std::vector<std::pair<std::string, std::string>>& uppers_;
 };
 
 // The host's root directories: read-only binds, or overlays.
@@ -370,15 +373,20 @@ void set_limits(ojson& cfg, const SandboxOptions& o, const SandboxHost& h, int64
                       ": no cgroup of your own here, set as RLIMIT_NPROC (the sandbox user's processes)");
     }
   }
-  if (memory) {
-    if (h.cgroup) resources["memory"] = {{"limit", memory}, {"swap", memory}};
-    else {
-      rlimit("RLIMIT_AS", static_cast<uint64_t>(memory));
-      notes.push_back("--memory " + o.memory +
-                      ": no cgroup of your own here, set as RLIMIT_AS (address space of each process) and "
-                      "as the size of each tmpfs the sandbox gets (/tmp, your home, ...): a best effort, "
-                      "files in several of them, /dev/shm and memfds add up");
-    }
+  if (memory && h.cgroup) {
+    resources["memory"] = {{"limit", memory}, {"swap", memory}};
+    notes.push_back("--memory " + o.memory + ": in the sandbox's cgroup" +
+                    (h.systemd_scope ? " (a scope of your systemd manager)" : "") +
+                    ", swap included: every page it uses counts, its files in /tmp and the home too");
+  } else if (memory) {
+    // Not RLIMIT_AS: V8, the JVM and Go reserve far more address space
+    // than they touch (PROT_NONE, which RLIMIT_DATA does not count).
+    rlimit("RLIMIT_DATA", static_cast<uint64_t>(memory));
+    notes.push_back("--memory " + o.memory +
+                    ": no cgroup of your own here, set as RLIMIT_DATA (the private writable memory of each "
+                    "process; address space only reserved is not counted) and as the size of each tmpfs the "
+                    "sandbox gets (/tmp, your home, ...): a best effort, processes, shared memory, files in several "
+                    "of them, /dev/shm and memfds add up");
   }
   if (!o.cpus.empty()) {
     char* end = nullptr;
@@ -390,6 +398,21 @@ void set_limits(ojson& cfg, const SandboxOptions& o, const SandboxHost& h, int64
   }
   if (!resources.empty()) cfg["linux"]["resources"] = resources;
   if (!rlimits.empty()) cfg["process"]["rlimits"] = rlimits;
+}
+
+// --print-config: what runc and crun refuse is changed. runc wants uid 0
+// of the user namespace mapped, and a user's own uid is all it may map: the
+// command is that uid 0, without capabilities. crun 1.8 refuses 1.3.0
+// ("unknown version") and takes 1.1.0, which has every feature used (rro).
+void for_other_runtimes(ojson& cfg, const SandboxOptions& o, std::vector<std::string>& notes) {
+  cfg["ociVersion"] = "1.1.0";
+  cfg["linux"]["uidMappings"][0]["containerID"] = 0;
+  cfg["linux"]["gidMappings"][0]["containerID"] = 0;
+  cfg["process"]["user"] = {{"uid", 0}, {"gid", 0}};
+  notes.push_back("--print-config: the command is uid 0 of its user namespace (the user's uid outside, no "
+                  "capabilities): runc needs uid 0 mapped; root.path is an empty directory of that user's");
+  if (!o.allow_hosts.empty())
+    notes.push_back("--allow-host: no proxy runs for a printed config: the command has no network");
 }
 
 }  // namespace
@@ -412,7 +435,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   const std::vector<std::string> masked = hidden_paths(o, h, cfg["linux"]["maskedPaths"], shown);
 
   ojson mounts = kernel_mounts(cfg["mounts"], o);
-  Overlays overlays(o, h, overlay_dir, out.overlay_dirs);
+  Overlays overlays(o, h, overlay_dir, out);
   mount_root_dirs(mounts, shown, overlays, out.notes);
   mount_fresh(mounts, h, shown, tmpfs_size);
   mount_resolver(mounts, o, h);
@@ -425,6 +448,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   set_isolation(cfg["linux"], o, h, masked);
   set_limits(cfg, o, h, memory, out.notes);
   out.landlock = landlock_plan(o, h, cfg);
+  if (o.print_config) for_other_runtimes(cfg, o, out.notes);
   out.config = std::move(cfg);
   return out;
 }

@@ -11,10 +11,19 @@
 #include <utility>
 
 #include "base/fd.h"
+#include "cgroups/host.h"
 #include "landlock/landlock.h"
 #include "sandbox/sandbox.h"
 
 namespace husk::rt {
+
+// As root: the limits `o` asks for can be set in a cgroup of these
+// hierarchies: those of their controllers are mounted, and devices' (its
+// policy is written in every cgroup), and `writable`. A mount namespace may
+// show none (`ip netns exec` mounts a /sys of its own, without the cgroup
+// file systems) or show them read-only (a container's).
+bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh,
+                      const std::function<bool(const std::string&)>& writable);
 
 // realpath() of `p`, nullopt when it does not exist (probe.cpp).
 std::optional<std::string> real_path(const std::string& p);

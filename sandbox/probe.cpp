@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "base/dir.h"
@@ -16,6 +18,7 @@
 #include "base/mountinfo.h"
 #include "cgroups/cgroups.h"
 #include "container/args.h"
+#include "launch/self_exe.h"
 #include "namespaces/namespaces.h"
 #include "sandbox/internal.h"
 
@@ -69,8 +72,10 @@ DirSummary look_at(const std::string& dir) {
   return d;
 }
 
-// The entries of "/" that are directories, symlinks followed; sorted.
-std::vector<std::string> root_dirs() {
+// The entries of "/" that are directories, symlinks followed, but those
+// only their owner, not `uid`, may enter (/lost+found): nothing in them
+// can be read, and crun cannot open them to make them read-only; sorted.
+std::vector<std::string> root_dirs(uint32_t uid) {
   std::vector<std::string> dirs;
   if (base::Dir d{::opendir("/")}) {
     while (dirent* e = ::readdir(d.get())) {
@@ -78,7 +83,8 @@ std::vector<std::string> root_dirs() {
       if (name == "." || name == ".." || (e->d_type != DT_DIR && e->d_type != DT_LNK && e->d_type != DT_UNKNOWN))
         continue;
       struct stat st;
-      if (e->d_type == DT_DIR || (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode)))
+      if (::stat(("/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+          (st.st_uid == uid || (st.st_mode & (S_IXGRP | S_IXOTH))))
         dirs.push_back(name);
     }
   }
@@ -111,7 +117,74 @@ void choose_user(const SandboxOptions& o, SandboxHost& h) {
   if (h.uid == 0) throw Error("sandbox as root: SUDO_UID is 0; name the user with --user UID[:GID] (--user 0 for root)");
 }
 
+// A transient scope of the user's systemd manager, which enables the
+// controllers it needs itself (its user@.service delegates memory, pids
+// and cpu), when husk runs in that manager's tree (a desktop's terminal,
+// `systemd-run --user --scope`): the manager may move husk's child only
+// within the tree (the kernel's rule for cgroup.procs), never from a login
+// session's scope. Also a cgroup v2 host, husk-systemd installed, and a
+// socket of the user's where sd_bus_open_user looks.
+bool in_user_manager(const cgroups::RootlessHost& rh, const SandboxHost& h) {
+  const std::string manager = "/user@" + std::to_string(h.uid) + ".service/";
+  if (rh.mode != cgroups::Mode::unified || rh.own.find(manager) == std::string::npos) return false;
+  if (::access(companion_path("husk-systemd").c_str(), X_OK) != 0) return false;
+  std::string bus;
+  if (auto it = h.env.find("DBUS_SESSION_BUS_ADDRESS"); it != h.env.end()) {
+    if (it->second.rfind("unix:path=", 0) != 0) return false;
+    bus = it->second.substr(10, it->second.find(',') - 10);
+  } else if (auto dir = h.env.find("XDG_RUNTIME_DIR"); dir != h.env.end() && !dir->second.empty()) {
+    bus = dir->second + "/bus";
+  }
+  struct stat st;
+  return !bus.empty() && ::lstat(bus.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == h.uid;
+}
+
+// A delegated subtree serves when its leaf can have the controllers the
+// limits need: those of the leaf's parent (husk enables them in its
+// subtree_control). One delegated without them gets rlimits, as none would.
+bool delegates(const SandboxOptions& o, const std::string& leaf) {
+  const std::string parent = leaf.substr(0, leaf.rfind('/'));
+  std::istringstream text(
+      base::try_read_file(cgroups::host_hierarchies().unified + parent + "/cgroup.controllers").value_or(""));
+  std::set<std::string> have{std::istream_iterator<std::string>(text), std::istream_iterator<std::string>()};
+  return (!o.pids || have.count("pids")) && (o.memory.empty() || have.count("memory")) &&
+         (o.cpus.empty() || have.count("cpu"));
+}
+
+// Where the limits go (asked only when there are some): as root a cgroup of
+// its own where the hierarchies are there; rootless a scope of the user's
+// manager in its tree (not a cgroup made there behind its back), a
+// delegated subtree, or none.
+void choose_cgroup(const SandboxOptions& o, SandboxHost& h) {
+  if (::geteuid() == 0) {
+    h.cgroup = root_has_cgroups(o, cgroups::host_hierarchies(),
+                                [](const std::string& dir) { return ::access(dir.c_str(), W_OK) == 0; });
+    return;
+  }
+  const cgroups::RootlessHost rh = cgroups::rootless_host();
+  h.systemd_scope = in_user_manager(rh, h);
+  if (h.systemd_scope) {
+    h.cgroup = true;
+    return;
+  }
+  const std::string leaf = cgroups::choose_rootless(rh, std::nullopt, "sandbox").path;
+  h.cgroup = !leaf.empty() && delegates(o, leaf);
+}
+
 }  // namespace
+
+bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh,
+                      const std::function<bool(const std::string&)>& writable) {
+  if (hh.mode == cgroups::Mode::unified) return writable(hh.unified);
+  std::vector<const char*> needed = {"devices"};
+  if (o.pids) needed.push_back("pids");
+  if (!o.memory.empty()) needed.push_back("memory");
+  if (!o.cpus.empty()) needed.push_back("cpu");
+  return std::all_of(needed.begin(), needed.end(), [&](const char* c) {
+    auto it = hh.v1.find(c);
+    return it != hh.v1.end() && writable(it->second);
+  });
+}
 
 std::optional<std::string> real_path(const std::string& p) {
   // Most asked-for paths (credentials in every home) do not exist: one
@@ -141,7 +214,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   char cwd[PATH_MAX];
   if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
   h.cwd = cwd;
-  h.root_dirs = root_dirs();
+  h.root_dirs = root_dirs(h.uid);
   // Credentials are looked for in every home (~20 dot-names each, most of
   // them absent). Each directory is looked at once: missing, its paths are
   // answered without a syscall; small (one block), its dot-names are listed
@@ -168,12 +241,8 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   }
   if (o.overlaid())
     for (const auto& m : base::read_mountinfo()) h.mount_points.push_back(m.mount_point);
-  // Asked only for limits: create probes the host again.
-  if (::geteuid() == 0) {
-    h.cgroup = true;
-  } else if (o.limited()) {
-    h.cgroup = !cgroups::choose_rootless(cgroups::rootless_host(), std::nullopt, "sandbox").path.empty();
-  }
+  // Asked only for limits: without them the sandbox gets no cgroup at all.
+  if (o.limited()) choose_cgroup(o, h);
   return h;
 }
 

@@ -106,9 +106,10 @@ std::string seccomp_cache() {
 }
 
 // The caller's context with a state root of the sandbox's own.
-Context sandbox_context(const Context& g, const Workdir& work) {
+Context sandbox_context(const Context& g, const Workdir& work, const SandboxHost& host) {
   Context sg = g;
   sg.root = work.state();
+  sg.systemd_cgroup |= host.systemd_scope;
   if (sg.seccomp_cache.empty()) sg.seccomp_cache = seccomp_cache();
   return sg;
 }
@@ -121,13 +122,17 @@ void say_landlock(const landlock::Plan& plan) {
     log::debug("husk sandbox: Landlock: " + h + " is inside a writable directory: hidden by the mount view alone");
 }
 
-CreateExtras sandbox_extras(const SandboxOptions& o) {
+// No cgroup is made without limits (root too: none may be visible, as
+// inside `ip netns exec`), nor where the probe found none to have.
+CreateExtras sandbox_extras(const SandboxOptions& o, const SandboxHost& host) {
   CreateExtras extras;
   extras.quiet_no_cgroup = true;  // said above, as a note on the limits it costs
   extras.reaper = !o.as_pid_1;
   extras.shell_words = true;
   if (!o.limited())
     extras.no_cgroup_reason = "husk sandbox without limits: its pid namespace ends every process with the command";
+  else if (!host.cgroup)
+    extras.no_cgroup_reason = "husk sandbox: no cgroup of its own here, its limits are rlimits";
   return extras;
 }
 
@@ -153,6 +158,37 @@ struct DropWorkDir {
     if (fd >= 0) remove_users_tree(uid, gid, fd, "work");
   }
 };
+
+// --keep-changes, once the sandbox is gone: the upper layers nothing was
+// written to are removed (rmdir as their user, it removes nothing else),
+// the others said with the path each stands for. DIR/upper is opened
+// without following a symlink: a --rw above DIR lets the command swap it.
+void report_kept_changes(const KeptChanges& kept, const SandboxConfig& sc, const SandboxHost& host) {
+  if (kept.path.empty()) return;
+  const std::string top = kept.path + "/upper/";
+  auto open_upper = [&] {
+    return Fd(::openat(kept.fd.get(), "upper", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  };
+  as_user(host.uid, host.gid, [&] {
+    if (Fd upper = open_upper())
+      for (const auto& u : sc.uppers) ::unlinkat(upper.get(), u.first.substr(top.size()).c_str(), AT_REMOVEDIR);
+    ::unlinkat(kept.fd.get(), "upper", AT_REMOVEDIR);
+  });
+  Fd upper = open_upper();
+  struct stat st;
+  if (!upper && ::fstatat(kept.fd.get(), "upper", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    std::cerr << "husk sandbox: --keep-changes: " << kept.path
+              << "/upper is no directory any more (the command replaced it)" << std::endl;
+    return;
+  }
+  bool any = false;
+  for (const auto& [path, shown] : sc.uppers) {
+    if (!upper || ::fstatat(upper.get(), path.substr(top.size()).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    std::cerr << "husk sandbox: changes kept in " << path << " (for " << shown << ")" << std::endl;
+    any = true;
+  }
+  if (!any) std::cerr << "husk sandbox: --keep-changes: nothing was changed, " << kept.path << " is empty" << std::endl;
+}
 
 // --allow-host: the proxy listens in the sandbox's network namespace once its init is there.
 std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<Proxy>& proxy) {
@@ -199,8 +235,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   ::setrlimit(RLIMIT_CORE, &no_core);
   Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
   KeptChanges kept = keep_changes_dir(o, host);
-  Context sg = sandbox_context(g, work);
-  CreateExtras extras = sandbox_extras(o);
+  Context sg = sandbox_context(g, work, host);
+  CreateExtras extras = sandbox_extras(o, host);
   CreateOptions co;
   co.id = "sandbox-" + std::to_string(::getpid());
   co.bundle = work.dir();
@@ -220,7 +256,9 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   TerminalGuard terminal;
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy); };
   extras.on_late_error = [](const std::string& error) { std::cerr << "husk sandbox: " << error << std::endl; };
-  return run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  const int status = run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  report_kept_changes(kept, sc, host);
+  return status;
 }
 
 }  // namespace husk::rt

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,7 @@ struct SandboxHost {
   std::map<std::string, std::string> env;  // the caller's environment
   bool cgroup = false;           // limits can be set in a cgroup of the container's own (probed when one is asked)
   std::vector<std::string> mount_points;  // the host's (an overlay cannot be lower above one)
+  bool systemd_scope = false;    // the cgroup is a transient scope of the user's systemd manager
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be
@@ -73,6 +75,7 @@ struct SandboxConfig {
   std::vector<std::string> notes;
   std::vector<std::string> overlay_dirs;
   landlock::Plan landlock;  // the same walls again, for the init to enforce
+  std::vector<std::pair<std::string, std::string>> uppers;  // each upper directory, the path it stands for
 };
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
                              const std::string& overlay_dir = "overlay");

@@ -68,6 +68,10 @@ TEST_CASE("placement: rootless cgroupfs takes a delegated subtree, or none with 
   auto sandbox = place_cgroup_on(delegated_host(), ctx(true, false), std::nullopt, "c1", "no limits");
   CHECK(sandbox.path.empty());
   CHECK(sandbox.none_reason == "no limits");
-  // The reason means nothing to root: its cgroup is made anyway.
-  CHECK(place_cgroup_on({}, ctx(false, false), std::nullopt, "c1", "no limits").path == "/husk/c1");
+  // Root too: a sandbox without limits needs none, and one inside
+  // `ip netns exec` sees no cgroup tree to make it in.
+  auto root = place_cgroup_on({}, ctx(false, false), std::nullopt, "c1", "no limits");
+  CHECK(root.path.empty());
+  CHECK(root.none_reason == "no limits");
+  CHECK(place_cgroup_on({}, ctx(false, true), std::nullopt, "c1", "no limits").path.empty());
 }

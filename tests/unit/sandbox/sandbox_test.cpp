@@ -13,6 +13,7 @@
 
 using namespace husk::rt;
 using Catch::Contains;
+using Catch::StartsWith;
 using ojson = nlohmann::ordered_json;
 
 namespace {
@@ -257,14 +258,20 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
   SandboxConfig sc = sandbox_config(o, h, "r");
   CHECK(sc.config["linux"]["resources"] == ojson::parse(R"({"pids":{"limit":50},
       "memory":{"limit":67108864,"swap":67108864},"cpu":{"quota":50000,"period":100000}})"));
-  CHECK(sc.notes.empty());
+  // Which one applied is said once.
+  REQUIRE(sc.notes.size() == 1);
+  CHECK_THAT(sc.notes[0], StartsWith("--memory 64m: in the sandbox's cgroup"));
   CHECK(has(mounts(sc.config), "/tmp tmpfs nosuid nodev mode=1777"));  // the cgroup counts its files
+  h.systemd_scope = true;  // a transient scope of the user's systemd manager
+  CHECK_THAT(sandbox_config(o, h, "r").notes[0],
+             StartsWith("--memory 64m: in the sandbox's cgroup (a scope of your systemd manager)"));
+  h.systemd_scope = false;
 
   h.cgroup = false;
   sc = sandbox_config(o, h, "r");
   CHECK_FALSE(sc.config["linux"].contains("resources"));
   CHECK(sc.config["process"]["rlimits"] == ojson::parse(R"([{"type":"RLIMIT_NPROC","hard":50,"soft":50},
-      {"type":"RLIMIT_AS","hard":67108864,"soft":67108864}])"));
+      {"type":"RLIMIT_DATA","hard":67108864,"soft":67108864}])"));
   // An rlimit does not count files in a tmpfs: each is as large as --memory at most.
   for (const auto& line : mounts(sc.config))
     if (line.find(" tmpfs ") != std::string::npos && line.rfind("/dev", 0) != 0) {
@@ -273,6 +280,9 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
     }
   CHECK(has(mounts(sc.config), "/home tmpfs nosuid nodev mode=755 size=67108864"));
   REQUIRE(sc.notes.size() == 3);
+  // RLIMIT_AS would refuse the address space V8, the JVM and Go reserve
+  // without touching it; RLIMIT_DATA counts what can be written.
+  CHECK_THAT(sc.notes[1], StartsWith("--memory 64m: no cgroup of your own here, set as RLIMIT_DATA"));
   CHECK_THAT(sc.notes[1], Contains("size of each tmpfs the sandbox gets"));
   CHECK_THAT(sc.notes[2], Contains("--cpus 0.5: not applied"));
 }
@@ -289,6 +299,29 @@ TEST_CASE("sandbox: --allow-host points the programs at the proxy and needs --ne
   o.net = "none";
   o.allow_hosts = {"bad host"};
   REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), Contains("--allow-host bad host: not a host name"));
+}
+
+TEST_CASE("sandbox: --print-config prints what runc and crun accept", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.allow_hosts = {"pypi.org:443"};
+  o.print_config = true;
+  SandboxConfig sc = sandbox_config(o, host(), "rootfs");
+  const ojson& c = sc.config;
+  REQUIRE_NOTHROW(husk::spec::validate(husk::spec::parse(c.dump()), true));
+  // crun 1.8 refuses 1.3.0 ("unknown version").
+  CHECK(c["ociVersion"] == "1.1.0");
+  // runc wants uid 0 mapped ("no user mapping"): the user is uid 0 inside, itself outside.
+  CHECK(c["linux"]["uidMappings"] == ojson::parse(R"([{"containerID":0,"hostID":1000,"size":1}])"));
+  CHECK(c["linux"]["gidMappings"] == ojson::parse(R"([{"containerID":0,"hostID":1000,"size":1}])"));
+  CHECK(c["process"]["user"] == ojson::parse(R"({"uid":0,"gid":0})"));
+  CHECK(c["process"]["capabilities"]["bounding"].empty());
+  // No proxy runs for it: no variable points at one.
+  for (const auto& e : c["process"]["env"]) CHECK_THAT(e.get<std::string>(), !Contains("PROXY") && !Contains("proxy"));
+  REQUIRE(sc.notes.size() == 2);
+  CHECK_THAT(sc.notes[1], StartsWith("--allow-host: no proxy runs for a printed config"));
+  // husk's own run keeps the user itself inside.
+  o.print_config = false;
+  CHECK(sandbox_config(o, host(), "r").config["linux"]["uidMappings"][0]["containerID"] == 1000);
 }
 
 TEST_CASE("sandbox: --net host keeps the host's network and shows its /sys read-only", "[sandbox]") {
@@ -320,6 +353,11 @@ TEST_CASE("sandbox: --overlay makes the shown directories and the working direct
   CHECK(has(m, "/home/ann/proj overlay lowerdir=/home/ann/proj upperdir=/w/ovl/upper/3-proj "
                "workdir=/w/ovl/work/3-proj userxattr nosuid nodev"));
   CHECK(sc.overlay_dirs.size() == 8);  // bin, usr, var, proj: upper and work each
+  // What --keep-changes says at exit: each upper layer and what it stands for.
+  CHECK(sc.uppers == std::vector<std::pair<std::string, std::string>>{{"/w/ovl/upper/0-bin", "/bin"},
+                                                                        {"/w/ovl/upper/1-usr", "/usr"},
+                                                                        {"/w/ovl/upper/2-var", "/var"},
+                                                                        {"/w/ovl/upper/3-proj", "/home/ann/proj"}});
   REQUIRE(sc.notes.size() == 1);
   CHECK_THAT(sc.notes[0], Contains("/etc stay read-only"));
   // --rw stays a bind: what the user asked to keep.
