@@ -59,6 +59,7 @@ class Workdir {
   ~Workdir() { remove(); }
   void remove() const;
   const std::string& dir() const { return work_.path; }
+  int fd() const { return work_.fd.get(); }
   std::string rootfs() const { return work_.path + "/rootfs"; }
   std::string overlay() const { return (layers_.fd ? layers_.path : work_.path) + "/overlay"; }
   // The directory overlay() is in.

@@ -17,6 +17,7 @@
 #include "base/fd.h"
 #include "base/log.h"
 #include "sandbox/internal.h"
+#include "sandbox/no_userns.h"
 #include "sandbox/proxy.h"
 
 namespace husk::rt {
@@ -191,6 +192,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
   Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
+  if (std::string reason = userns_restricted_up_front(); !reason.empty())
+    return run_without_userns(sandbox_context(g, work), o, host, work, reason, false);
   KeptChanges kept = keep_changes_dir(o, host);
   Context sg = sandbox_context(g, work);
   CreateExtras extras = sandbox_extras(o);
@@ -213,7 +216,13 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   TerminalGuard terminal;
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy); };
   extras.on_late_error = [](const std::string& error) { std::cerr << error << std::endl; };
-  return run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  try {
+    return run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  } catch (const Error& e) {
+    const std::string reason = userns_refused(e);
+    if (reason.empty()) throw;
+    return run_without_userns(sg, o, host, work, reason, true);
+  }
 }
 
 }  // namespace husk::rt
