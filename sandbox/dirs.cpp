@@ -232,6 +232,7 @@ Workdir::Workdir(uint32_t uid, uint32_t gid, bool layers) : uid_(uid), gid_(gid)
 void Workdir::remove() const {
   if (work_.fd) {
     remove_users_tree(uid_, gid_, work_.fd.get(), "rootfs");
+    remove_users_tree(uid_, gid_, work_.fd.get(), "tmp");  // without a user namespace: the command's TMPDIR
     ::unlinkat(work_.fd.get(), "state", AT_REMOVEDIR);
   }
   if (layers_fd() >= 0) remove_users_tree(uid_, gid_, layers_fd(), "overlay");

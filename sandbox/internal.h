@@ -55,7 +55,8 @@ class Workdir {
   // --overlay's upper and work directories are made too, the user's as well.
   Workdir(uint32_t uid, uint32_t gid, bool layers);
   // What husk and the sandbox's user made here: the mount points in the
-  // root, the overlay layers, our state root.
+  // root, the overlay layers, our state root, the TMPDIR of a sandbox
+  // without a user namespace.
   ~Workdir() { remove(); }
   void remove() const;
   const std::string& dir() const { return work_.path; }

@@ -44,7 +44,7 @@ struct Prepared {
 };
 
 // In the child: the command, or an exit status and a message.
-[[noreturn]] void exec_command(const Prepared& p) {
+[[noreturn]] void exec_command(const Prepared& p, pid_t parent) {
   try {
     sigset_t none;
     sigemptyset(&none);
@@ -57,6 +57,11 @@ struct Prepared {
     if (::geteuid() == 0) switch_user_and_caps(proc, false);
     else if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
       throw sys_error("husk sandbox: clear ambient capabilities");
+    // Without a pid namespace nothing ends it with husk: a killed husk kills
+    // it (its guardian removes the TMPDIR). Set once the user is switched,
+    // which clears it.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) throw sys_error("husk sandbox: prctl PR_SET_PDEATHSIG");
+    if (::getppid() != parent) ::_exit(128 + SIGKILL);
     if (::chdir(proc.cwd.c_str()) != 0) throw sys_error("husk sandbox: chdir " + proc.cwd);
     prepare_fds_for_exec(0);
     landlock::restrict_self(p.ruleset.get());
@@ -127,12 +132,14 @@ int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost ho
   for (const auto& l : rights.lacking) log::debug("husk sandbox: Landlock ABI " + std::to_string(abi) + ": " + l);
   p.filter = seccomp::compile(seccomp::plan(*p.spec.linux_->seccomp), g.seccomp_cache);
   std::cerr << "husk sandbox: " << walls_line(reason, rights, o, tmpdir) << std::endl;
+  for (const auto& n : no_userns_notes(rights, plan)) std::cerr << "husk sandbox: " << n << std::endl;
 
   Fd sigfd(forwarding_signalfd());
   TerminalGuard terminal;
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw sys_error("husk sandbox: fork");
-  if (pid == 0) exec_command(p);
+  if (pid == 0) exec_command(p, parent);
   bool timed_out = false;
   const int status = wait_sandboxed(pid, sigfd.get(), o.timeout, timed_out);
   // What it started in its process group ends with it, as a pid namespace's would.
@@ -141,7 +148,6 @@ int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost ho
   if (timed_out)
     std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace
               << "s later if needed" << std::endl;
-  remove_users_tree(host.uid, host.gid, work.fd(), "tmp");
   return status;
 }
 

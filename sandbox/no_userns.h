@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,10 @@ bool no_userns_env(nlohmann::ordered_json& cfg, const std::string& tmpdir);
 // Pure: the line said once on stderr: the walls this sandbox has.
 std::string walls_line(const std::string& reason, const landlock::Rights& r, const SandboxOptions& o,
                        const std::string& tmpdir);
+
+// Pure: what the plan costs the command beside the walls line: a writable
+// tree that holds hidden paths gets nothing new at its top.
+std::vector<std::string> no_userns_notes(const landlock::Rights& r, const landlock::Plan& plan);
 
 // The sandbox run without a user namespace; its exit status as the normal
 // sandbox's. `work`: the sandbox's work directory, where its TMPDIR goes.

@@ -82,6 +82,22 @@ void cut_network(ojson& seccomp, const std::string& net) {
                        {"args", {{{"index", 0}, {"value", family}, {"op", "SCMP_CMP_EQ"}}}}});
 }
 
+std::vector<std::string> no_userns_notes(const landlock::Rights& r, const landlock::Plan& plan) {
+  std::vector<std::string> notes;
+  for (const auto& t : plan.trees) {
+    if (!t.write) continue;
+    std::string inside;
+    for (const auto& h : r.hidden)
+      if (h != t.path && base::is_within(h, t.path)) inside += (inside.empty() ? "" : ", ") + h;
+    // A right on the tree's top would hold in what is hidden below it.
+    if (!inside.empty())
+      notes.push_back(t.path + " holds hidden paths (" + inside +
+                      "): without a mount namespace nothing new can be made at its top, only below its other "
+                      "entries");
+  }
+  return notes;
+}
+
 bool no_userns_env(ojson& cfg, const std::string& tmpdir) {
   auto& env = cfg["process"]["env"];
   std::string home;

@@ -30,12 +30,12 @@ else
   nu_sb -- -- sh -c "cat $HOME_DIR/.ssh/id_rsa; cat keys/id_rsa; cat /etc/shadow; true"
   expect "no user namespace: ~/.ssh/id_rsa (by name, through a symlink in the project) and /etc/shadow unreadable" 0 \
     "" "$secret"
-  nu_sb "$HOME_DIR" -- -- sh -c "cat .ssh/id_rsa; echo x >.ssh/planted; cat run/bus; true"
+  nu_sb "$HOME_DIR" -- -- sh -c "cat .ssh/id_rsa; echo x >.ssh/planted; cat run/bus; echo y >proj/nu-deep && echo deep"
   expect "no user namespace: the home as working directory: ~/.ssh neither readable nor writable, XDG_RUNTIME_DIR hidden" \
-    0 "" "$secret"
+    0 "deep" "$secret"
   [[ "$OUT" == *stand-in* ]] && fail "no user namespace: XDG_RUNTIME_DIR hidden" "run/bus unreadable" "$OUT"
   [ -e "$HOME_DIR/.ssh/planted" ] && fail "no user namespace: ~/.ssh not writable" "no $HOME_DIR/.ssh/planted" "it exists"
-  rm -f "$HOME_DIR/.ssh/planted"
+  rm -f "$HOME_DIR/.ssh/planted" "$HOME_DIR/proj/nu-deep"
 
   # Writes: the project and TMPDIR yes; the home outside it, husk's own
   # seccomp cache and the outer /tmp no.
@@ -90,7 +90,7 @@ for kind, addr in ((socket.SOCK_STREAM, ("127.0.0.1", int(sys.argv[1]))), (socke
     "Operation not permitted"
   # Signals: the listener is the user's, outside the sandbox (Landlock ABI 6).
   nu_sb -- -- sh -c "kill -TERM $nu_listener && echo signalled"
-  if kill -0 "$nu_listener" 2>/dev/null && [[ "$OUT" != *signalled* ]]; then
+  if kill -0 "$nu_listener" 2>/dev/null && [[ "$OUT" == *"running with Landlock"* ]] && [[ "$OUT" != *signalled* ]]; then
     pass "no user namespace: no signal to the user's processes outside"
   else
     fail "no user namespace: no signal to the user's processes outside" "the listener alive" "exit $RC: $OUT"
