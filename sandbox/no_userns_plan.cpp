@@ -125,8 +125,12 @@ std::string walls_line(const std::string& reason, const landlock::Rights& r, con
                   "directory, --rw and TMPDIR=" + tmpdir + " (not /tmp nor /dev/shm); ";
   s += o.net == "host" ? "the host's network, no Unix sockets (socketpair only)"
                        : "no network: socket(2) refused (socketpair only)";
-  s += r.scoped & landlock::kScopeSignal ? "; no signal to processes outside"
-                                         : "; signals to your other processes are NOT refused (Landlock ABI 6)";
+  if (r.scoped & landlock::kScopeSignal) s += "; no signal to processes outside";
+  // Landlock is the only wall on files here: what this kernel's lacks is said, not left to --debug.
+  std::string lacking;
+  for (const auto& l : r.lacking)
+    if (l.find("TCP") == std::string::npos) lacking += (lacking.empty() ? "" : ", ") + l;
+  if (!lacking.empty()) s += "; Landlock ABI " + std::to_string(r.abi) + " here: " + lacking;
   return s + "; what the command leaves running is ended with it only while it stays in its process group";
 }
 

@@ -51,6 +51,13 @@ else
   fi
   rm -f "$HOME_DIR/proj/nu-made" "$HOME_DIR/nu-outside"
 
+  # husk's own environment (the caller's, with its tokens) through /proc:
+  # without a pid namespace husk is the command's parent, outside its domain.
+  # Its TMPDIR stays where husk removes it.
+  nu_sb -- -- sh -c 'tr "\0" "\n" </proc/$PPID/environ; mv "$TMPDIR" "$TMPDIR.x" 2>&1 || echo kept'
+  expect "no user namespace: husk's environment unreadable through /proc, the TMPDIR cannot be moved away" 0 "kept" \
+    "XDG_RUNTIME_DIR="
+
   # The network: a listener of the user's on the host's loopback, reached
   # from the outer bwrap, not from the sandbox.
   nu_ready=$HOME_DIR/nu-listener.ready
