@@ -94,7 +94,8 @@ std::string userns_refused(const Error& e) {
   if (sysctl("/proc/sys/user/max_user_namespaces") == "0") return "user.max_user_namespaces=0";
   if (::geteuid() != 0 && sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0")
     return "kernel.unprivileged_userns_clone=0";
-  if (err == ENOSPC || err == EUSERS) return "the user namespace limit is reached: a container's, or bwrap's --disable-userns";
+  if (err == ENOSPC || err == EUSERS)
+    return "the user namespace limit is reached: a container's, or bwrap's --disable-userns";
   return std::string("clone(CLONE_NEWUSER) is refused: ") + std::strerror(err) +
          " (a container's seccomp profile or a security module)";
 }
@@ -126,13 +127,14 @@ int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost ho
   const landlock::Rights rights = landlock::rights(plan, abi);
   std::vector<std::string> notes;
   Prepared p{spec::parse(sc.config.dump()), {}, landlock::build(plan, rights, notes)};
-  for (const auto& t : plan.trees) log::debug("husk sandbox: Landlock: " + t.path + (t.write ? " writable" : " read-only"));
+  for (const auto& t : plan.trees)
+    log::debug("husk sandbox: Landlock: " + t.path + (t.write ? " writable" : " read-only"));
   for (const auto& h : rights.hidden) log::debug("husk sandbox: Landlock: " + h + " hidden");
-  for (const auto& n : notes) log::debug("husk sandbox: " + n);
-  for (const auto& l : rights.lacking) log::debug("husk sandbox: Landlock ABI " + std::to_string(abi) + ": " + l);
   p.filter = seccomp::compile(seccomp::plan(*p.spec.linux_->seccomp), g.seccomp_cache);
   std::cerr << "husk sandbox: " << walls_line(reason, rights, o, tmpdir) << std::endl;
   for (const auto& n : no_userns_notes(rights, plan)) std::cerr << "husk sandbox: " << n << std::endl;
+  // What the ruleset could not grant one by one is not granted at all here: said.
+  for (const auto& n : notes) std::cerr << "husk sandbox: " << n << std::endl;
 
   Fd sigfd(forwarding_signalfd());
   TerminalGuard terminal;

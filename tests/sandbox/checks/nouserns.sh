@@ -37,6 +37,15 @@ else
   [ -e "$HOME_DIR/.ssh/planted" ] && fail "no user namespace: ~/.ssh not writable" "no $HOME_DIR/.ssh/planted" "it exists"
   rm -f "$HOME_DIR/.ssh/planted" "$HOME_DIR/proj/nu-deep"
 
+  # A home its user may enter but not list: Landlock cannot walk around
+  # .ssh there, and without a mount view nothing grants it whole.
+  chmod 0311 "$HOME_DIR"
+  nu_sb "$HOME_DIR" -- -- sh -c "cat .ssh/id_rsa; true"
+  chmod 0755 "$HOME_DIR"
+  expect "no user namespace: ~/.ssh unreadable in a home that cannot be listed (mode 0311), and it says so" 0 \
+    "$HOME_DIR cannot be listed: nothing below it is reached" "$secret"
+  rm -f "$HOME_DIR/proj/nu-0311"
+
   # Writes: the project and TMPDIR yes; the home outside it, husk's own
   # seccomp cache and the outer /tmp no.
   nu_sb -- -- sh -c "echo p >nu-made && echo t >\"\$TMPDIR/t\" && cat \"\$TMPDIR/t\"

@@ -48,7 +48,9 @@ std::set<std::string> trees(const husk::landlock::Plan& p) {
   return out;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 }  // namespace
 
@@ -156,7 +158,8 @@ TEST_CASE("sandbox without userns: the walls said", "[sandbox]") {
   husk::landlock::Plan p;
   p.scope_signal = true;
   const std::string old = walls_line("limit", husk::landlock::rights(p, 5), cmd(), kTmp);
-  CHECK_THAT(old, Catch::StartsWith("no user namespace here (limit): running with Landlock ABI 5, seccomp, no_new_privs"));
+  CHECK_THAT(old,
+             Catch::StartsWith("no user namespace here (limit): running with Landlock ABI 5, seccomp, no_new_privs"));
   CHECK_THAT(old, Catch::Contains("Landlock ABI 5 here: signals to processes outside are not refused (ABI 6)"));
   CHECK_THAT(old, Catch::Contains("no network"));
   SandboxOptions o = cmd();
