@@ -1,11 +1,11 @@
 # Sourced by tests/sandbox/test-sandbox: the sandbox where no user namespace
 # can be made (issue 27), shown inside bwrap --disable-userns (the host's
 # user.max_user_namespaces is not ours to change). The outer bwrap shares the
-# host's network; its /tmp is a tmpfs, so the test user's directories are
-# bound in.
+# host's network; its / is read-only and its /tmp a tmpfs, so the test
+# user's directories are bound in.
 
 nu_bwrap=(bwrap --unshare-user --disable-userns --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
-  --bind "$WORK" "$WORK")
+  --bind "$WORK" "$WORK" --bind "$SRV_DIR" "$SRV_DIR")
 # nu_sb [DIR] -- ARGS...: `husk sandbox ARGS` as the user inside the outer bwrap; OUT, RC.
 nu_sb() {
   local dir=$HOME_DIR/proj
@@ -48,17 +48,17 @@ else
 
   # Writes: the project and TMPDIR yes; the home outside it, husk's own
   # seccomp cache and the outer /tmp no.
-  nu_sb -- -- sh -c "echo p >nu-made && echo t >\"\$TMPDIR/t\" && cat \"\$TMPDIR/t\"
+  nu_sb -- --rw "$SRV_DIR" -- sh -c "echo p >nu-made && echo r >$SRV_DIR/nu-rw && echo t >\"\$TMPDIR/t\" && cat \"\$TMPDIR/t\"
     for f in $HOME_DIR/nu-outside /tmp/husk-$U/nu-planted /tmp/nu-planted; do (echo x >\$f) 2>/dev/null && echo wrote \$f; done; true"
-  expect "no user namespace: writes in the project and TMPDIR only (not the home outside it, husk's cache, /tmp)" 0 "t" \
+  expect "no user namespace: writes in the project, --rw and TMPDIR only (not the home outside, husk's cache, /tmp)" 0 "t" \
     "wrote"
-  if [ "$(cat "$HOME_DIR/proj/nu-made" 2>&1)" = p ] && [ ! -e "$HOME_DIR/nu-outside" ]; then
-    pass "no user namespace: the project's file is on the host, nothing outside it"
+  if [ "$(cat "$HOME_DIR/proj/nu-made" "$SRV_DIR/nu-rw" 2>&1)" = "$(printf 'p\nr')" ] && [ ! -e "$HOME_DIR/nu-outside" ]; then
+    pass "no user namespace: the project's and --rw's files are on the host, nothing outside them"
   else
     fail "no user namespace: the project's file is on the host, nothing outside it" "proj/nu-made, no nu-outside" \
       "$(ls "$HOME_DIR" "$HOME_DIR/proj")"
   fi
-  rm -f "$HOME_DIR/proj/nu-made" "$HOME_DIR/nu-outside"
+  rm -f "$HOME_DIR/proj/nu-made" "$SRV_DIR/nu-rw" "$HOME_DIR/nu-outside"
 
   # husk's own environment (the caller's, with its tokens) through /proc:
   # without a pid namespace husk is the command's parent, outside its domain.

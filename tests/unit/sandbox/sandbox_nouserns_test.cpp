@@ -169,3 +169,14 @@ TEST_CASE("sandbox without userns: the walls said", "[sandbox]") {
   CHECK_THAT(now, Catch::Contains("no signal to processes outside"));
   CHECK_THAT(now, !Catch::Contains("not refused"));
 }
+
+TEST_CASE("sandbox without userns: only the init's clone refused falls back", "[sandbox]") {
+  using husk::Error;
+  for (int err : {EPERM, ENOSPC, EACCES, EINVAL, EUSERS})
+    CHECK_FALSE(userns_refused(Error("create sandbox-1: clone container init: x", err)).empty());
+  CHECK_THAT(userns_refused(Error("clone container init: No space left on device", ENOSPC)),
+             Catch::Contains("user"));
+  // Another failure, or another errno, is the normal sandbox's to report.
+  CHECK(userns_refused(Error("clone container init: Resource temporarily unavailable", EAGAIN)).empty());
+  CHECK(userns_refused(Error("mount proc on /proc: Operation not permitted", EPERM)).empty());
+}
