@@ -1,15 +1,20 @@
 // The sandbox where no user namespace can be made: the command forked from
 // husk on the host's own view, behind Landlock, seccomp, no_new_privs and
 // rlimits (see no_userns.h).
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
+#include "base/dir.h"
 #include "base/file.h"
 #include "base/log.h"
 #include "launch/foreground.h"
@@ -77,6 +82,43 @@ struct Prepared {
   }
 }
 
+// "pid (comm) state ppid pgrp session ...": the ppid and session of a
+// process; comm may hold anything, the last ')' ends it. False once gone.
+bool parent_and_session(const char* pid, pid_t& ppid, pid_t& session) {
+  const std::string stat = base::try_read_file("/proc/" + std::string(pid) + "/stat").value_or("");
+  const size_t close = stat.rfind(')');
+  int pgrp;
+  char state;
+  return close != std::string::npos &&
+         std::sscanf(stat.c_str() + close + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) == 4;
+}
+
+// What the command left running, as a pid namespace's end would: its
+// session (`command` leads it), and whatever left that session and was
+// orphaned to us (husk is their subreaper); not husk's own children of its
+// session (the guardian). Killed, and reaped when ours, until none is left:
+// one whose parent dies comes to us.
+void end_the_rest(pid_t command) {
+  const pid_t me = ::getpid(), mine = ::getsid(0);
+  for (bool any = true; any;) {
+    any = false;
+    bool others = false;
+    base::Dir proc(::opendir("/proc"));
+    while (dirent* e = proc ? ::readdir(proc.get()) : nullptr) {
+      pid_t ppid, session;
+      if (e->d_name[0] < '1' || e->d_name[0] > '9' || !parent_and_session(e->d_name, ppid, session)) continue;
+      if (session != command && (ppid != me || session == mine)) continue;
+      const pid_t pid = std::atoi(e->d_name);
+      ::kill(pid, SIGKILL);
+      any = true;
+      if (ppid == me) ::waitpid(pid, nullptr, 0);
+      else others = true;
+    }
+    // Their parents are dying too: a moment, then they are ours.
+    if (others) ::usleep(1000);
+  }
+}
+
 }  // namespace
 
 std::string userns_restricted_up_front() {
@@ -137,6 +179,8 @@ int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost ho
   for (const auto& n : notes) std::cerr << "husk sandbox: " << n << std::endl;
 
   Fd sigfd(forwarding_signalfd());
+  // Orphans of the command come to husk, which ends them with it.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) throw sys_error("husk sandbox: prctl PR_SET_CHILD_SUBREAPER");
   TerminalGuard terminal;
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -144,8 +188,7 @@ int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost ho
   if (pid == 0) exec_command(p, parent);
   bool timed_out = false;
   const int status = wait_sandboxed(pid, sigfd.get(), o.timeout, timed_out);
-  // What it started in its process group ends with it, as a pid namespace's would.
-  ::kill(-pid, SIGKILL);
+  end_the_rest(pid);
   terminal.restore();
   if (timed_out)
     std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace

@@ -131,7 +131,7 @@ std::string walls_line(const std::string& reason, const landlock::Rights& r, con
   for (const auto& l : r.lacking)
     if (l.find("TCP") == std::string::npos) lacking += (lacking.empty() ? "" : ", ") + l;
   if (!lacking.empty()) s += "; Landlock ABI " + std::to_string(r.abi) + " here: " + lacking;
-  return s + "; what the command leaves running is ended with it only while it stays in its process group";
+  return s + "; what the command leaves running is ended with it";
 }
 
 }  // namespace husk::rt

@@ -55,7 +55,8 @@ else
   if [ "$(cat "$HOME_DIR/proj/nu-made" "$SRV_DIR/nu-rw" 2>&1)" = "$(printf 'p\nr')" ] && [ ! -e "$HOME_DIR/nu-outside" ]; then
     pass "no user namespace: the project's and --rw's files are on the host, nothing outside them"
   else
-    fail "no user namespace: the project's file is on the host, nothing outside it" "proj/nu-made, no nu-outside" \
+    fail "no user namespace: the project's and --rw's files are on the host, nothing outside them" \
+      "proj/nu-made, nu-rw, no nu-outside" \
       "$(ls "$HOME_DIR" "$HOME_DIR/proj")"
   fi
   rm -f "$HOME_DIR/proj/nu-made" "$SRV_DIR/nu-rw" "$HOME_DIR/nu-outside"
@@ -113,6 +114,21 @@ for kind, addr in ((socket.SOCK_STREAM, ("127.0.0.1", int(sys.argv[1]))), (socke
   fi
   kill "$nu_listener" 2>/dev/null; wait "$nu_listener" 2>/dev/null
   rm -f "$nu_ready" "$nu_ready.port"
+
+  # No pid namespace ends what the command leaves: husk does, a daemon in a
+  # session of its own too.
+  rm -f "$HOME_DIR/proj/nu-daemon.ready"
+  nu_sb -- -- sh -c 'setsid sh -c "touch nu-daemon.ready; exec sleep 3171" &
+    while [ ! -e nu-daemon.ready ]; do sleep 0.05; done; echo started'
+  nu_left=$(pgrep -u "$U" -f "sleep 3171")
+  if [ "$RC" = 0 ] && [[ "$OUT" == *started* ]] && [ -z "$nu_left" ]; then
+    pass "no user namespace: what the command leaves running ends with it (a setsid daemon too)"
+  else
+    fail "no user namespace: what the command leaves running ends with it" "exit 0, started, no sleep 3171 left" \
+      "exit $RC, left: '$nu_left': $OUT"
+    [ -n "$nu_left" ] && kill -9 $nu_left
+  fi
+  rm -f "$HOME_DIR/proj/nu-daemon.ready"
 
   nu_sb -- --timeout 1 -- sleep 30
   expect "no user namespace: --timeout as the normal sandbox (124)" 124 "--timeout 1s reached"
