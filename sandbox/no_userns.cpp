@@ -59,7 +59,9 @@ struct Prepared {
     if (::setsid() < 0) throw sys_error("husk sandbox: setsid");
     const spec::Process& proc = *p.spec.process;
     apply_limits(proc, p.spec.linux_ ? &*p.spec.linux_ : nullptr);
-    if (::geteuid() == 0) switch_user_and_caps(proc, false);
+    // Root in a user namespace made by another (bwrap) may be refused setgroups.
+    if (::geteuid() == 0)
+      switch_user_and_caps(proc, base::try_read_file("/proc/self/setgroups").value_or("") == "deny\n");
     else if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
       throw sys_error("husk sandbox: clear ambient capabilities");
     // Without a pid namespace nothing ends it with husk: a killed husk kills

@@ -134,6 +134,17 @@ for kind, addr in ((socket.SOCK_STREAM, ("127.0.0.1", int(sys.argv[1]))), (socke
   expect "no user namespace: --timeout as the normal sandbox (124)" 124 "--timeout 1s reached"
   nu_sb -- -- sh -c 'kill -TERM $$'
   expect "no user namespace: a signal's status passes through (143)" 143
+  # Root (a container's): no capability left, Landlock holds for it too.
+  OUT=$(cd "$HOME_DIR/proj" && timeout 60 "${nu_bwrap[@]}" --tmpfs /run "$husk" sandbox --user 0:0 -- \
+    sh -c "grep -E '^Cap(Prm|Eff|Bnd|Amb)' /proc/self/status; cat /etc/shadow >/dev/null && echo shadow-read
+      echo x >$HOME_DIR/nu-root && echo wrote-outside; true" 2>&1); RC=$?
+  expect "no user namespace: as root: no capability, /etc/shadow unreadable, no write outside" 0 \
+    "$(printf 'CapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000')" \
+    "shadow-read"
+  [[ "$OUT" == *wrote-outside* ]] && fail "no user namespace: as root, no write outside" "no wrote-outside" "$OUT"
+  [ -e "$HOME_DIR/nu-root" ] && fail "no user namespace: as root, no write outside" "no $HOME_DIR/nu-root" "it exists"
+  rm -f "$HOME_DIR/nu-root"
+
   nu_sb -- --overlay -- true
   expect "no user namespace: --overlay is refused, saying why" 1 "--overlay: needs a mount namespace (no user namespace here"
   nu_sb -- --allow-host example.com -- true
