@@ -37,6 +37,16 @@ else
   [ -e "$HOME_DIR/.ssh/planted" ] && fail "no user namespace: ~/.ssh not writable" "no $HOME_DIR/.ssh/planted" "it exists"
   rm -f "$HOME_DIR/.ssh/planted" "$HOME_DIR/proj/nu-deep"
 
+  # --hide inside the (writable) project: no mount hides it, Landlock alone.
+  # Beside it, what exists stays writable; nothing new at the top (said).
+  as_user -- sh -c 'mkdir -p nu-hidden && echo hidden-$$ >nu-hidden/f && touch nu-ok'
+  nu_sb -- --hide nu-hidden -- sh -c 'cat nu-hidden/f; echo x >nu-hidden/g; mv nu-hidden nu-shown; echo y >nu-ok && echo ok'
+  expect "no user namespace: --hide inside the project: neither read, written nor moved away; the rest writable" 0 \
+    "holds hidden paths" "hidden-"
+  [ -e "$HOME_DIR/proj/nu-hidden/g" ] || [ -e "$HOME_DIR/proj/nu-shown" ] &&
+    fail "no user namespace: --hide inside the project" "nu-hidden unchanged" "$(ls "$HOME_DIR/proj")"
+  rm -rf "$HOME_DIR/proj/nu-hidden" "$HOME_DIR/proj/nu-shown" "$HOME_DIR/proj/nu-ok"
+
   # A home its user may enter but not list: Landlock cannot walk around
   # .ssh there, and without a mount view nothing grants it whole.
   chmod 0311 "$HOME_DIR"
