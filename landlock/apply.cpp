@@ -88,25 +88,27 @@ class Builder {
     ++rules_;
   }
 
+  // `dir`, whose entries cannot be granted one by one: whole, what is hidden
+  // below it left to the mount view; without one, listing only (nothing
+  // below it is reached but the trees the plan names there).
+  void whole(int dir, const std::string& path, uint64_t rights, const char* why) {
+    notes_.push_back("Landlock: " + path + " " + why +
+                     (r_.mount_view ? ": granted whole, what is hidden below it is left to the mount view"
+                                    : ": nothing below it is reached but the trees named there"));
+    add(dir, true, r_.mount_view ? rights : r_.route, path);
+  }
+
   // `dir` has hidden paths below it: it may be listed, each entry not on the
   // way to one gets `rights`, the way down is walked. Bounded by kMaxRules:
-  // past it `dir` is granted whole.
+  // past it see whole().
   void walk(int dir, const std::string& path, uint64_t rights, const std::vector<std::string>& inside) {
     base::Dir d = base::open_dir(dir);
-    if (!d && errno == EACCES) {
-      notes_.push_back("Landlock: " + path + " cannot be listed: granted whole, what is hidden below it is left "
-                       "to the mount view");
-      return add(dir, true, rights, path);
-    }
+    if (!d && errno == EACCES) return whole(dir, path, rights, "cannot be listed");
     if (!d) throw sys_error("landlock: list " + path);
     std::vector<std::string> names;
     while (dirent* e = ::readdir(d.get()))
       if (std::string n = e->d_name; n != "." && n != "..") names.push_back(n);
-    if (rules_ + names.size() > kMaxRules) {
-      notes_.push_back("Landlock: " + path + " has too many entries to grant one by one: granted whole, " +
-                       "what is hidden below it is left to the mount view");
-      return add(dir, true, rights, path);
-    }
+    if (rules_ + names.size() > kMaxRules) return whole(dir, path, rights, "has too many entries to grant one by one");
     add(dir, true, r_.route, path);
     for (const auto& n : names) {
       const std::string child = (path == "/" ? "" : path) + "/" + n;

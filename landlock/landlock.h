@@ -46,6 +46,11 @@ struct Plan {
   bool scope_signal = false;         // no signal to processes outside
   bool limit_tcp = false;            // TCP bind and connect handled: none allowed but...
   std::vector<uint16_t> connect_ports;  // ... connect to these
+  // false: no mount view hides anything (husk sandbox without a user
+  // namespace): hidden paths inside writable trees are walked around too,
+  // and a directory that cannot be listed or has too many entries is never
+  // granted whole.
+  bool mount_view = true;
 };
 
 // The masks for one ABI, and what the plan asks that this kernel cannot do.
@@ -57,6 +62,7 @@ struct Rights {
   std::vector<std::string> lacking;     // "signals to processes outside (ABI 6)"
   std::vector<std::string> hidden;      // the plan's hidden paths build() denies
   std::vector<std::string> not_hidden;  // the others: inside writable trees
+  bool mount_view = true;               // Plan::mount_view
 };
 
 // Pure. abi 0: no Landlock here (everything is lacking).

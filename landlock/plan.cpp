@@ -37,6 +37,7 @@ void lacking(Rights& r, const Plan& plan) {
 Rights rights(const Plan& plan, int abi) {
   Rights r;
   r.abi = abi;
+  r.mount_view = plan.mount_view;
   r.handled_fs = fs_rights(abi);
   lacking(r, plan);
   if (abi < 1) return r;
@@ -48,7 +49,7 @@ Rights rights(const Plan& plan, int abi) {
   for (const auto& h : plan.hidden) {
     bool writable = std::any_of(plan.trees.begin(), plan.trees.end(),
                                 [&](const Tree& t) { return t.write && base::is_within(h, t.path); });
-    (writable ? r.not_hidden : r.hidden).push_back(h);
+    (writable && plan.mount_view ? r.not_hidden : r.hidden).push_back(h);
   }
   return r;
 }

@@ -232,6 +232,11 @@ Workdir::Workdir(uint32_t uid, uint32_t gid, bool layers) : uid_(uid), gid_(gid)
 void Workdir::remove() const {
   if (work_.fd) {
     remove_users_tree(uid_, gid_, work_.fd.get(), "rootfs");
+    // Without a user namespace: the command's TMPDIR. Looked at first: as
+    // root the removal forks, which the normal sandbox need not pay for.
+    struct stat st;
+    if (::fstatat(work_.fd.get(), "tmp", &st, AT_SYMLINK_NOFOLLOW) == 0)
+      remove_users_tree(uid_, gid_, work_.fd.get(), "tmp");
     ::unlinkat(work_.fd.get(), "state", AT_REMOVEDIR);
   }
   if (layers_fd() >= 0) remove_users_tree(uid_, gid_, layers_fd(), "overlay");

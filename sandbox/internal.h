@@ -30,19 +30,6 @@ std::optional<std::string> real_path(const std::string& p);
 
 // The Landlock plan that mirrors `cfg`'s mount view (walls.cpp).
 landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg);
-// Without namespaces, the host's own view: the same walls as far as
-// Landlock can say them, writes in the working directory, --rw and
-// `scratch` (the command's HOME and TMPDIR).
-landlock::Plan bare_landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg,
-                                  const std::string& scratch);
-
-// Whether a user namespace with a mount namespace can be made and used
-// here (bare.cpp); none inside bwrap --disable-userns, with
-// kernel.unprivileged_userns_clone=0, under AppArmor's restriction or a
-// container's seccomp profile.
-bool user_namespaces_usable();
-// The sandbox without namespaces: Landlock, seccomp, no_new_privs, rlimits.
-int run_bare(const SandboxOptions& o, const SandboxHost& h);
 
 // fn as the sandbox's user: husk as root must not make paths in a directory
 // that user can write (a symlink swapped in would take root's mkdir or chown
@@ -77,10 +64,12 @@ class Workdir {
   // --overlay's upper and work directories are made too, the user's as well.
   Workdir(uint32_t uid, uint32_t gid, bool layers);
   // What husk and the sandbox's user made here: the mount points in the
-  // root, the overlay layers, our state root.
+  // root, the overlay layers, our state root, the TMPDIR of a sandbox
+  // without a user namespace.
   ~Workdir() { remove(); }
   void remove() const;
   const std::string& dir() const { return work_.path; }
+  int fd() const { return work_.fd.get(); }
   std::string rootfs() const { return work_.path + "/rootfs"; }
   std::string overlay() const { return (layers_.fd ? layers_.path : work_.path) + "/overlay"; }
   // The directory overlay() is in.

@@ -17,6 +17,7 @@
 #include "base/fd.h"
 #include "base/log.h"
 #include "sandbox/internal.h"
+#include "sandbox/no_userns.h"
 #include "sandbox/proxy.h"
 
 namespace husk::rt {
@@ -228,12 +229,13 @@ int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& t
 int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   if (o.print_config) return print_config(o);
   SandboxHost host = probe_sandbox_host(o);
-  if (!user_namespaces_usable()) return run_bare(o, host);
   // A core dump of husk would land in the (writable) working directory with
   // the caller's environment in it.
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
   Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
+  if (std::string reason = userns_restricted_up_front(); !reason.empty())
+    return run_without_userns(sandbox_context(g, work, host), o, host, work, reason, false);
   KeptChanges kept = keep_changes_dir(o, host);
   Context sg = sandbox_context(g, work, host);
   CreateExtras extras = sandbox_extras(o, host);
@@ -256,7 +258,14 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   TerminalGuard terminal;
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy); };
   extras.on_late_error = [](const std::string& error) { std::cerr << "husk sandbox: " << error << std::endl; };
-  const int status = run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  int status;
+  try {
+    status = run_own_config(sg, co, sc.config.dump() + "\n", extras);
+  } catch (const Error& e) {
+    const std::string reason = userns_refused(e);
+    if (reason.empty()) throw;
+    return run_without_userns(sg, o, host, work, reason, true);
+  }
   report_kept_changes(kept, sc, host);
   return status;
 }

@@ -60,32 +60,4 @@ landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, cons
   return plan;
 }
 
-landlock::Plan bare_landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg,
-                                  const std::string& scratch) {
-  landlock::Plan plan;
-  plan.trees.push_back({"/", false});
-  // The working directory and --rw: binds of themselves (flags name real paths).
-  for (const auto& m : cfg["mounts"])
-    if (m["type"] == "bind" && m["source"] == m["destination"] && writable(m, h.home))
-      plan.trees.push_back({m["destination"], true});
-  plan.trees.push_back({scratch, true});
-  // No terminal is opened: the caller's is passed on as stdio.
-  for (const char* dev : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
-    plan.trees.push_back({dev, true});
-  for (const auto& p : cfg["linux"]["maskedPaths"]) {
-    const std::string path = p;
-    if (!base::is_within(path, "/proc") && !base::is_within(path, "/sys")) plan.hidden.push_back(path);
-  }
-  // What the mount view replaces is the host's here: other users' and the
-  // user's own files, session sockets, shared memory, terminals.
-  for (const char* replaced : {"/tmp", "/var/tmp", "/home", "/root", "/run", "/dev/shm", "/dev/pts", "/dev/mqueue"})
-    plan.hidden.push_back(replaced);
-  bool home_shown = h.home.empty() || h.home == "/";
-  for (const auto& t : plan.trees) home_shown |= t.write && base::is_within(h.home, t.path);
-  if (!home_shown) plan.hidden.push_back(h.home);
-  plan.scope_abstract_unix = plan.scope_signal = true;
-  plan.limit_tcp = o.net == "none";
-  return plan;
-}
-
 }  // namespace husk::rt

@@ -96,34 +96,3 @@ TEST_CASE("sandbox landlock: --overlay makes the shown directories writable tree
   CHECK(t.count("/usr rw"));
   CHECK(t.count("/home/ann/proj rw"));
 }
-
-TEST_CASE("sandbox landlock without namespaces: the host's view, what the mounts replace hidden", "[sandbox]") {
-  SandboxOptions o = cmd();
-  const SandboxHost h = host();
-  const SandboxConfig sc = sandbox_config(o, h, "r");
-  const husk::landlock::Plan p = bare_landlock_plan(o, h, sc.config, "/tmp/husk-sandbox-x");
-  const std::set<std::string> t = trees(p);
-  CHECK(t.count("/ ro"));
-  CHECK(t.count("/home/ann/proj rw"));
-  CHECK(t.count("/tmp/husk-sandbox-x rw"));
-  CHECK(t.count("/dev/null rw"));
-  // No terminal of the host's is opened, no shared scratch written.
-  CHECK_FALSE(t.count("/dev/pts rw"));
-  CHECK_FALSE(t.count("/tmp rw"));
-  CHECK_FALSE(t.count("/home/ann rw"));
-  const std::set<std::string> hidden(p.hidden.begin(), p.hidden.end());
-  for (const char* x :
-       {"/tmp", "/var/tmp", "/home", "/root", "/run", "/dev/shm", "/dev/pts", "/home/ann", "/etc/shadow"})
-    CHECK(hidden.count(x));
-  CHECK(p.limit_tcp);
-  CHECK(husk::landlock::rights(p, 7).not_hidden.empty());
-  // The home as working directory: shown, not hidden; its credentials cannot be.
-  SandboxHost at_home = host();
-  at_home.cwd = "/home/ann";
-  const SandboxConfig sc2 = sandbox_config(o, at_home, "r");
-  const husk::landlock::Plan p2 = bare_landlock_plan(o, at_home, sc2.config, "/tmp/husk-sandbox-x");
-  CHECK(std::find(p2.hidden.begin(), p2.hidden.end(), "/home/ann") == p2.hidden.end());
-  CHECK(husk::landlock::rights(p2, 7).not_hidden == std::vector<std::string>{"/home/ann/.ssh"});
-  o.net = "host";
-  CHECK_FALSE(bare_landlock_plan(o, h, sc.config, "/s").limit_tcp);
-}
