@@ -134,7 +134,8 @@ void sandbox_flags(po::options_description& d) {
       ("allow-nested", po::bool_switch(), "allow user namespaces and mounts (a sandbox inside)")
       ("overlay", po::bool_switch(), "the host's directories and the working directory writable, changes discarded")
       ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
-      ("print-config", po::bool_switch(), "print the OCI config instead of running it");
+      ("print-config", po::bool_switch(), "print the OCI config instead of running it")
+      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)");
 }
 
 int run_sandbox(const Invocation& in) {
@@ -163,6 +164,7 @@ int run_sandbox(const Invocation& in) {
   o.print_config = in.flag("print-config");
   o.overlay = in.flag("overlay");
   o.keep_changes = in.str("keep-changes");
+  o.allow_write = in.strs("allow-write");
   return cmd_sandbox(in.g, o);
 }
 

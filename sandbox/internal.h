@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/fd.h"
 #include "sandbox/sandbox.h"
@@ -68,15 +70,46 @@ class Workdir {
   Temp work_, layers_;
 };
 
+// The empty directories made on the host for missing protected names
+// (SandboxConfig::placeholders), as the user. Each is known by an fd of its
+// directory, its name and its inode: removed only while it is that same
+// empty directory (what the user put in it, or in its place, stays).
+class Placeholders {
+ public:
+  struct One {
+    base::Fd dir;
+    std::string name;
+    uint64_t dev, ino;
+  };
+  Placeholders(uint32_t uid, uint32_t gid) : uid_(uid), gid_(gid) {}
+  ~Placeholders() { remove(); }
+  // Makes them (their parents exist); `made` is told of each at once (the
+  // guardian). Returns those that could not be made (the user may not
+  // write there: neither may the command).
+  std::vector<std::string> make(const std::vector<std::string>& paths, const std::function<void(const One&)>& made);
+  void remove();
+  // One placeholder to the guardian over its socket, its directory's fd with it.
+  static void send(int sock, const One& one);
+  // The guardian's side: one more placeholder, husk done, or husk gone.
+  enum class Heard { placeholder, done, gone };
+  Heard receive(int sock);
+
+ private:
+  uint32_t uid_, gid_;
+  std::vector<One> made_;
+};
+
 // A process outside the sandbox that outlives a killed husk: the sandbox's
 // pid 1 gets no parent-death signal (the kernel does not force it on a pid
 // namespace's init), so when husk dies without saying "done" the guardian
 // deletes the container (its processes killed, its cgroup removed) and the
 // workdir. In a process group of its own: a signal to husk's group spares it.
+// It removes the placeholders husk tells it of, too.
 class Guardian {
  public:
   Guardian(const Context& g, const std::string& id, const Workdir& work, int keep_fd);
   ~Guardian();
+  void placeholder(const Placeholders::One& one) { Placeholders::send(tell_.get(), one); }
 
  private:
   pid_t pid_ = -1;
@@ -99,6 +132,26 @@ class TerminalGuard {
   termios saved_{};
   int ldisc_ = 0;
   int exclusive_ = 0;
+};
+
+// The scratch home (a tmpfs over the user's home where nothing shows it):
+// what the command writes there is thrown away at exit, and said then.
+class ScratchHome {
+ public:
+  // From the sandbox's config: whether the home is a scratch tmpfs, and the
+  // mount points the runtime makes in it (not the command's writes).
+  ScratchHome(const nlohmann::ordered_json& config, const std::string& home);
+  // As the command starts: the tmpfs opened through the init's root, so
+  // that it can be read after the sandbox is gone.
+  void open(pid_t init);
+  // At exit: the "husk sandbox: ..." line naming what was written, or "".
+  std::string discarded() const;
+
+ private:
+  void look(int dir, const std::string& rel, std::vector<std::string>& out) const;
+  std::string home_;  // "" when the home is not a scratch tmpfs
+  std::set<std::string> made_;
+  base::Fd fd_;
 };
 
 constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and SIGKILL

@@ -161,6 +161,11 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
     }
     return real_path(p);
   };
+  h.is_dir = [](const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  h.scan = scan_persist;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     size_t eq = kv.find('=');

@@ -18,6 +18,7 @@
 
 #include "base/fd.h"
 #include "container/commands.h"
+#include "sandbox/persist.h"
 
 namespace husk::rt {
 
@@ -37,6 +38,7 @@ struct SandboxOptions {
   bool print_config = false;
   bool overlay = false;                    // the shown directories writable, changes discarded
   std::string keep_changes;                // --keep-changes DIR: overlay, changes kept in DIR/upper
+  std::vector<std::string> allow_write;    // --allow-write PATH: a protected persistence file writable again
 
   bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
   bool overlaid() const { return overlay || !keep_changes.empty(); }
@@ -57,6 +59,10 @@ struct SandboxHost {
   std::map<std::string, std::string> env;  // the caller's environment
   bool cgroup = false;           // limits can be set in a cgroup of the container's own (probed when one is asked)
   std::vector<std::string> mount_points;  // the host's (an overlay cannot be lower above one)
+  // Whether a real path is a directory (a hidden one is shown as an empty one).
+  std::function<bool(const std::string&)> is_dir;
+  // scan_persist (persist.h): the persistence files below a writable directory.
+  std::function<std::vector<PersistFound>(const std::string& real, const std::vector<std::string>& skip)> scan;
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be
@@ -70,6 +76,10 @@ struct SandboxConfig {
   nlohmann::ordered_json config;
   std::vector<std::string> notes;
   std::vector<std::string> overlay_dirs;
+  // Missing protected names (real paths, parents first): empty directories
+  // to make on the host as the user before the sandbox starts (mount points
+  // of the read-only ones over them), removed after.
+  std::vector<std::string> placeholders;
 };
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
                              const std::string& overlay_dir = "overlay");

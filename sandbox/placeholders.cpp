@@ -1,0 +1,119 @@
+// Placeholders: the empty directories that stand in, on the host, for the
+// missing protected names while a sandbox runs (a mount needs a point).
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "base/error.h"
+#include "base/fdpass.h"
+#include "sandbox/internal.h"
+
+namespace husk::rt {
+
+using base::Fd;
+
+namespace {
+
+// The directory of a real path, no symlink followed on the way (it was
+// judged to have none: one swapped in since is refused).
+Fd open_parent(const std::string& path) {
+  open_how how{};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const std::string parent = path.substr(0, std::max<size_t>(path.rfind('/'), 1));
+  Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
+  if (!fd) throw sys_error("husk sandbox: open " + parent + " to make " + path + " (a symlink is not followed)");
+  return fd;
+}
+
+}  // namespace
+
+std::vector<std::string> Placeholders::make(const std::vector<std::string>& paths,
+                                            const std::function<void(const One&)>& made) {
+  std::vector<One> want;
+  for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), 0, 0});
+  // The user's step says which it made (1) and which it could not (0) on a
+  // pipe: as root it is a child of ours.
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("husk sandbox: pipe");
+  Fd rd(p[0]), wr(p[1]);
+  as_user(uid_, gid_, [&] {
+    for (const auto& w : want) {
+      char out = 0;
+      if (::mkdirat(w.dir.get(), w.name.c_str(), 0555) == 0) out = 1;
+      else if (errno == EEXIST) out = 2;
+      if (::write(wr.get(), &out, 1) != 1) throw sys_error("husk sandbox: pipe");
+    }
+  });
+  wr.reset();
+  std::vector<std::string> refused;
+  for (size_t i = 0; i < want.size(); ++i) {
+    char r = 0;
+    if (::read(rd.get(), &r, 1) != 1) throw Error("husk sandbox: the placeholders' step said nothing");
+    if (r == 0) {
+      refused.push_back(paths[i]);
+      continue;
+    }
+    struct stat st;
+    // Made by someone else (2) or already replaced: not ours to remove.
+    if (r != 1 || ::fstatat(want[i].dir.get(), want[i].name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISDIR(st.st_mode))
+      continue;
+    want[i].dev = st.st_dev;
+    want[i].ino = st.st_ino;
+    made(want[i]);
+    made_.push_back(std::move(want[i]));
+  }
+  return refused;
+}
+
+void Placeholders::remove() {
+  if (made_.empty()) return;
+  try {
+    as_user(uid_, gid_, [&] {
+      for (const auto& m : made_) {
+        struct stat st;
+        // The same directory, and rmdir removes only an empty one: what the
+        // user put there in the meantime stays.
+        if (::fstatat(m.dir.get(), m.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            st.st_dev == m.dev && st.st_ino == m.ino)
+          ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR);
+      }
+    });
+  } catch (const Error&) {
+    // What cannot be removed stays, like any leftover of remove_tree.
+  }
+  made_.clear();
+}
+
+void Placeholders::send(int sock, const One& one) {
+  std::string msg(1 + 2 * sizeof(uint64_t), 'P');
+  const uint64_t ids[2] = {one.dev, one.ino};
+  std::memcpy(&msg[1], ids, sizeof ids);
+  msg += one.name;
+  if (base::send_with_fd(sock, msg.data(), msg.size(), one.dir.get()) < 0)
+    throw sys_error("husk sandbox: tell the guardian of " + one.name);
+}
+
+Placeholders::Heard Placeholders::receive(int sock) {
+  char buf[1 + 2 * sizeof(uint64_t) + 256];
+  int fd = -1;
+  ssize_t n;
+  while ((n = base::recv_with_fd(sock, buf, sizeof buf, &fd)) < 0 && errno == EINTR) {
+  }
+  if (n <= 0) return Heard::gone;  // or the socket broke: the same to us
+  Fd dir(fd);
+  if (buf[0] != 'P' || !dir || n <= static_cast<ssize_t>(1 + 2 * sizeof(uint64_t))) return Heard::done;
+  uint64_t ids[2];
+  std::memcpy(ids, buf + 1, sizeof ids);
+  made_.push_back({std::move(dir), std::string(buf + 1 + sizeof ids, buf + n), ids[0], ids[1]});
+  return Heard::placeholder;
+}
+
+}  // namespace husk::rt

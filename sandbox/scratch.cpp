@@ -1,0 +1,72 @@
+// The scratch home: what the command wrote there is lost at exit, and said.
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+
+#include <cstring>
+
+#include "base/dir.h"
+#include "base/path.h"
+#include "sandbox/internal.h"
+
+namespace husk::rt {
+
+ScratchHome::ScratchHome(const nlohmann::ordered_json& config, const std::string& home) {
+  bool scratch = false;
+  for (const auto& m : config["mounts"]) {
+    const std::string dest = m["destination"];
+    if (dest == home && m["type"] == "tmpfs") scratch = true;
+    if (dest == home || !base::is_within(dest, home)) continue;
+    // The mount points the runtime made in it, and the directories above them.
+    for (size_t slash = dest.find('/', home.size() + 1);; slash = dest.find('/', slash + 1)) {
+      made_.insert(dest.substr(home.size() + 1, slash == std::string::npos ? slash : slash - home.size() - 1));
+      if (slash == std::string::npos) break;
+    }
+  }
+  if (scratch) home_ = home;
+}
+
+void ScratchHome::open(pid_t init) {
+  if (home_.empty()) return;
+  base::Fd root(::open(("/proc/" + std::to_string(init) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) return;
+  open_how how{};
+  how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  base::Fd fd(static_cast<int>(::syscall(SYS_openat2, root.get(), home_.c_str() + 1, &how, sizeof how)));
+  struct statfs fs;
+  if (fd && ::fstatfs(fd.get(), &fs) == 0 && fs.f_type == TMPFS_MAGIC) fd_ = std::move(fd);
+}
+
+void ScratchHome::look(int dir, const std::string& rel, std::vector<std::string>& out) const {
+  base::Dir d = base::open_dir(dir);
+  if (!d) return;
+  while (dirent* e = ::readdir(d.get())) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    const std::string path = rel.empty() ? e->d_name : rel + "/" + e->d_name;
+    if (!made_.count(path)) {
+      out.push_back(path);
+      continue;
+    }
+    // Below a mount point is the mount's; above one, the command may have written too.
+    base::Fd sub(::openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct statfs fs;
+    if (sub && ::fstatfs(sub.get(), &fs) == 0 && fs.f_type == TMPFS_MAGIC) look(sub.get(), path, out);
+  }
+}
+
+std::string ScratchHome::discarded() const {
+  if (!fd_) return "";
+  std::vector<std::string> written;
+  look(fd_.get(), "", written);
+  if (written.empty()) return "";
+  std::string list;
+  for (size_t i = 0; i < written.size() && i < 5; ++i) list += (i ? ", " : "") + written[i];
+  if (written.size() > 5) list += ", ... (" + std::to_string(written.size()) + " in all)";
+  return "husk sandbox: what the command wrote in the scratch home " + home_ +
+         " is discarded (nothing shows it; --rw " + home_ + " would keep it): " + list;
+}
+
+}  // namespace husk::rt

@@ -1,0 +1,92 @@
+# Persistence files (issue 27): what a host program runs later from a
+# writable directory is read-only, the missing ones cannot be made, and
+# nothing is left on the host. Hidden paths look read-only. Sourced by
+# tests/sandbox/test-sandbox (its user, helpers and $husk).
+
+# --- persistence files ---------------------------------------------------------
+if ! command -v git >/dev/null; then
+  skip "persistence files: git is not installed"
+else
+REPO=$HOME_DIR/repo
+mkdir -p "$REPO/sub"
+chown -R "$U:$G" "$REPO"
+as_user "$REPO" -- sh -c 'git init -q . && git config user.email t@t && git config user.name t &&
+  echo a >f && git add f && git commit -qm one && git init -q sub' || fail "persistence: make a repository" "ok" "failed"
+REPO_BEFORE=$(cd "$REPO" && ls -A; ls -A .git/hooks sub/.git/hooks; md5sum .git/config)
+
+run_sb "$REPO" -- -- sh -c '
+  for f in .git/hooks/post-checkout sub/.git/hooks/post-checkout; do
+    (echo "#!/bin/sh" >"$f") 2>/dev/null && echo "wrote $f"; done
+  (echo "[core] fsmonitor = x" >>.git/config) 2>/dev/null && echo "wrote .git/config"
+  for d in .vscode .idea .envrc .mcp.json; do mkdir "$d/x" 2>/dev/null && echo "made $d/x"; done
+  for f in .envrc .mcp.json; do rmdir "$f" 2>/dev/null; (echo x >"$f") 2>/dev/null && echo "wrote $f"; done
+  mv .git .git-old 2>/dev/null && echo "moved .git"
+  mv sub/.git/hooks sub/hooks-old 2>/dev/null && echo "moved sub/.git/hooks"
+  echo b >f && git add f && git commit -qm two && git checkout -q -b x && echo c >f && git checkout f &&
+    [ "$(cat f)" = b ] && echo git-ok'
+REPO_AFTER=$(cd "$REPO" && ls -A; ls -A .git/hooks sub/.git/hooks; md5sum .git/config)
+if [ "$RC" = 0 ] && [[ "$OUT" == *git-ok* ]] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" != *made* ]] &&
+   [[ "$OUT" != *moved* ]] && [ "$REPO_BEFORE" = "$REPO_AFTER" ]; then
+  pass "persistence: hooks, .git/config, .vscode, .envrc ... neither written nor made (nested repo too); git add/commit/checkout work; nothing left"
+else
+  fail "persistence files in the working directory" "no write, git-ok, the host's repo as before" \
+    "exit $RC: $OUT; host: $(diff <(echo "$REPO_BEFORE") <(echo "$REPO_AFTER") | tr '\n' ' ')"
+fi
+[ "$(as_user "$REPO" -- git log --format=%s | head -1)" = two ] &&
+  pass "persistence: the commit made in the sandbox is the host's" ||
+  fail "persistence: the sandbox's commit" "two" "$(as_user "$REPO" -- git log --format=%s 2>&1 | head -3)"
+
+run_sb "$REPO" -- --allow-write .envrc -- sh -c 'echo ok >.envrc && cat .envrc'
+[ "$RC" = 0 ] && [ "$(cat "$REPO/.envrc" 2>/dev/null)" = ok ] &&
+  pass "persistence: --allow-write .envrc makes it again" ||
+  fail "--allow-write .envrc" "exit 0, .envrc written" "exit $RC: $OUT"
+rm -f "$REPO/.envrc"
+
+# husk killed: the guardian removes the placeholders, and only those.
+(cd "$REPO" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c \
+  'mkdir .vscode/x 2>/dev/null && echo made >made; while [ ! -e go ]; do sleep 0.05; done; sleep 30' \
+  >"$WORK/persist.out" 2>&1) &
+sb=$!
+for _ in $(seq 100); do [ -d "$REPO/.idea" ] && [ -d "$REPO/.vscode" ] && break; sleep 0.05; done
+# The user replaces one placeholder while the sandbox runs: theirs stays.
+as_user "$REPO" -- sh -c 'rmdir .idea && mkdir .idea && touch .idea/mine && touch go'
+for _ in $(seq 100); do
+  ps -e -o ruid= -o comm= | awk -v u="$U" '$1 == u && $2 == "sleep"' | grep -q . && break; sleep 0.05
+done
+sleep 0.2
+kill -9 "$sb"; wait "$sb" 2>/dev/null
+for _ in $(seq 50); do [ ! -e "$REPO/.vscode" ] && break; sleep 0.1; done
+left=$(cd "$REPO" && ls -A | grep -v -x -e .git -e f -e sub -e go -e .idea | tr '\n' ' ')
+if [ -z "$left" ] && [ -e "$REPO/.idea/mine" ] && [ ! -e "$REPO/made" ]; then
+  pass "persistence: husk killed with SIGKILL: the placeholders go, the one the user replaced stays"
+else
+  fail "persistence: placeholders after SIGKILL" "none left, .idea/mine kept, .vscode/x not made" \
+    "left: $left; .idea: $(ls -A "$REPO/.idea" 2>&1); made: $(cat "$REPO/made" 2>&1)"
+fi
+rm -rf "$REPO"
+fi
+
+# --- the home as the working directory -----------------------------------------
+HOME_BEFORE=$(ls -A "$HOME_DIR")
+run_sb "$HOME_DIR" -- -- sh -c '
+  for f in .bashrc .profile .zshenv .gitconfig; do (echo x >"$f") 2>/dev/null && echo "wrote $f"; done
+  stat -c "ssh %a" .ssh; test -w .ssh && echo ssh-writable; touch .ssh/x 2>/dev/null && echo ssh-written; true'
+HOME_AFTER=$(ls -A "$HOME_DIR")
+if [ "$RC" = 0 ] && [[ "$OUT" == *"ssh 555"* ]] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" != *ssh-writ* ]] &&
+   [ "$HOME_BEFORE" = "$HOME_AFTER" ]; then
+  pass "the home as the working directory: rc files not made, ~/.ssh an empty read-only directory (mode 555, not writable)"
+else
+  fail "the home as the working directory" "no rc file, ~/.ssh mode 555 and not writable, the home as before" \
+    "exit $RC: $OUT; home: $(diff <(echo "$HOME_BEFORE") <(echo "$HOME_AFTER") | tr '\n' ' ')"
+fi
+
+# --- the scratch home --------------------------------------------------------------
+run_sb -- -- sh -c 'mkdir -p ~/.ssh/k 2>/dev/null && echo ssh-made; stat -c "ssh %a" ~/.ssh; echo x >~/notes.txt'
+if [ "$RC" = 0 ] && [[ "$OUT" == *"ssh 555"* ]] && [[ "$OUT" != *ssh-made* ]] &&
+   [[ "$OUT" == *"husk sandbox: "*"scratch home"*"notes.txt"* ]]; then
+  pass "the scratch home: ~/.ssh read-only, writes there said to be discarded at exit"
+else
+  fail "the scratch home" "~/.ssh mode 555, not made; a husk sandbox: line naming notes.txt" "exit $RC: $OUT"
+fi
+run_sb -- -- true
+expect "the scratch home: nothing said when nothing was written there" 0 "" "scratch home"
