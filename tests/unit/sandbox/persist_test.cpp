@@ -183,8 +183,8 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
     mk(d);
   touch(".git/config");
   touch("a/.envrc");
-  touch("a/b/c/.mcp.json");    // depth 3: found
-  touch("a/b/c/d/.mcp.json");  // depth 4: beyond the walk
+  touch("a/b/.mcp.json");    // in a directory two below: found
+  touch("a/b/c/.mcp.json");  // three below: beyond the walk
   touch("node_modules/x/.npmrc");
   touch("shown/.envrc");
   REQUIRE(::symlink("elsewhere", (root + "/link").c_str()) == 0);
@@ -196,10 +196,10 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   CHECK(got.count(".git/config"));
   CHECK(got.count(".git/hooks/"));
   CHECK(got.count("a/.envrc"));
-  CHECK(got.count("a/b/c/.mcp.json"));
+  CHECK(got.count("a/b/.mcp.json"));
   CHECK(got.count(".vscode@"));
   CHECK(got.count("elsewhere/.vscode/"));
-  CHECK_FALSE(got.count("a/b/c/d/.mcp.json"));
+  CHECK_FALSE(got.count("a/b/c/.mcp.json"));
   CHECK_FALSE(got.count("node_modules/x/.npmrc"));
   CHECK_FALSE(got.count("shown/.envrc"));
   CHECK_FALSE(got.count("link/.vscode/"));
