@@ -48,6 +48,9 @@ struct CreateExtras {
   // run: the error of an exec that failed after start released the init
   // (see start()), as soon as start returns, before the wait.
   std::function<void(const std::string& error)> on_late_error;
+  // run: called with the init's pid once it is created (its mounts in
+  // place), before start lets the process run.
+  std::function<void(pid_t init)> on_created;
 };
 
 // create + start, then (unless detached) wait: the process's exit status,

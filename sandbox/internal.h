@@ -141,9 +141,12 @@ class ScratchHome {
   // From the sandbox's config: whether the home is a scratch tmpfs, and the
   // mount points the runtime makes in it (not the command's writes).
   ScratchHome(const nlohmann::ordered_json& config, const std::string& home);
-  // As the command starts: the tmpfs opened through the init's root, so
-  // that it can be read after the sandbox is gone.
-  void open(pid_t init);
+  // The tmpfs opened through the process's root, so that it can be read
+  // after the sandbox is gone. Once the init is created, before the command
+  // runs, as root; unprivileged husk may not look into the init (it is not
+  // dumpable and was not exec'd in the sandbox's user namespace), so again
+  // as the command starts: a write in its first moments may go unsaid.
+  void open(pid_t pid);
   // At exit: the "husk sandbox: ..." line naming what was written, or "".
   std::string discarded() const;
 

@@ -218,6 +218,7 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   if (!o.allow_hosts.empty()) extras.on_init_open = start_proxy(o, proxy);
   // Saved before the command starts: it may change the settings at once.
   TerminalGuard terminal;
+  extras.on_created = [&scratch](pid_t init) { scratch.open(init); };
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy, scratch); };
   extras.on_late_error = [](const std::string& error) { std::cerr << error << std::endl; };
   return run_own_config(sg, co, sc.config.dump() + "\n", extras);

@@ -28,9 +28,9 @@ ScratchHome::ScratchHome(const nlohmann::ordered_json& config, const std::string
   if (scratch) home_ = home;
 }
 
-void ScratchHome::open(pid_t init) {
-  if (home_.empty()) return;
-  base::Fd root(::open(("/proc/" + std::to_string(init) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+void ScratchHome::open(pid_t pid) {
+  if (home_.empty() || fd_) return;
+  base::Fd root(::open(("/proc/" + std::to_string(pid) + "/root").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root) return;
   open_how how{};
   how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;

@@ -81,12 +81,16 @@ else
 fi
 
 # --- the scratch home --------------------------------------------------------------
-run_sb -- -- sh -c 'mkdir -p ~/.ssh/k 2>/dev/null && echo ssh-made; stat -c "ssh %a" ~/.ssh; echo x >~/notes.txt'
+# Unprivileged husk can look into the sandbox only once the command runs: it
+# waits a little for that. As root husk looks before the command starts.
+run_sb -- -- sh -c 'mkdir -p ~/.ssh/k 2>/dev/null && echo ssh-made; stat -c "ssh %a" ~/.ssh; echo x >~/notes.txt; sleep 0.3'
 if [ "$RC" = 0 ] && [[ "$OUT" == *"ssh 555"* ]] && [[ "$OUT" != *ssh-made* ]] &&
    [[ "$OUT" == *"husk sandbox: "*"scratch home"*"notes.txt"* ]]; then
   pass "the scratch home: ~/.ssh read-only, writes there said to be discarded at exit"
 else
   fail "the scratch home" "~/.ssh mode 555, not made; a husk sandbox: line naming notes.txt" "exit $RC: $OUT"
 fi
+OUT=$(cd "$HOME_DIR/proj" && env SUDO_UID="$U" SUDO_GID="$G" timeout 60 "$husk" sandbox -- sh -c 'mkdir ~/new' 2>&1); RC=$?
+expect "the scratch home, as root for a user: a write in the command's first moment is said" 0 "scratch home $HOME_DIR is discarded"
 run_sb -- -- true
 expect "the scratch home: nothing said when nothing was written there" 0 "" "scratch home"
