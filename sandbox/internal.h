@@ -72,14 +72,15 @@ class Workdir {
 
 // The empty directories made on the host for missing protected names
 // (SandboxConfig::placeholders), as the user. Each is known by an fd of its
-// directory, its name and its inode: removed only while it is that same
-// empty directory (what the user put in it, or in its place, stays).
+// directory, its name, its inode and change time (an inode number is
+// soon reused): removed only while it is that same empty directory (what
+// the user put in it, or in its place, stays).
 class Placeholders {
  public:
   struct One {
     base::Fd dir;
     std::string name;
-    uint64_t dev, ino;
+    uint64_t id[4];  // dev, ino, ctime's seconds and nanoseconds
   };
   Placeholders(uint32_t uid, uint32_t gid) : uid_(uid), gid_(gid) {}
   ~Placeholders() { remove(); }

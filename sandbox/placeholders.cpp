@@ -32,12 +32,19 @@ Fd open_parent(const std::string& path) {
   return fd;
 }
 
+void identify(const struct stat& st, uint64_t id[4]) {
+  id[0] = st.st_dev;
+  id[1] = st.st_ino;
+  id[2] = static_cast<uint64_t>(st.st_ctim.tv_sec);
+  id[3] = static_cast<uint64_t>(st.st_ctim.tv_nsec);
+}
+
 }  // namespace
 
 std::vector<std::string> Placeholders::make(const std::vector<std::string>& paths,
                                             const std::function<void(const One&)>& made) {
   std::vector<One> want;
-  for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), 0, 0});
+  for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), {}});
   // The user's step says which it made (1) and which it could not (0) on a
   // pipe: as root it is a child of ours.
   int p[2];
@@ -65,8 +72,7 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
     if (r != 1 || ::fstatat(want[i].dir.get(), want[i].name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
         !S_ISDIR(st.st_mode))
       continue;
-    want[i].dev = st.st_dev;
-    want[i].ino = st.st_ino;
+    identify(st, want[i].id);
     made(want[i]);
     made_.push_back(std::move(want[i]));
   }
@@ -81,8 +87,9 @@ void Placeholders::remove() {
         struct stat st;
         // The same directory, and rmdir removes only an empty one: what the
         // user put there in the meantime stays.
+        uint64_t id[4];
         if (::fstatat(m.dir.get(), m.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-            st.st_dev == m.dev && st.st_ino == m.ino)
+            (identify(st, id), std::memcmp(id, m.id, sizeof id) == 0))
           ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR);
       }
     });
@@ -93,26 +100,26 @@ void Placeholders::remove() {
 }
 
 void Placeholders::send(int sock, const One& one) {
-  std::string msg(1 + 2 * sizeof(uint64_t), 'P');
-  const uint64_t ids[2] = {one.dev, one.ino};
-  std::memcpy(&msg[1], ids, sizeof ids);
+  std::string msg(1 + sizeof one.id, 'P');
+  std::memcpy(&msg[1], one.id, sizeof one.id);
   msg += one.name;
   if (base::send_with_fd(sock, msg.data(), msg.size(), one.dir.get()) < 0)
     throw sys_error("husk sandbox: tell the guardian of " + one.name);
 }
 
 Placeholders::Heard Placeholders::receive(int sock) {
-  char buf[1 + 2 * sizeof(uint64_t) + 256];
+  constexpr size_t kHead = 1 + sizeof(One::id);
+  char buf[kHead + 256];
   int fd = -1;
   ssize_t n;
   while ((n = base::recv_with_fd(sock, buf, sizeof buf, &fd)) < 0 && errno == EINTR) {
   }
   if (n <= 0) return Heard::gone;  // or the socket broke: the same to us
   Fd dir(fd);
-  if (buf[0] != 'P' || !dir || n <= static_cast<ssize_t>(1 + 2 * sizeof(uint64_t))) return Heard::done;
-  uint64_t ids[2];
-  std::memcpy(ids, buf + 1, sizeof ids);
-  made_.push_back({std::move(dir), std::string(buf + 1 + sizeof ids, buf + n), ids[0], ids[1]});
+  if (buf[0] != 'P' || !dir || n <= static_cast<ssize_t>(kHead)) return Heard::done;
+  One one{std::move(dir), std::string(buf + kHead, buf + n), {}};
+  std::memcpy(one.id, buf + 1, sizeof one.id);
+  made_.push_back(std::move(one));
   return Heard::placeholder;
 }
 

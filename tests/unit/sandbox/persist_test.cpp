@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "sandbox/internal.h"
 #include "sandbox/persist.h"
 #include "sandbox/sandbox.h"
 #include "spec/spec.h"
@@ -203,5 +204,37 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   CHECK_FALSE(got.count("node_modules/x/.npmrc"));
   CHECK_FALSE(got.count("shown/.envrc"));
   CHECK_FALSE(got.count("link/.vscode/"));
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+TEST_CASE("persist: placeholders are removed only while they are the same empty directory", "[sandbox]") {
+  char tmpl[] = "/tmp/husk-placeholders-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  REQUIRE(::mkdir((root + "/.c").c_str(), 0755) == 0);  // the user's, there before
+  REQUIRE(::mkdir((root + "/elsewhere").c_str(), 0755) == 0);
+  REQUIRE(::symlink("elsewhere", (root + "/link").c_str()) == 0);
+  {
+    Placeholders p(::geteuid(), ::getegid());
+    std::vector<std::string> told;
+    auto refused = p.make({root + "/.a", root + "/.b", root + "/.c"},
+                          [&](const Placeholders::One& one) { told.push_back(one.name); });
+    CHECK(refused.empty());
+    CHECK(told == std::vector<std::string>{".a", ".b"});  // .c is not ours
+    struct stat st;
+    REQUIRE(::stat((root + "/.a").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0555);
+    // The user puts their own .b in the placeholder's place while the sandbox runs.
+    REQUIRE(::rmdir((root + "/.b").c_str()) == 0);
+    REQUIRE(::mkdir((root + "/.b").c_str(), 0755) == 0);
+    // A symlink on the way to a placeholder is refused, never followed.
+    REQUIRE_THROWS_WITH(p.make({root + "/link/.x"}, [](const Placeholders::One&) {}),
+                        Contains("a symlink is not followed"));
+  }
+  struct stat st;
+  CHECK(::stat((root + "/.a").c_str(), &st) != 0);
+  CHECK(::stat((root + "/.b").c_str(), &st) == 0);
+  CHECK(::stat((root + "/.c").c_str(), &st) == 0);
+  CHECK(::stat((root + "/elsewhere/.x").c_str(), &st) != 0);
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
