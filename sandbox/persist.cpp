@@ -29,6 +29,13 @@ const std::vector<std::string> kHomeNames = {".bashrc", ".bash_profile", ".bash_
                                              ".zshrc",  ".zprofile",     ".zshenv",     ".zlogin",      ".zlogout",
                                              ".gitconfig"};
 
+// In the home's .config (pinned, so that it cannot be renamed away and
+// rebuilt): git's other global config, the user's systemd units and the
+// desktop's autostart entries (run at the next login), fish's config.
+// Not ~/.local/bin (ahead in PATH, but `pip install --user` writes there).
+const std::vector<std::string> kHomeConfigNames = {".config/git", ".config/systemd", ".config/autostart",
+                                                   ".config/fish"};
+
 // Protected where they are, never made: .gitmodules (a tracked file: its
 // URLs reach `git submodule update`), ripgrep's config (its --pre runs a
 // program, when RIPGREP_CONFIG_PATH names it), .npmrc (script-shell and
@@ -56,7 +63,8 @@ size_t depth(const std::string& rel) { return std::count(rel.begin(), rel.end(),
 
 std::vector<std::string> protected_names() {
   std::vector<std::string> out = kTopNames;
-  for (const auto* list : {&kHomeNames, &kPresentNames}) out.insert(out.end(), list->begin(), list->end());
+  for (const auto* list : {&kHomeNames, &kHomeConfigNames, &kPresentNames})
+    out.insert(out.end(), list->begin(), list->end());
   for (const auto& n : kGitDirNames) out.push_back(".git/" + n);
   return out;
 }
@@ -91,8 +99,15 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
       if (base_name(parent) == "modules") hooked.insert(f.rel);
     } else if (!in_git && !git_child && (in(kTopNames, name) || in(kHomeNames, name) || in(kPresentNames, name))) {
       plan.push_back({f.rel, Protection::kReadOnly});
+    } else if (home && f.rel == ".config" && f.dir) {
+      plan.push_back({f.rel, Protection::kPin});
+    } else if (home && in(kHomeConfigNames, f.rel)) {
+      plan.push_back({f.rel, Protection::kReadOnly});
     }
   }
+  if (home && present.count(".config"))
+    for (const auto& n : kHomeConfigNames)
+      if (!present.count(n)) plan.push_back({n, Protection::kAbsent});
   for (const auto& g : hooked)
     if (!present.count(g + "/hooks")) plan.push_back({g + "/hooks", Protection::kAbsent});
   std::vector<std::string> top = kTopNames;

@@ -114,6 +114,9 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
       if (e.name[0] == '.') out.push_back({path, e.type == DT_DIR, e.type == DT_LNK});
       if (e.type != DT_DIR || skipped.count(path)) continue;
       if (e.name == ".git") scan_gitdir(top.get(), path, 2, budget, out);
+      else if (path == ".config")  // a home's: what runs from there (persist.cpp)
+        for (const auto& c : list(top.get(), path, budget, false))
+          out.push_back({join(path, c.name), c.type == DT_DIR, c.type == DT_LNK});
       else if (depth < kMaxDepth && worth_entering(e.name.c_str())) dirs.push_back({path, depth + 1});
     }
   }

@@ -106,6 +106,14 @@ TEST_CASE("persist: the shells' rc files are made impossible in the home only", 
   for (const char* n : {".bashrc", ".bash_profile", ".bash_login", ".zshenv", ".zlogin", ".gitconfig"})
     CHECK(has(in_home, std::string(n) + " absent"));
   CHECK(has(in_home, ".profile ro"));
+  // The home's .config: pinned, git's, systemd's, autostart's and fish's read-only or not made.
+  auto config = lines(plan_protection({{".config", true}, {".config/git", true}, {".config/fish", false, true}}, true));
+  CHECK(has(config, ".config pin"));
+  CHECK(has(config, ".config/git ro"));
+  CHECK(has(config, ".config/systemd absent"));
+  CHECK(has(config, ".config/autostart absent"));
+  for (const auto& l : config) CHECK(l.rfind(".config/fish", 0) != 0);
+  for (const auto& l : lines(plan_protection({{".config", true}}, false))) CHECK(l.rfind(".config", 0) != 0);
   // A symlink's name is taken: no placeholder, no mount over it.
   for (const auto& l : in_home) CHECK(l.rfind(".zshrc", 0) != 0);
   // One list for every wall.
