@@ -197,7 +197,10 @@ struct Hidden {
 
 ojson read_only_null(const std::string& dest) {
   // No nodev: the null device is opened there.
-  return {{"destination", dest}, {"type", "bind"}, {"source", "/dev/null"}, {"options", {"bind", "ro", "nosuid", "noexec"}}};
+  return {{"destination", dest},
+          {"type", "bind"},
+          {"source", "/dev/null"},
+          {"options", {"bind", "ro", "nosuid", "noexec"}}};
 }
 
 // Deny wins: every credential inside something shown is hidden there, a

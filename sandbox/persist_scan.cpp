@@ -104,20 +104,44 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
   for (const auto& s : skip)
     if (s != root && base::is_within(s, root)) skipped.insert(s.substr(root.size() + (root == "/" ? 0 : 1)));
   size_t budget = kMaxEntries;
+  std::set<std::string> top_seen;
+  // One entry: a dot-name is reported, a git directory or a home's .config
+  // looked into; true for another directory (entered if worth it).
+  auto found = [&](const std::string& rel, const Entry& e) {
+    const std::string path = join(rel, e.name);
+    if (rel.empty()) top_seen.insert(e.name);
+    if (e.name[0] == '.') out.push_back({path, e.type == DT_DIR, e.type == DT_LNK});
+    if (e.type != DT_DIR || skipped.count(path)) return false;
+    if (e.name == ".git") {
+      scan_gitdir(top.get(), path, 2, budget, out);
+      return false;
+    }
+    if (path == ".config")  // a home's: what runs from there (persist.cpp)
+      for (const auto& c : list(top.get(), path, budget, false))
+        out.push_back({join(path, c.name), c.type == DT_DIR, c.type == DT_LNK});
+    return true;
+  };
   // Breadth first: with the budget spent, what is missed is the deepest.
   std::deque<std::pair<std::string, size_t>> dirs = {{"", 0}};
   while (!dirs.empty() && budget > 0) {
     auto [rel, depth] = dirs.front();
     dirs.pop_front();
-    for (const auto& e : list(top.get(), rel, budget, false)) {
-      const std::string path = join(rel, e.name);
-      if (e.name[0] == '.') out.push_back({path, e.type == DT_DIR, e.type == DT_LNK});
-      if (e.type != DT_DIR || skipped.count(path)) continue;
-      if (e.name == ".git") scan_gitdir(top.get(), path, 2, budget, out);
-      else if (path == ".config")  // a home's: what runs from there (persist.cpp)
-        for (const auto& c : list(top.get(), path, budget, false))
-          out.push_back({join(path, c.name), c.type == DT_DIR, c.type == DT_LNK});
-      else if (depth < kMaxDepth && worth_entering(e.name.c_str())) dirs.push_back({path, depth + 1});
+    for (const auto& e : list(top.get(), rel, budget, false))
+      if (found(rel, e) && depth < kMaxDepth && worth_entering(e.name.c_str()))
+        dirs.push_back({join(rel, e.name), depth + 1});
+  }
+  // A top directory with more names than the budget (one the command
+  // filled, to hide .git past it): its own protected names are looked up.
+  if (budget == 0) {
+    budget = kMaxEntries;
+    std::vector<std::string> names = protected_names();
+    names.push_back(".config");
+    for (const auto& n : names) {
+      struct stat st;
+      if (n.find('/') != std::string::npos || top_seen.count(n) ||
+          ::fstatat(top.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue;
+      found("", {n, static_cast<unsigned char>(S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG)});
     }
   }
   return out;

@@ -43,6 +43,7 @@ void identify(const struct stat& st, uint64_t id[4]) {
 
 std::vector<std::string> Placeholders::make(const std::vector<std::string>& paths,
                                             const std::function<void(const One&)>& made) {
+  if (paths.empty()) return {};
   std::vector<One> want;
   for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), {}});
   // The user's step says which it made (1) and which it could not (0) on a

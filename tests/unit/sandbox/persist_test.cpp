@@ -27,7 +27,9 @@ std::vector<std::string> lines(const std::vector<Protection>& plan) {
   return out;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 SandboxHost host(std::vector<PersistFound> found, std::set<std::string> dirs = {}) {
   SandboxHost h;
@@ -95,7 +97,8 @@ TEST_CASE("persist: a repository's git directories pinned, what runs read-only, 
   // Parents before children: a pin bound after its children would cover them.
   auto ordered = plan_protection(found, false);
   for (size_t i = 0; i < ordered.size(); ++i)
-    for (size_t j = i + 1; j < ordered.size(); ++j) CHECK_FALSE(ordered[j].rel + "/" == ordered[i].rel.substr(0, ordered[j].rel.size() + 1));
+    for (size_t j = i + 1; j < ordered.size(); ++j)
+      CHECK_FALSE(ordered[j].rel + "/" == ordered[i].rel.substr(0, ordered[j].rel.size() + 1));
 }
 
 TEST_CASE("persist: the shells' rc files are made impossible in the home only", "[sandbox]") {
@@ -130,7 +133,8 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
   auto m = mounts(sc.config);
   auto proj = std::find(m.begin(), m.end(), "/home/ann/proj bind /home/ann/proj rbind nosuid nodev");
   auto git = std::find(m.begin(), m.end(), "/home/ann/proj/.git bind /home/ann/proj/.git rbind nosuid nodev");
-  auto hooks = std::find(m.begin(), m.end(), "/home/ann/proj/.git/hooks bind /home/ann/proj/.git/hooks rbind nosuid nodev rro");
+  auto hooks =
+      std::find(m.begin(), m.end(), "/home/ann/proj/.git/hooks bind /home/ann/proj/.git/hooks rbind nosuid nodev rro");
   REQUIRE(proj != m.end());
   REQUIRE(git != m.end());
   REQUIRE(hooks != m.end());
@@ -200,7 +204,8 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   REQUIRE(::symlink("elsewhere/.vscode", (root + "/.vscode").c_str()) == 0);
 
   std::set<std::string> got;
-  for (const auto& f : scan_persist(root, {root + "/shown"})) got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
+  for (const auto& f : scan_persist(root, {root + "/shown"}))
+    got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
   CHECK(got.count(".git/"));
   CHECK(got.count(".git/config"));
   CHECK(got.count(".git/hooks/"));
@@ -212,6 +217,14 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   CHECK_FALSE(got.count("node_modules/x/.npmrc"));
   CHECK_FALSE(got.count("shown/.envrc"));
   CHECK_FALSE(got.count("link/.vscode/"));
+
+  // A top directory filled past the budget: its protected names are still found.
+  for (int i = 0; i < 3000; ++i) touch("f" + std::to_string(i));
+  got.clear();
+  for (const auto& f : scan_persist(root, {})) got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
+  CHECK(got.count(".git/"));
+  CHECK(got.count(".git/config"));
+  CHECK(got.count(".vscode@"));
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
