@@ -189,18 +189,21 @@ std::vector<std::string> credentials(const SandboxHost& h) {
 
 // What the sandbox hides. masked: the defaults; dirs: the hidden
 // directories, each an empty read-only one over it (maskedPaths would give a
-// tmpfs of mode 1777, which looks writable); files: the host's null device
-// bound read-only over each (maskedPaths' is writable).
+// tmpfs of mode 1777, which looks writable); files: an empty read-only file
+// bound over each (maskedPaths' null device takes writes: on a read-only
+// mount a device stays writable).
 struct Hidden {
   std::vector<std::string> masked, dirs, files;
 };
 
-ojson read_only_null(const std::string& dest) {
-  // No nodev: the null device is opened there.
+ojson hidden_file(const std::string& dest, const std::string& empty_file) {
+  if (empty_file.empty())  // no nodev: the null device is opened there
+    return {
+        {"destination", dest}, {"type", "bind"}, {"source", "/dev/null"}, {"options", {"bind", "nosuid", "noexec"}}};
   return {{"destination", dest},
           {"type", "bind"},
-          {"source", "/dev/null"},
-          {"options", {"bind", "ro", "nosuid", "noexec"}}};
+          {"source", empty_file},
+          {"options", {"bind", "ro", "nosuid", "nodev", "noexec"}}};
 }
 
 // Deny wins: every credential inside something shown is hidden there, a
@@ -454,7 +457,7 @@ std::string flag_path(const std::string& flag, const std::string& path, const st
 }
 
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs,
-                             const std::string& overlay_dir) {
+                             const std::string& overlay_dir, const std::string& empty_file) {
   check_flags(o);
   SandboxConfig out;
   ojson cfg = spec::default_config({.permissive = true});
@@ -474,7 +477,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   mount_persist(mounts, o, h, shown, hidden, out);
   // Last: over everything bound above them.
   for (const auto& d : hidden.dirs) mounts.push_back(empty_read_only_dir(d));
-  for (const auto& f : hidden.files) mounts.push_back(read_only_null(f));
+  for (const auto& f : hidden.files) mounts.push_back(hidden_file(f, empty_file));
   cfg["mounts"] = std::move(mounts);
 
   set_process(cfg["process"], o, h);

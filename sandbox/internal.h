@@ -58,6 +58,8 @@ class Workdir {
   void remove() const;
   const std::string& dir() const { return work_.path; }
   std::string rootfs() const { return work_.path + "/rootfs"; }
+  // An empty read-only file: what a hidden file shows.
+  std::string empty_file() const { return work_.path + "/empty"; }
   std::string overlay() const { return (layers_.fd ? layers_.path : work_.path) + "/overlay"; }
   // The directory overlay() is in.
   int layers_fd() const { return layers_.fd ? layers_.fd.get() : work_.fd.get(); }

@@ -206,7 +206,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   // Forked before the config is built: fewer of our pages are shared with
   // it, so fewer copy-on-write faults while we go on.
   Guardian guardian(sg, co.id, work, kept.fd.get());
-  SandboxConfig sc = sandbox_config(o, host, work.rootfs(), kept.path.empty() ? work.overlay() : kept.path);
+  SandboxConfig sc =
+      sandbox_config(o, host, work.rootfs(), kept.path.empty() ? work.overlay() : kept.path, work.empty_file());
   say_notes(sc);
   make_layers(sc, work, kept, host);
   DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};

@@ -81,8 +81,10 @@ struct SandboxConfig {
   // of the read-only ones over them), removed after.
   std::vector<std::string> placeholders;
 };
+// `empty_file`: an empty read-only file, shown in place of each hidden file
+// ("": the null device, as maskedPaths has it, which takes writes).
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
-                             const std::string& overlay_dir = "overlay");
+                             const std::string& overlay_dir = "overlay", const std::string& empty_file = "");
 
 SandboxHost probe_sandbox_host(const SandboxOptions& o);
 

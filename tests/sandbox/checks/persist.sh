@@ -68,19 +68,22 @@ fi
 
 # --- the home as the working directory -----------------------------------------
 mkdir -p "$HOME_DIR/.config/git" && echo "[user]" >"$HOME_DIR/.config/git/config" && chown -R "$U:$G" "$HOME_DIR/.config"
+echo "machine x password netrc-secret" >"$HOME_DIR/.netrc" && chown "$U:$G" "$HOME_DIR/.netrc"
 HOME_BEFORE=$(ls -A "$HOME_DIR" "$HOME_DIR/.config"; cat "$HOME_DIR/.config/git/config")
 run_sb "$HOME_DIR" -- -- sh -c '
   for f in .bashrc .profile .zshenv .gitconfig .config/git/config; do (echo x >>"$f") 2>/dev/null && echo "wrote $f"; done
   mkdir -p .config/systemd/user 2>/dev/null && echo "wrote .config/systemd"
   mv .config .config-old 2>/dev/null && echo "wrote: moved .config"
-  stat -c "ssh %a" .ssh; test -w .ssh && echo ssh-writable; touch .ssh/x 2>/dev/null && echo ssh-written; true'
+  stat -c "ssh %a" .ssh; test -w .ssh && echo ssh-writable; touch .ssh/x 2>/dev/null && echo ssh-written
+  test -w .netrc && echo netrc-writable; cat .netrc; true'
 HOME_AFTER=$(ls -A "$HOME_DIR" "$HOME_DIR/.config"; cat "$HOME_DIR/.config/git/config")
-rm -rf "$HOME_DIR/.config"
+rm -rf "$HOME_DIR/.config" "$HOME_DIR/.netrc"
 if [ "$RC" = 0 ] && [[ "$OUT" == *"ssh 555"* ]] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" != *ssh-writ* ]] &&
+   [[ "$OUT" != *netrc-* ]] &&
    [ "$HOME_BEFORE" = "$HOME_AFTER" ]; then
-  pass "the home as the working directory: rc files and ~/.config/git, systemd not made or written, ~/.ssh an empty read-only directory (mode 555, not writable)"
+  pass "the home as the working directory: rc files and ~/.config/git, systemd not made or written, ~/.ssh an empty read-only directory (mode 555, not writable), ~/.netrc empty and not writable"
 else
-  fail "the home as the working directory" "no rc file, ~/.ssh mode 555 and not writable, the home as before" \
+  fail "the home as the working directory" "no rc file, ~/.ssh mode 555 and not writable, ~/.netrc empty and not writable, the home as before" \
     "exit $RC: $OUT; home: $(diff <(echo "$HOME_BEFORE") <(echo "$HOME_AFTER") | tr '\n' ' ')"
 fi
 

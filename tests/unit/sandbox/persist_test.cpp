@@ -168,10 +168,12 @@ TEST_CASE("persist: hidden directories are empty and read-only, hidden files rea
   h.cwd = "/home/ann";
   SandboxOptions o = cmd();
   o.hide = {"proj/.env"};
-  SandboxConfig sc = sandbox_config(o, h, "r");
+  SandboxConfig sc = sandbox_config(o, h, "r", "overlay", "/run/sb/empty");
   auto m = mounts(sc.config);
   CHECK(m[m.size() - 2] == "/home/ann/.ssh" + kEmpty);  // last: over every bind
-  CHECK(has(m, "/home/ann/proj/.env bind /dev/null bind ro nosuid noexec"));
+  CHECK(m.back() == "/home/ann/proj/.env bind /run/sb/empty bind ro nosuid nodev noexec");
+  // --print-config, for any runtime: the null device, as maskedPaths has it.
+  CHECK(has(mounts(sandbox_config(o, h, "r").config), "/home/ann/proj/.env bind /dev/null bind nosuid noexec"));
   std::vector<std::string> masked = sc.config["linux"]["maskedPaths"];
   CHECK_FALSE(has(masked, "/home/ann/.ssh"));
   CHECK_FALSE(has(masked, "/home/ann/proj/.env"));

@@ -67,7 +67,8 @@ bool has(const std::vector<std::string>& v, const std::string& s) { return std::
 std::vector<std::string> masked(const ojson& cfg) {
   std::vector<std::string> out = cfg["linux"]["maskedPaths"];
   for (const auto& m : cfg["mounts"])
-    if (m["source"] == "/dev/null" || (m["type"] == "tmpfs" && m["options"][0] == "ro")) out.push_back(m["destination"]);
+    if (m["source"] == "/dev/null" || (m["type"] == "tmpfs" && m["options"][0] == "ro"))
+      out.push_back(m["destination"]);
   return out;
 }
 
