@@ -54,7 +54,10 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
   as_user(uid_, gid_, [&] {
     for (const auto& w : want) {
       char out = 0;
-      if (::mkdirat(w.dir.get(), w.name.c_str(), 0555) == 0) out = 1;
+      // An ordinary directory on the host: what the user makes in it while
+      // the sandbox runs (the sandbox sees the read-only mount over it) is
+      // theirs, and stays.
+      if (::mkdirat(w.dir.get(), w.name.c_str(), 0755) == 0) out = 1;
       else if (errno == EEXIST) out = 2;
       if (::write(wr.get(), &out, 1) != 1) throw sys_error("husk sandbox: pipe");
     }
