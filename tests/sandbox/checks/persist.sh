@@ -42,6 +42,15 @@ run_sb "$REPO" -- --allow-write .envrc -- sh -c 'echo ok >.envrc && cat .envrc'
   fail "--allow-write .envrc" "exit 0, .envrc written" "exit $RC: $OUT"
 rm -f "$REPO/.envrc"
 
+# As root for the user, with a directory of root's (0700) the user cannot
+# enter: the walk passes it over as the user would (its .envrc's mount
+# would fail in the sandbox); the hooks are read-only as well.
+mkdir -m 700 "$REPO/locked" && touch "$REPO/locked/.envrc"
+OUT=$(cd "$REPO" && env SUDO_UID="$U" SUDO_GID="$G" timeout 60 "$husk" sandbox -- \
+  sh -c '(echo x >.git/hooks/pre-commit) 2>/dev/null && echo wrote; echo ran' 2>&1); RC=$?
+rm -rf "$REPO/locked"
+expect "persistence, as root for a user: a directory only root may enter is passed over; hooks read-only" 0 ran wrote
+
 # husk killed: the guardian removes the placeholders, and only those.
 (cd "$REPO" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c \
   'mkdir .vscode/x 2>/dev/null && echo made >made; while [ ! -e go ]; do sleep 0.05; done; sleep 30' \
