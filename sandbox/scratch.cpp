@@ -12,6 +12,11 @@
 #include "sandbox/internal.h"
 
 namespace husk::rt {
+namespace {
+
+constexpr size_t kMaxListed = 1000;
+
+}  // namespace
 
 ScratchHome::ScratchHome(const nlohmann::ordered_json& config, const std::string& home) {
   bool scratch = false;
@@ -43,7 +48,10 @@ void ScratchHome::open(pid_t pid) {
 void ScratchHome::look(int dir, const std::string& rel, std::vector<std::string>& out) const {
   base::Dir d = base::open_dir(dir);
   if (!d) return;
-  while (dirent* e = ::readdir(d.get())) {
+  // The command may have made millions of names: the exit waits for no more than kMaxListed.
+  while (out.size() < kMaxListed) {
+    dirent* e = ::readdir(d.get());
+    if (!e) break;
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
     const std::string path = rel.empty() ? e->d_name : rel + "/" + e->d_name;
     if (!made_.count(path)) {
@@ -64,9 +72,11 @@ std::string ScratchHome::discarded() const {
   if (written.empty()) return "";
   std::string list;
   for (size_t i = 0; i < written.size() && i < 5; ++i) list += (i ? ", " : "") + written[i];
-  if (written.size() > 5) list += ", ... (" + std::to_string(written.size()) + " in all)";
+  if (written.size() > 5)
+    list += ", ... (" + std::string(written.size() < kMaxListed ? "" : "at least ") + std::to_string(written.size()) +
+            " in all)";
   return "husk sandbox: what the command wrote in the scratch home " + home_ +
-         " is discarded (nothing shows it; --rw " + home_ + " would keep it): " + list;
+         " (a tmpfs: no flag shows the real one) is discarded: " + list;
 }
 
 }  // namespace husk::rt

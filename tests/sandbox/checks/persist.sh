@@ -107,6 +107,6 @@ else
   fail "the scratch home" "~/.ssh mode 555, not made; a husk sandbox: line naming notes.txt" "exit $RC: $OUT"
 fi
 OUT=$(cd "$HOME_DIR/proj" && env SUDO_UID="$U" SUDO_GID="$G" timeout 60 "$husk" sandbox -- sh -c 'mkdir ~/new' 2>&1); RC=$?
-expect "the scratch home, as root for a user: a write in the command's first moment is said" 0 "scratch home $HOME_DIR is discarded"
+expect "the scratch home, as root for a user: a write in the command's first moment is said" 0 "scratch home $HOME_DIR (a tmpfs: no flag shows the real one) is discarded: new"
 run_sb -- -- true
 expect "the scratch home: nothing said when nothing was written there" 0 "" "scratch home"
