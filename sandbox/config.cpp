@@ -376,7 +376,7 @@ void mount_persist(ojson& mounts, const SandboxOptions& o, const SandboxHost& h,
     for (const auto& b : s.given) skip.push_back(b.real);
     const std::vector<PersistFound> found = h.scan ? h.scan(a.real, skip) : std::vector<PersistFound>{};
     for (auto& m : persist_mounts(plan_protection(found, home && *home == a.real), a.dest, a.real, allow, used,
-                                  out.placeholders))
+                                  out.placeholders, out.guarded))
       mounts.push_back(std::move(m));
   }
   for (size_t i = 0; i < allow.size(); ++i)

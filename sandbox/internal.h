@@ -76,13 +76,17 @@ class Workdir {
 // (SandboxConfig::placeholders), as the user. Each is known by an fd of its
 // directory, its name, its inode and change time (an inode number is
 // soon reused): removed only while it is that same empty directory (what
-// the user put in it, or in its place, stays).
+// the user put in it, or in its place, stays), and no other sandbox holds
+// it. A sandbox holds (flock, shared) every protected directory it mounts
+// over, its placeholders too: one started meanwhile in the same directory
+// found ours there, and its mount would go with the directory.
 class Placeholders {
  public:
   struct One {
     base::Fd dir;
     std::string name;
     uint64_t id[4];  // dev, ino, ctime's seconds and nanoseconds
+    base::Fd lock;   // the placeholder, held (husk's side only)
   };
   Placeholders(uint32_t uid, uint32_t gid) : uid_(uid), gid_(gid) {}
   ~Placeholders() { remove(); }
@@ -91,6 +95,9 @@ class Placeholders {
   // write there: neither may the command).
   std::vector<std::string> make(const std::vector<std::string>& paths, const std::function<void(const One&)>& made);
   void remove();
+  // Holds the protected directories found there (SandboxConfig::guarded)
+  // for as long as this object lives.
+  void hold(const std::vector<std::string>& paths);
   // One placeholder to the guardian over its socket, its directory's fd with it.
   static void send(int sock, const One& one);
   // The guardian's side: one more placeholder, husk done, or husk gone.
@@ -100,6 +107,7 @@ class Placeholders {
  private:
   uint32_t uid_, gid_;
   std::vector<One> made_;
+  std::vector<base::Fd> held_;
 };
 
 // A process outside the sandbox that outlives a killed husk: the sandbox's

@@ -129,7 +129,7 @@ ojson empty_read_only_dir(const std::string& dest) {
 
 ojson persist_mounts(const std::vector<Protection>& plan, const std::string& dest, const std::string& real,
                      const std::vector<std::string>& allow_write, std::vector<std::string>& used_allow,
-                     std::vector<std::string>& placeholders) {
+                     std::vector<std::string>& placeholders, std::vector<std::string>& guarded) {
   ojson mounts = ojson::array();
   for (const auto& p : plan) {
     const std::string at = dest + "/" + p.rel, host = real + "/" + p.rel;
@@ -145,6 +145,7 @@ ojson persist_mounts(const std::vector<Protection>& plan, const std::string& des
       mounts.push_back(empty_read_only_dir(at));
       continue;
     }
+    guarded.push_back(host);
     std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
     if (p.kind == Protection::kReadOnly) options.push_back("rro");
     mounts.push_back({{"destination", at}, {"type", "bind"}, {"source", host}, {"options", options}});

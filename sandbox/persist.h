@@ -50,10 +50,12 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
 
 // The OCI mounts of the protections of a directory shown writable at `dest`
 // (its real path `real`), less what --allow-write (sandbox paths) names.
-// `placeholders` gets the real paths of the Absent ones, to be made first.
+// `placeholders` gets the real paths of the Absent ones, to be made first,
+// `guarded` those of the others (held while the sandbox runs).
 nlohmann::ordered_json persist_mounts(const std::vector<Protection>& plan, const std::string& dest,
                                       const std::string& real, const std::vector<std::string>& allow_write,
-                                      std::vector<std::string>& used_allow, std::vector<std::string>& placeholders);
+                                      std::vector<std::string>& used_allow, std::vector<std::string>& placeholders,
+                                      std::vector<std::string>& guarded);
 
 // An empty directory that stands in for a hidden one or a missing protected
 // one: read-only, and looks it (mode 0555).

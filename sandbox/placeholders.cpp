@@ -2,6 +2,7 @@
 // missing protected names while a sandbox runs (a mount needs a point).
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -45,7 +46,7 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
                                             const std::function<void(const One&)>& made) {
   if (paths.empty()) return {};
   std::vector<One> want;
-  for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), {}});
+  for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), {}, {}});
   // The user's step says which it made (1) and which it could not (0) on a
   // pipe: as root it is a child of ours.
   int p[2];
@@ -71,14 +72,15 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
       refused.push_back(paths[i]);
       continue;
     }
-    struct stat st;
     // Made by someone else (2) or already replaced: not ours to remove.
-    if (r != 1 || ::fstatat(want[i].dir.get(), want[i].name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-        !S_ISDIR(st.st_mode))
-      continue;
-    identify(st, want[i].id);
-    made(want[i]);
-    made_.push_back(std::move(want[i]));
+    if (r != 1) continue;
+    One& w = want[i];
+    w.lock = Fd(::openat(w.dir.get(), w.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st;
+    if (!w.lock || ::fstat(w.lock.get(), &st) != 0 || ::flock(w.lock.get(), LOCK_SH) != 0) continue;
+    identify(st, w.id);
+    made(w);
+    made_.push_back(std::move(w));
   }
   return refused;
 }
@@ -88,19 +90,33 @@ void Placeholders::remove() {
   try {
     as_user(uid_, gid_, [&] {
       for (const auto& m : made_) {
+        // Held by another sandbox (it found ours and mounted over it:
+        // removed, its mount would go with it): left.
+        Fd opened(m.lock ? -1 : ::openat(m.dir.get(), m.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        const int fd = m.lock ? m.lock.get() : opened.get();
         struct stat st;
+        uint64_t id[4];
+        if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &st) != 0) continue;
         // The same directory, and rmdir removes only an empty one: what the
         // user put there in the meantime stays.
-        uint64_t id[4];
-        if (::fstatat(m.dir.get(), m.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-            (identify(st, id), std::memcmp(id, m.id, sizeof id) == 0))
-          ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR);
+        identify(st, id);
+        if (std::memcmp(id, m.id, sizeof id) == 0) ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR);
       }
     });
   } catch (const Error&) {
     // What cannot be removed stays, like any leftover of remove_tree.
   }
   made_.clear();
+}
+
+void Placeholders::hold(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    open_how how{};
+    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, p.c_str(), &how, sizeof how)));
+    if (fd && ::flock(fd.get(), LOCK_SH) == 0) held_.push_back(std::move(fd));
+  }
 }
 
 void Placeholders::send(int sock, const One& one) {
@@ -121,7 +137,7 @@ Placeholders::Heard Placeholders::receive(int sock) {
   if (n <= 0) return Heard::gone;  // or the socket broke: the same to us
   Fd dir(fd);
   if (buf[0] != 'P' || !dir || n <= static_cast<ssize_t>(kHead)) return Heard::done;
-  One one{std::move(dir), std::string(buf + kHead, buf + n), {}};
+  One one{std::move(dir), std::string(buf + kHead, buf + n), {}, {}};
   std::memcpy(one.id, buf + 1, sizeof one.id);
   made_.push_back(std::move(one));
   return Heard::placeholder;

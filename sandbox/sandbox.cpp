@@ -212,6 +212,7 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   make_layers(sc, work, kept, host);
   DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};
   Placeholders placeholders(host.uid, host.gid);
+  placeholders.hold(sc.guarded);
   drop_mounts(sc, placeholders.make(sc.placeholders, [&](const Placeholders::One& one) { guardian.placeholder(one); }));
   ScratchHome scratch(sc.config, host.home);
 

@@ -80,6 +80,8 @@ struct SandboxConfig {
   // to make on the host as the user before the sandbox starts (mount points
   // of the read-only ones over them), removed after.
   std::vector<std::string> placeholders;
+  // The protected paths that are there (real paths): held while it runs.
+  std::vector<std::string> guarded;
 };
 // `empty_file`: an empty read-only file, shown in place of each hidden file
 // ("": the null device, as maskedPaths has it, which takes writes).

@@ -72,6 +72,28 @@ else
   fail "persistence: placeholders after SIGKILL" "none left, .idea/mine kept, .vscode/x not made" \
     "left: $left; .idea: $(ls -A "$REPO/.idea" 2>&1); made: $(cat "$REPO/made" 2>&1)"
 fi
+# Two sandboxes in the same directory: the second mounts over the first's
+# placeholders; the first, ending, must not take them (and the second's
+# protection with them) away.
+rm -rf "$REPO/.idea" "$REPO/go" "$REPO"/*-up
+wait_for() { for _ in $(seq 100); do [ -e "$1" ] && return; sleep 0.05; done; }
+(cd "$REPO" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c \
+  'touch a-up; while [ ! -e go-a ]; do sleep 0.05; done' >"$WORK/persist-a.out" 2>&1) &
+sb_a=$!
+wait_for "$REPO/a-up"
+(cd "$REPO" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c \
+  'touch b-up; while [ ! -e go-b ]; do sleep 0.05; done; mkdir -p .vscode/x 2>/dev/null && echo made; true' \
+  >"$WORK/persist-b.out" 2>&1) &
+sb_b=$!
+wait_for "$REPO/b-up"
+touch "$REPO/go-a"; wait "$sb_a"
+touch "$REPO/go-b"; wait "$sb_b"; rc=$?
+if [ "$rc" = 0 ] && ! grep -q made "$WORK/persist-b.out" && [ ! -e "$REPO/.vscode/x" ]; then
+  pass "persistence: two sandboxes in one directory: the first leaves the placeholders the second holds"
+else
+  fail "persistence: two sandboxes in one directory" "exit 0, .vscode/x not made" \
+    "exit $rc: $(cat "$WORK/persist-b.out"); .vscode: $(ls -A "$REPO/.vscode" 2>&1)"
+fi
 rm -rf "$REPO"
 fi
 

@@ -144,6 +144,8 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
   CHECK(has(m, "/home/ann/proj/.vscode" + kEmpty));
   CHECK(sc.placeholders == std::vector<std::string>{"/home/ann/proj/.vscode", "/home/ann/proj/.idea",
                                                     "/home/ann/proj/.mcp.json", "/home/ann/proj/.envrc"});
+  CHECK(sc.guarded == std::vector<std::string>{"/home/ann/proj/.git", "/home/ann/proj/.git/config",
+                                               "/home/ann/proj/.git/hooks"});
 
   SandboxOptions o = cmd();
   o.allow_write = {".git/hooks", "/home/ann/proj/.vscode"};
@@ -259,5 +261,16 @@ TEST_CASE("persist: placeholders are removed only while they are the same empty 
   CHECK(::stat((root + "/.b").c_str(), &st) == 0);
   CHECK(::stat((root + "/.c").c_str(), &st) == 0);
   CHECK(::stat((root + "/elsewhere/.x").c_str(), &st) != 0);
+
+  // A second sandbox in the same directory found the first's placeholder
+  // and mounted over it: the first, ending, leaves it (removed, the second's
+  // mount would go with it).
+  {
+    Placeholders first(::geteuid(), ::getegid()), second(::geteuid(), ::getegid());
+    first.make({root + "/.d"}, [](const Placeholders::One&) {});
+    second.hold({root + "/.d"});
+    first.remove();
+    CHECK(::stat((root + "/.d").c_str(), &st) == 0);
+  }
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
