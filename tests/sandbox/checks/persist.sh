@@ -64,8 +64,11 @@ for _ in $(seq 100); do
 done
 sleep 0.2
 kill -9 "$sb"; wait "$sb" 2>/dev/null
-for _ in $(seq 50); do [ ! -e "$REPO/.vscode" ] && break; sleep 0.1; done
-left=$(cd "$REPO" && ls -A | grep -v -x -e .git -e f -e sub -e go -e .idea | tr '\n' ' ')
+# The guardian removes them one after the other: all are waited for.
+for _ in $(seq 50); do
+  left=$(cd "$REPO" && ls -A | grep -v -x -e .git -e f -e sub -e go -e .idea | tr '\n' ' ')
+  [ -z "$left" ] && break; sleep 0.1
+done
 if [ -z "$left" ] && [ -e "$REPO/.idea/mine" ] && [ ! -e "$REPO/made" ]; then
   pass "persistence: husk killed with SIGKILL: the placeholders go, the one the user replaced stays"
 else
