@@ -135,7 +135,8 @@ void sandbox_flags(po::options_description& d) {
       ("overlay", po::bool_switch(), "the host's directories and the working directory writable, changes discarded")
       ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
       ("print-config", po::bool_switch(), "print the OCI config instead of running it")
-      ("as-pid-1", po::bool_switch(), "the command is pid 1 itself: no init in front that reaps orphans and passes signals on");
+      ("as-pid-1", po::bool_switch(), "the command is pid 1 itself: no init in front that reaps orphans and passes signals on")
+      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)");
 }
 
 int run_sandbox(const Invocation& in) {
@@ -165,6 +166,7 @@ int run_sandbox(const Invocation& in) {
   o.overlay = in.flag("overlay");
   o.keep_changes = in.str("keep-changes");
   o.as_pid_1 = in.flag("as-pid-1");
+  o.allow_write = in.strs("allow-write");
   return cmd_sandbox(in.g, o);
 }
 

@@ -57,6 +57,9 @@ struct CreateExtras {
   // (InitRequest::shell_words). Not OCI config fields: containers keep runc's behaviour.
   bool reaper = false;
   bool shell_words = false;
+  // run: called with the init's pid once it is created (its mounts in
+  // place), before start lets the process run.
+  std::function<void(pid_t init)> on_created;
 };
 
 // create + start, then (unless detached) wait: the process's exit status,

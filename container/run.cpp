@@ -25,6 +25,7 @@ int run_bundle(const Context& g, const CreateOptions& o, Bundle b, const CreateE
   auto c = create_container(g, o, std::move(b), console.child.get(), extras);
   console.child.reset();
   Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
+  if (extras.on_created) extras.on_created(c->rec.oci.pid);
   const std::string late_error = start_container(c->handle, &c->spec);
   c->commit();
   if (!late_error.empty() && extras.on_late_error) extras.on_late_error(late_error);

@@ -27,6 +27,10 @@ const std::pair<const char*, const char*> kFresh[] = {
 
 const char* const kWorkingDirectory = "the working directory";
 
+// Credential directories of the scratch home (a fresh tmpfs) that are made
+// read-only there: where ssh-keygen and gpg would write keys.
+const char* const kScratchHomeReadOnly[] = {".ssh", ".gnupg"};
+
 ojson bind_mount(const std::string& dest, const std::string& source, bool writable) {
   std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
   if (!writable) options.push_back("rro");
@@ -185,13 +189,38 @@ std::vector<std::string> credentials(const SandboxHost& h) {
   return out;
 }
 
-// The masked paths: the defaults, then deny wins: every credential inside
-// something shown is masked there, a directory inside a credential is
-// refused; then --hide.
-std::vector<std::string> hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<std::string> masked,
-                                      const ShownPaths& s) {
+// What the sandbox hides. masked: the defaults; dirs: the hidden
+// directories, each an empty read-only one over it (maskedPaths would give a
+// tmpfs of mode 1777, which looks writable); files: an empty read-only file
+// bound over each (maskedPaths' null device takes writes: on a read-only
+// mount a device stays writable).
+struct Hidden {
+  std::vector<std::string> masked, dirs, files;
+};
+
+ojson hidden_file(const std::string& dest, const std::string& empty_file) {
+  if (empty_file.empty())  // no nodev: the null device is opened there
+    return {
+        {"destination", dest}, {"type", "bind"}, {"source", "/dev/null"}, {"options", {"bind", "nosuid", "noexec"}}};
+  return {{"destination", dest},
+          {"type", "bind"},
+          {"source", empty_file},
+          {"options", {"bind", "ro", "nosuid", "nodev", "noexec"}}};
+}
+
+// Deny wins: every credential inside something shown is hidden there, a
+// directory inside a credential is refused; then --hide.
+Hidden hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<std::string> masked,
+                    const ShownPaths& s) {
+  Hidden out;
   auto mask = [&](const std::string& path) {
-    if (std::find(masked.begin(), masked.end(), path) == masked.end()) masked.push_back(path);
+    for (const auto* list : {&masked, &out.dirs, &out.files})
+      if (std::find(list->begin(), list->end(), path) != list->end()) return;
+    if (h.is_dir && h.is_dir(path)) {
+      out.dirs.push_back(path);
+      return;
+    }
+    out.files.push_back(path);
   };
   for (const auto& c : credentials(h)) {
     std::optional<std::string> real = h.real(c);
@@ -208,7 +237,8 @@ std::vector<std::string> hidden_paths(const SandboxOptions& o, const SandboxHost
     if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");
     mask(path);
   }
-  return masked;
+  out.masked = std::move(masked);
+  return out;
 }
 
 // The default config's kernel views, as a user namespace of the user's own can have them.
@@ -322,13 +352,41 @@ void mount_given(ojson& mounts, const SandboxHost& h, const ShownPaths& s, Overl
   // Wherever it is (/var/lib/postgresql), unless a flag shows it.
   bool home_shown = h.home.empty() || h.home == "/";
   for (const auto& a : s.given) home_shown |= base::is_within(h.home, a.dest);
-  if (!home_shown) mounts.push_back(tmpfs(h.home, "700", tmpfs_size));
+  if (!home_shown) {
+    mounts.push_back(tmpfs(h.home, "700", tmpfs_size));
+    // Keys made there would be lost at exit: refused at once instead.
+    for (const char* d : kScratchHomeReadOnly) mounts.push_back(empty_read_only_dir(h.home + "/" + d));
+  }
   for (const auto& a : s.given) {
     const bool overlaid = overlays.on() && a.flag == kWorkingDirectory;
     if (overlaid && !overlays.possible(a))
       throw Error("--overlay: the working directory " + a.dest + " has file systems mounted below it");
     mounts.push_back(overlaid ? overlays.mount(a) : bind_mount(a.dest, a.real, a.writable));
   }
+}
+
+// The persistence files of each writable directory (persist.h): read-only,
+// the missing ones made impossible; less --allow-write.
+void mount_persist(ojson& mounts, const SandboxOptions& o, const SandboxHost& h, const ShownPaths& s,
+                   const Hidden& hidden, SandboxConfig& out) {
+  std::vector<std::string> allow, used;
+  for (const auto& p : o.allow_write) allow.push_back(flag_path("--allow-write", p, h.cwd));
+  const std::optional<std::string> home = h.home.empty() ? std::nullopt : h.real(h.home);
+  for (const auto& a : s.given) {
+    // Under --overlay the working directory's changes stay in the upper layer.
+    if (!a.writable || (o.overlaid() && a.flag == kWorkingDirectory)) continue;
+    // What is shown otherwise is not this directory's to walk.
+    std::vector<std::string> skip = hidden.dirs;
+    for (const auto& b : s.given) skip.push_back(b.real);
+    const std::vector<PersistFound> found = h.scan ? h.scan(a.real, skip) : std::vector<PersistFound>{};
+    for (auto& m : persist_mounts(plan_protection(found, home && *home == a.real), a.dest, a.real, allow, used,
+                                  out.placeholders, out.guarded))
+      mounts.push_back(std::move(m));
+  }
+  for (size_t i = 0; i < allow.size(); ++i)
+    if (std::find(used.begin(), used.end(), allow[i]) == used.end())
+      throw Error("--allow-write " + o.allow_write[i] + ": protects nothing in a writable directory (the protected "
+                  "names are listed in the README)");
 }
 
 // The command as the user, without capabilities, in its working directory.
@@ -345,7 +403,7 @@ void set_process(ojson& p, const SandboxOptions& o, const SandboxHost& h) {
 
 // Namespaces (the network's unless --net host), the user mapped to itself,
 // the masked paths and the seccomp profile.
-void set_isolation(ojson& lx, const SandboxOptions& o, const SandboxHost& h, const std::vector<std::string>& masked) {
+void set_isolation(ojson& lx, const SandboxOptions& o, const SandboxHost& h, const Hidden& hidden) {
   ojson namespaces = ojson::array();
   for (const char* t : {"pid", "ipc", "uts", "mount", "cgroup", "user"}) namespaces.push_back({{"type", t}});
   if (o.net == "none") namespaces.push_back({{"type", "network"}});
@@ -354,7 +412,7 @@ void set_isolation(ojson& lx, const SandboxOptions& o, const SandboxHost& h, con
   // host root unless root asked for uid 0 itself.
   lx["uidMappings"] = {{{"containerID", h.uid}, {"hostID", h.uid}, {"size", 1}}};
   lx["gidMappings"] = {{{"containerID", h.gid}, {"hostID", h.gid}, {"size", 1}}};
-  lx["maskedPaths"] = masked;
+  lx["maskedPaths"] = hidden.masked;
   lx["seccomp"] = spec::default_seccomp(o.allow_nested);
   lx.erase("resources");
 }
@@ -423,7 +481,7 @@ std::string flag_path(const std::string& flag, const std::string& path, const st
 }
 
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, const std::string& rootfs,
-                             const std::string& overlay_dir) {
+                             const std::string& overlay_dir, const std::string& empty_file) {
   check_flags(o);
   SandboxConfig out;
   ojson cfg = spec::default_config({.permissive = true});
@@ -432,7 +490,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // rlimit: without a cgroup each of the sandbox's tmpfs is capped instead.
   const int64_t tmpfs_size = h.cgroup ? 0 : memory;
   const ShownPaths shown = shown_paths(o, h);
-  const std::vector<std::string> masked = hidden_paths(o, h, cfg["linux"]["maskedPaths"], shown);
+  const Hidden hidden = hidden_paths(o, h, cfg["linux"]["maskedPaths"], shown);
 
   ojson mounts = kernel_mounts(cfg["mounts"], o);
   Overlays overlays(o, h, overlay_dir, out);
@@ -440,14 +498,21 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   mount_fresh(mounts, h, shown, tmpfs_size);
   mount_resolver(mounts, o, h);
   mount_given(mounts, h, shown, overlays, tmpfs_size);
+  mount_persist(mounts, o, h, shown, hidden, out);
+  // Last: over everything bound above them.
+  for (const auto& d : hidden.dirs) mounts.push_back(empty_read_only_dir(d));
+  for (const auto& f : hidden.files) mounts.push_back(hidden_file(f, empty_file));
   cfg["mounts"] = std::move(mounts);
 
   set_process(cfg["process"], o, h);
   cfg["root"] = {{"path", rootfs}, {"readonly", true}};
   cfg["hostname"] = "sandbox";
-  set_isolation(cfg["linux"], o, h, masked);
+  set_isolation(cfg["linux"], o, h, hidden);
   set_limits(cfg, o, h, memory, out.notes);
-  out.landlock = landlock_plan(o, h, cfg);
+  for (const auto* list : {&hidden.masked, &hidden.dirs, &hidden.files})
+    for (const auto& p : *list)
+      if (!base::is_within(p, "/proc") && !base::is_within(p, "/sys")) out.hidden.push_back(p);
+  out.landlock = landlock_plan(o, h, cfg, out.hidden);
   if (o.print_config) for_other_runtimes(cfg, o, out.notes);
   out.config = std::move(cfg);
   return out;

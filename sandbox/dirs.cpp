@@ -221,6 +221,8 @@ Workdir::Workdir(uint32_t uid, uint32_t gid, bool layers) : uid_(uid), gid_(gid)
     if (layers_apart) layers_.make(layers_base_dir());
     made.push_back({layers_fd(), "overlay"});
   }
+  base::Fd empty(::openat(work_.fd.get(), "empty", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444));
+  if (!empty) throw sys_error("sandbox: make " + empty_file());
   // Made here, in a directory of ours: chown cannot be led elsewhere.
   for (const auto& [dir, name] : made)
     if (::mkdirat(dir, name, 0755) != 0 ||
@@ -238,6 +240,7 @@ void Workdir::remove() const {
     if (::fstatat(work_.fd.get(), "tmp", &st, AT_SYMLINK_NOFOLLOW) == 0)
       remove_users_tree(uid_, gid_, work_.fd.get(), "tmp");
     ::unlinkat(work_.fd.get(), "state", AT_REMOVEDIR);
+    ::unlinkat(work_.fd.get(), "empty", 0);
   }
   if (layers_fd() >= 0) remove_users_tree(uid_, gid_, layers_fd(), "overlay");
   work_.remove();

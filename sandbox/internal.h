@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/fd.h"
 #include "cgroups/host.h"
@@ -29,7 +31,8 @@ bool root_has_cgroups(const SandboxOptions& o, const cgroups::Hierarchies& hh,
 std::optional<std::string> real_path(const std::string& p);
 
 // The Landlock plan that mirrors `cfg`'s mount view (walls.cpp).
-landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg);
+landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg,
+                             const std::vector<std::string>& hidden);
 
 // fn as the sandbox's user: husk as root must not make paths in a directory
 // that user can write (a symlink swapped in would take root's mkdir or chown
@@ -71,6 +74,8 @@ class Workdir {
   const std::string& dir() const { return work_.path; }
   int fd() const { return work_.fd.get(); }
   std::string rootfs() const { return work_.path + "/rootfs"; }
+  // An empty read-only file: what a hidden file shows.
+  std::string empty_file() const { return work_.path + "/empty"; }
   std::string overlay() const { return (layers_.fd ? layers_.path : work_.path) + "/overlay"; }
   // The directory overlay() is in.
   int layers_fd() const { return layers_.fd ? layers_.fd.get() : work_.fd.get(); }
@@ -83,15 +88,55 @@ class Workdir {
   Temp work_, layers_;
 };
 
+// The empty directories made on the host for missing protected names
+// (SandboxConfig::placeholders), as the user. Each is known by an fd of its
+// directory, its name, its inode and change time (an inode number is
+// soon reused): removed only while it is that same empty directory (what
+// the user put in it, or in its place, stays), and no other sandbox holds
+// it. A sandbox holds (flock, shared) every protected directory it mounts
+// over, its placeholders too: one started meanwhile in the same directory
+// found ours there, and its mount would go with the directory.
+class Placeholders {
+ public:
+  struct One {
+    base::Fd dir;
+    std::string name;
+    uint64_t id[4];  // dev, ino, ctime's seconds and nanoseconds
+    base::Fd lock;   // the placeholder, held (husk's side only)
+  };
+  Placeholders(uint32_t uid, uint32_t gid) : uid_(uid), gid_(gid) {}
+  ~Placeholders() { remove(); }
+  // Makes them (their parents exist); `made` is told of each at once (the
+  // guardian). Returns those that could not be made (the user may not
+  // write there: neither may the command).
+  std::vector<std::string> make(const std::vector<std::string>& paths, const std::function<void(const One&)>& made);
+  void remove();
+  // Holds the protected directories found there (SandboxConfig::guarded)
+  // for as long as this object lives.
+  void hold(const std::vector<std::string>& paths);
+  // One placeholder to the guardian over its socket, its directory's fd with it.
+  static void send(int sock, const One& one);
+  // The guardian's side: one more placeholder, husk done, or husk gone.
+  enum class Heard { placeholder, done, gone };
+  Heard receive(int sock);
+
+ private:
+  uint32_t uid_, gid_;
+  std::vector<One> made_;
+  std::vector<base::Fd> held_;
+};
+
 // A process outside the sandbox that outlives a killed husk: the sandbox's
 // pid 1 gets no parent-death signal (the kernel does not force it on a pid
 // namespace's init), so when husk dies without saying "done" the guardian
 // deletes the container (its processes killed, its cgroup removed) and the
 // workdir. In a process group of its own: a signal to husk's group spares it.
+// It removes the placeholders husk tells it of, too.
 class Guardian {
  public:
   Guardian(const Context& g, const std::string& id, const Workdir& work, int keep_fd);
   ~Guardian();
+  void placeholder(const Placeholders::One& one) { Placeholders::send(tell_.get(), one); }
 
  private:
   pid_t pid_ = -1;
@@ -114,6 +159,29 @@ class TerminalGuard {
   termios saved_{};
   int ldisc_ = 0;
   int exclusive_ = 0;
+};
+
+// The scratch home (a tmpfs over the user's home where nothing shows it):
+// what the command writes there is thrown away at exit, and said then.
+class ScratchHome {
+ public:
+  // From the sandbox's config: whether the home is a scratch tmpfs, and the
+  // mount points the runtime makes in it (not the command's writes).
+  ScratchHome(const nlohmann::ordered_json& config, const std::string& home);
+  // The tmpfs opened through the process's root, so that it can be read
+  // after the sandbox is gone. Once the init is created, before the command
+  // runs, as root; unprivileged husk may not look into the init (it is not
+  // dumpable and was not exec'd in the sandbox's user namespace), so again
+  // through the command once it runs: a write in its first moments may go unsaid.
+  void open(pid_t pid);
+  // At exit: the "husk sandbox: ..." line naming what was written, or "".
+  std::string discarded() const;
+
+ private:
+  void look(int dir, const std::string& rel, std::vector<std::string>& out) const;
+  std::string home_;  // "" when the home is not a scratch tmpfs
+  std::set<std::string> made_;
+  base::Fd fd_;
 };
 
 constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and SIGKILL

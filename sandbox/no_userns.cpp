@@ -167,7 +167,7 @@ int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost ho
     if (!tmp) throw sys_error("husk sandbox: open " + tmpdir);
     make_private(tmp.get(), "home", host, tmpdir + "/home");
   }
-  const landlock::Plan plan = no_userns_plan(sc.config, tmpdir);
+  const landlock::Plan plan = no_userns_plan(sc.config, sc.hidden, tmpdir);
   const landlock::Rights rights = landlock::rights(plan, abi);
   std::vector<std::string> notes;
   Prepared p{spec::parse(sc.config.dump()), {}, landlock::build(plan, rights, notes)};

@@ -37,7 +37,9 @@ void refuse_without_userns(const SandboxOptions& o, const std::string& reason);
 // usual devices. Where the normal sandbox's plan (walls.cpp, landlock_plan)
 // and this one should meet: both read cfg's mounts; this one has no mount
 // view to lean on (Plan::mount_view false).
-landlock::Plan no_userns_plan(const nlohmann::ordered_json& cfg, const std::string& tmpdir);
+// `hidden`: SandboxConfig::hidden.
+landlock::Plan no_userns_plan(const nlohmann::ordered_json& cfg, const std::vector<std::string>& hidden,
+                              const std::string& tmpdir);
 
 // Pure: the network cut by the seccomp profile `seccomp` (a config's
 // linux.seccomp) where no network namespace can be made: --net none, no

@@ -38,20 +38,22 @@ void refuse_without_userns(const SandboxOptions& o, const std::string& reason) {
                 "; use --net host or --net none");
 }
 
-landlock::Plan no_userns_plan(const ojson& cfg, const std::string& tmpdir) {
+landlock::Plan no_userns_plan(const ojson& cfg, const std::vector<std::string>& hidden, const std::string& tmpdir) {
   landlock::Plan plan;
   plan.mount_view = false;
-  for (const auto& p : cfg["linux"]["maskedPaths"]) {
-    const std::string path = p;
-    // /proc's entries come and go with the processes; Landlock refuses
-    // ptrace-like access (environ, mem, fd) to processes outside anyway.
-    if (!base::is_within(path, "/proc") && !base::is_within(path, "/sys")) plan.hidden.push_back(path);
-  }
+  // Not /proc's masks: its entries come and go with the processes; Landlock
+  // refuses ptrace-like access (environ, mem, fd) to processes outside anyway.
+  plan.hidden = hidden;
   // What the normal sandbox replaces with a fresh mount is the host's here:
-  // other users' files, the user's sockets and scratch files. Hidden.
+  // other users' files, the user's sockets and scratch files. Hidden. Not
+  // the read-only tmpfs: hidden directories (in `hidden`) and the covers of
+  // missing persistence files, which without a mount nothing protects.
   for (const auto& m : cfg["mounts"]) {
     const std::string type = m["type"], dest = m["destination"];
-    if (type != "bind" && type != "proc" && type != "sysfs") plan.hidden.push_back(dest);
+    if (type == "tmpfs" && has_option(m, "ro")) continue;
+    if (type != "bind" && type != "proc" && type != "sysfs" &&
+        std::find(plan.hidden.begin(), plan.hidden.end(), dest) == plan.hidden.end())
+      plan.hidden.push_back(dest);
   }
   plan.trees.push_back({"/", false});
   for (const auto& m : cfg["mounts"]) {
@@ -131,6 +133,9 @@ std::string walls_line(const std::string& reason, const landlock::Rights& r, con
   for (const auto& l : r.lacking)
     if (l.find("TCP") == std::string::npos) lacking += (lacking.empty() ? "" : ", ") + l;
   if (!lacking.empty()) s += "; Landlock ABI " + std::to_string(r.abi) + " here: " + lacking;
+  // A read-only exception inside a writable tree needs a mount: Landlock's rights hold below a directory.
+  s += "; persistence files in writable directories (.git/hooks, .git/config, .bashrc, ...) are NOT protected "
+       "here: do not run git or a shell there before looking";
   return s + "; what the command leaves running is ended with it";
 }
 

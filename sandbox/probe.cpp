@@ -1,5 +1,7 @@
 // probe_sandbox_host: who runs the command, and what of the host the config is built from.
+#include <grp.h>
 #include <limits.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -199,6 +201,42 @@ std::optional<std::string> real_path(const std::string& p) {
   return std::string(buf);
 }
 
+namespace {
+
+// Root's file access taken back when the walk ends, however it ends.
+struct FileAccessAs {
+  std::vector<gid_t> groups;
+  int fsuid = -1, fsgid = -1;
+  FileAccessAs(uid_t uid, gid_t gid) {
+    groups.resize(static_cast<size_t>(std::max(::getgroups(0, nullptr), 0)));
+    if (::getgroups(static_cast<int>(groups.size()), groups.data()) < 0)
+      throw sys_error("sandbox: read root's groups for the walk");
+    // A user namespace whose setgroups is "deny" (root inside bwrap or an
+    // unprivileged container) keeps its groups: the user's uid and gid still apply.
+    if (::setgroups(0, nullptr) != 0 && errno != EPERM) throw sys_error("sandbox: drop root's groups for the walk");
+    fsgid = ::setfsgid(gid);
+    fsuid = ::setfsuid(uid);
+  }
+  ~FileAccessAs() {
+    ::setfsuid(static_cast<uid_t>(fsuid));
+    ::setfsgid(static_cast<gid_t>(fsgid));
+    ::setgroups(groups.size(), groups.data());
+  }
+};
+
+// The persistence walk with the sandbox user's file access: as root it
+// would find what that user may not reach (another user's directory of
+// mode 0700 in a shared --rw tree), whose mount the sandbox's init, as the
+// user, could not make: the sandbox would not start.
+std::vector<PersistFound> scan_as_user(uid_t uid, gid_t gid, const std::string& real,
+                                       const std::vector<std::string>& skip) {
+  if (::geteuid() != 0) return scan_persist(real, skip);
+  FileAccessAs as(uid, gid);
+  return scan_persist(real, skip);
+}
+
+}  // namespace
+
 SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   SandboxHost h;
   choose_user(o, h);
@@ -233,6 +271,13 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
         return std::nullopt;
     }
     return real_path(p);
+  };
+  h.is_dir = [](const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  h.scan = [uid = h.uid, gid = h.gid](const std::string& real, const std::vector<std::string>& skip) {
+    return scan_as_user(uid, gid, real, skip);
   };
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;

@@ -191,6 +191,18 @@ void report_kept_changes(const KeptChanges& kept, const SandboxConfig& sc, const
   if (!any) std::cerr << "husk sandbox: --keep-changes: nothing was changed, " << kept.path << " is empty" << std::endl;
 }
 
+// The mounts over placeholders that could not be made: where the user may
+// not make a directory, the command may not make the name either.
+void drop_mounts(SandboxConfig& sc, const std::vector<std::string>& refused) {
+  auto& mounts = sc.config["mounts"];
+  for (const auto& r : refused)
+    for (auto it = mounts.begin(); it != mounts.end(); ++it)
+      if ((*it)["destination"] == r && (*it)["type"] == "tmpfs") {
+        mounts.erase(it);
+        break;
+      }
+}
+
 // --allow-host: the proxy listens in the sandbox's network namespace once its init is there.
 std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<Proxy>& proxy) {
   std::vector<AllowedHost> allowed;
@@ -202,11 +214,14 @@ std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<
 
 // The command's status once it is gone, the terminal put back, then what
 // the proxy refused, said.
-int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, std::unique_ptr<Proxy>& proxy) {
+int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, std::unique_ptr<Proxy>& proxy,
+                 ScratchHome& scratch) {
+  scratch.open(pid);
   bool timed_out = false;
   int status = wait_sandboxed(pid, sigfd, o.timeout, o.as_pid_1, timed_out);
   // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
   terminal.restore();
+  if (std::string lost = scratch.discarded(); !lost.empty()) std::cerr << lost << std::endl;
   if (timed_out)
     std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace
               << "s later if needed" << std::endl;
@@ -245,18 +260,24 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   // Forked before the config is built: fewer of our pages are shared with
   // it, so fewer copy-on-write faults while we go on.
   Guardian guardian(sg, co.id, work, kept.fd.get());
-  SandboxConfig sc = sandbox_config(o, host, work.rootfs(), kept.path.empty() ? work.overlay() : kept.path);
+  SandboxConfig sc =
+      sandbox_config(o, host, work.rootfs(), kept.path.empty() ? work.overlay() : kept.path, work.empty_file());
   say_notes(sc);
   make_layers(sc, work, kept, host);
   DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};
   say_landlock(sc.landlock);
   extras.landlock = std::move(sc.landlock);
+  Placeholders placeholders(host.uid, host.gid);
+  placeholders.hold(sc.guarded);
+  drop_mounts(sc, placeholders.make(sc.placeholders, [&](const Placeholders::One& one) { guardian.placeholder(one); }));
+  ScratchHome scratch(sc.config, host.home);
 
   std::unique_ptr<Proxy> proxy;
   if (!o.allow_hosts.empty()) extras.on_init_open = start_proxy(o, proxy);
   // Saved before the command starts: it may change the settings at once.
   TerminalGuard terminal;
-  extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy); };
+  extras.on_created = [&scratch](pid_t init) { scratch.open(init); };
+  extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy, scratch); };
   extras.on_late_error = [](const std::string& error) { std::cerr << "husk sandbox: " << error << std::endl; };
   int status;
   try {

@@ -20,6 +20,7 @@
 #include "base/fd.h"
 #include "container/commands.h"
 #include "landlock/landlock.h"
+#include "sandbox/persist.h"
 
 namespace husk::rt {
 
@@ -40,6 +41,7 @@ struct SandboxOptions {
   bool overlay = false;                    // the shown directories writable, changes discarded
   std::string keep_changes;                // --keep-changes DIR: overlay, changes kept in DIR/upper
   bool as_pid_1 = false;                   // the command is pid 1 itself, no reaper in front
+  std::vector<std::string> allow_write;    // --allow-write PATH: a protected persistence file writable again
 
   bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
   bool overlaid() const { return overlay || !keep_changes.empty(); }
@@ -61,6 +63,10 @@ struct SandboxHost {
   bool cgroup = false;           // limits can be set in a cgroup of the container's own (probed when one is asked)
   std::vector<std::string> mount_points;  // the host's (an overlay cannot be lower above one)
   bool systemd_scope = false;    // the cgroup is a transient scope of the user's systemd manager
+  // Whether a real path is a directory (a hidden one is shown as an empty one).
+  std::function<bool(const std::string&)> is_dir;
+  // scan_persist (persist.h): the persistence files below a writable directory.
+  std::function<std::vector<PersistFound>(const std::string& real, const std::vector<std::string>& skip)> scan;
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be
@@ -75,10 +81,21 @@ struct SandboxConfig {
   std::vector<std::string> notes;
   std::vector<std::string> overlay_dirs;
   landlock::Plan landlock;  // the same walls again, for the init to enforce
+  // What is hidden outside the kernel views (credentials, --hide), however
+  // each is shown: what the Landlock plans deny.
+  std::vector<std::string> hidden;
   std::vector<std::pair<std::string, std::string>> uppers;  // each upper directory, the path it stands for
+  // Missing protected names (real paths, parents first): empty directories
+  // to make on the host as the user before the sandbox starts (mount points
+  // of the read-only ones over them), removed after.
+  std::vector<std::string> placeholders;
+  // The protected paths that are there (real paths): held while it runs.
+  std::vector<std::string> guarded;
 };
+// `empty_file`: an empty read-only file, shown in place of each hidden file
+// ("": the null device, as maskedPaths has it, which takes writes).
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
-                             const std::string& overlay_dir = "overlay");
+                             const std::string& overlay_dir = "overlay", const std::string& empty_file = "");
 
 SandboxHost probe_sandbox_host(const SandboxOptions& o);
 

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,25 +58,27 @@ void remove_users_tree(uint32_t uid, uint32_t gid, int parent, const std::string
 }
 
 Guardian::Guardian(const Context& g, const std::string& id, const Workdir& work, int keep_fd) {
+  // Datagrams: each placeholder comes with its directory's fd; "D" is done.
   int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("sandbox: pipe");
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) != 0) throw sys_error("sandbox: socketpair");
   pid_ = ::fork();
   if (pid_ < 0) throw sys_error("sandbox: fork the guardian");
   if (pid_ == 0) {
     ::close(p[1]);
     ::setpgid(0, 0);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU}) ::signal(sig, SIG_IGN);
-    char done = 0;
-    ssize_t n;
-    while ((n = ::read(p[0], &done, 1)) < 0 && errno == EINTR) {
+    Placeholders placeholders(work.uid(), work.gid());
+    Placeholders::Heard heard;
+    while ((heard = placeholders.receive(p[0])) == Placeholders::Heard::placeholder) {
     }
-    if (n == 0) {  // husk is gone
+    if (heard == Placeholders::Heard::gone) {
       try {
         cmd_delete(g, id, true);
       } catch (const Error&) {
       }
       work.remove();
       if (keep_fd >= 0) remove_users_tree(work.uid(), work.gid(), keep_fd, "work");
+      placeholders.remove();
     }
     _exit(0);
   }
@@ -84,8 +87,7 @@ Guardian::Guardian(const Context& g, const std::string& id, const Workdir& work,
 }
 
 Guardian::~Guardian() {
-  char done = 1;
-  if (::write(tell_.get(), &done, 1) == 1) ::waitpid(pid_, nullptr, 0);
+  if (::send(tell_.get(), "D", 1, MSG_NOSIGNAL) == 1) ::waitpid(pid_, nullptr, 0);
 }
 
 }  // namespace husk::rt

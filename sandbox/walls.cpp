@@ -1,6 +1,7 @@
 // The sandbox's Landlock plan: the mount view said again to the kernel, so
 // that a way around a mount (one the kernel or a runtime left open) still
 // meets the same walls. Pure, from the config sandbox_config built.
+#include <algorithm>
 #include <string>
 
 #include "base/path.h"
@@ -35,19 +36,19 @@ bool writable(const nlohmann::ordered_json& m, const std::string& home) {
 
 }  // namespace
 
-landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg) {
+landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, const nlohmann::ordered_json& cfg,
+                             const std::vector<std::string>& hidden) {
   landlock::Plan plan;
   // Every mount is below the root, which shows nothing of its own.
   plan.trees.push_back({"/", false});
+  // What hides a path (the null device or an empty file bound over it) is no tree.
   for (const auto& m : cfg["mounts"])
-    if (writable(m, h.home)) plan.trees.push_back({m["destination"], true});
+    if (writable(m, h.home) && std::find(hidden.begin(), hidden.end(), m["destination"]) == hidden.end())
+      plan.trees.push_back({m["destination"], true});
   for (const char* dev : kWritableDevices) plan.trees.push_back({dev, true});
-  // The kernel views' own masks are left to the mounts: /proc's entries
-  // come and go with the processes, a walk would miss the new ones.
-  for (const auto& p : cfg["linux"]["maskedPaths"]) {
-    const std::string path = p;
-    if (!base::is_within(path, "/proc") && !base::is_within(path, "/sys")) plan.hidden.push_back(path);
-  }
+  // The kernel views' own masks are left to the mounts (not in `hidden`):
+  // /proc's entries come and go with the processes, a walk would miss the new ones.
+  plan.hidden = hidden;
   // Persistence files protected by read-only mounts inside writable trees
   // would be a read-only exception there, which Landlock cannot make (a
   // right on a directory holds below it): the mounts alone protect them.

@@ -85,6 +85,7 @@ TEST_CASE("sandbox landlock: the working directory at home: its credentials left
   CHECK(std::find(p.hidden.begin(), p.hidden.end(), "/home/ann/.ssh") != p.hidden.end());
   const husk::landlock::Rights r = husk::landlock::rights(p, 7);
   CHECK(std::find(r.not_hidden.begin(), r.not_hidden.end(), "/home/ann/.ssh") != r.not_hidden.end());
+  CHECK_FALSE(trees(p).count("/etc/shadow rw"));
   CHECK(std::find(r.hidden.begin(), r.hidden.end(), "/etc/shadow") != r.hidden.end());
 }
 

@@ -39,7 +39,8 @@ SandboxOptions cmd() {
 const std::string kTmp = "/run/user/1000/husk-sandbox-x/tmp";
 
 husk::landlock::Plan plan_for(const SandboxOptions& o, const SandboxHost& h) {
-  return no_userns_plan(sandbox_config(o, h, "r").config, kTmp);
+  const SandboxConfig sc = sandbox_config(o, h, "r");
+  return no_userns_plan(sc.config, sc.hidden, kTmp);
 }
 
 std::set<std::string> trees(const husk::landlock::Plan& p) {

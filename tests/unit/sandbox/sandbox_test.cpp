@@ -63,7 +63,15 @@ std::vector<std::string> mounts(const ojson& cfg) {
 
 bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
-std::vector<std::string> masked(const ojson& cfg) { return cfg["linux"]["maskedPaths"]; }
+// The hidden paths: maskedPaths, and what the null device or an empty
+// read-only directory is mounted over.
+std::vector<std::string> masked(const ojson& cfg) {
+  std::vector<std::string> out = cfg["linux"]["maskedPaths"];
+  for (const auto& m : cfg["mounts"])
+    if (m["source"] == "/dev/null" || (m["type"] == "tmpfs" && m["options"][0] == "ro"))
+      out.push_back(m["destination"]);
+  return out;
+}
 
 }  // namespace
 
@@ -272,9 +280,11 @@ TEST_CASE("sandbox: limits go to the cgroup, else to rlimits with a note", "[san
   CHECK_FALSE(sc.config["linux"].contains("resources"));
   CHECK(sc.config["process"]["rlimits"] == ojson::parse(R"([{"type":"RLIMIT_NPROC","hard":50,"soft":50},
       {"type":"RLIMIT_DATA","hard":67108864,"soft":67108864}])"));
-  // An rlimit does not count files in a tmpfs: each is as large as --memory at most.
+  // An rlimit does not count files in a tmpfs: each is as large as --memory
+  // at most (a read-only one stays empty).
   for (const auto& line : mounts(sc.config))
-    if (line.find(" tmpfs ") != std::string::npos && line.rfind("/dev", 0) != 0) {
+    if (line.find(" tmpfs ") != std::string::npos && line.find(" tmpfs ro ") == std::string::npos &&
+        line.rfind("/dev", 0) != 0) {
       INFO(line);
       CHECK_THAT(line, Contains("size=67108864"));
     }

@@ -1,0 +1,156 @@
+// Persistence files: which paths below a writable directory are protected
+// and how (pure: from what the walk in persist_scan.cpp found).
+#include "sandbox/persist.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/path.h"
+
+namespace husk::rt {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Protected wherever the walk finds them; at the top of a writable
+// directory also while missing. Each makes a host program run code: git's
+// directory (its config and hooks), VS Code's tasks and JetBrains' run
+// configurations, an agent's MCP servers (.mcp.json starts them), direnv's
+// .envrc (runs at `cd` once allowed).
+const std::vector<std::string> kTopNames = {".git", ".vscode", ".idea", ".mcp.json", ".envrc"};
+
+// Read from the home only (a shell's rc files, git's global config): also
+// while missing where the writable directory is the home, elsewhere only
+// when they are there. .bash_logout and .zlogout run at a login shell's exit.
+// Not here: .inputrc (key bindings, no command), .pythonrc (read only where
+// PYTHONSTARTUP names it), .vimrc (its commands run, but the credentials'
+// --hide is the tool for editors' files).
+const std::vector<std::string> kHomeNames = {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+                                             ".zshrc",  ".zprofile",     ".zshenv",     ".zlogin",      ".zlogout",
+                                             ".gitconfig"};
+
+// In the home's .config (pinned, so that it cannot be renamed away and
+// rebuilt): git's other global config, the user's systemd units and the
+// desktop's autostart entries (run at the next login), fish's config.
+// Not ~/.local/bin (ahead in PATH, but `pip install --user` writes there).
+const std::vector<std::string> kHomeConfigNames = {".config/git", ".config/systemd", ".config/autostart",
+                                                   ".config/fish"};
+
+// Protected where they are, never made: .gitmodules (a tracked file: its
+// URLs reach `git submodule update`), ripgrep's config (its --pre runs a
+// program, when RIPGREP_CONFIG_PATH names it), .npmrc (script-shell and
+// node-options run at `npm run`).
+const std::vector<std::string> kPresentNames = {".gitmodules", ".ripgreprc", ".npmrc"};
+
+// In a git directory: what git runs (hooks, core.fsmonitor, core.pager,
+// aliases, filters in config and config.worktree) and where it looks for
+// them (commondir: another directory's config and hooks). info/ is left
+// writable: attributes and exclude name drivers and patterns, the programs
+// are in config. modules/* and worktrees/* are git directories of their own.
+const std::vector<std::string> kGitDirNames = {"config", "config.worktree", "commondir", "hooks"};
+
+std::string base_name(const std::string& rel) { return rel.substr(rel.rfind('/') + 1); }
+std::string dir_name(const std::string& rel) {
+  size_t slash = rel.rfind('/');
+  return slash == std::string::npos ? "" : rel.substr(0, slash);
+}
+bool in(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+size_t depth(const std::string& rel) { return std::count(rel.begin(), rel.end(), '/'); }
+
+}  // namespace
+
+std::vector<std::string> protected_names() {
+  std::vector<std::string> out = kTopNames;
+  for (const auto* list : {&kHomeNames, &kHomeConfigNames, &kPresentNames})
+    out.insert(out.end(), list->begin(), list->end());
+  for (const auto& n : kGitDirNames) out.push_back(".git/" + n);
+  return out;
+}
+
+std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, bool home) {
+  std::vector<Protection> plan;
+  // gitdirs: git directories; hooked: those whose hooks git runs (a
+  // worktree's directory has none of its own: the common ones run).
+  std::set<std::string> present, gitdirs, hooked;
+  for (const auto& f : found) present.insert(f.rel);
+  for (const auto& f : found) {
+    if (f.link) continue;
+    const std::string name = base_name(f.rel), parent = dir_name(f.rel), above = dir_name(parent);
+    const bool in_git = gitdirs.count(parent) > 0;
+    // A submodule's or a worktree's git directory (it has a HEAD; a
+    // submodule named a/b is in modules/a/b, modules/a has none).
+    const bool git_child = (base_name(parent) == "modules" || base_name(parent) == "worktrees") &&
+                           gitdirs.count(above) && present.count(f.rel + "/HEAD");
+    if (name == ".git" && !in_git) {
+      plan.push_back({f.rel, f.dir ? Protection::kPin : Protection::kReadOnly});
+      if (f.dir) {
+        gitdirs.insert(f.rel);
+        hooked.insert(f.rel);
+      }
+    } else if (in_git && (name == "modules" || name == "worktrees")) {
+      if (f.dir) plan.push_back({f.rel, Protection::kPin});
+    } else if (in_git && in(kGitDirNames, name)) {
+      plan.push_back({f.rel, Protection::kReadOnly});
+    } else if (git_child && f.dir) {
+      plan.push_back({f.rel, Protection::kPin});
+      gitdirs.insert(f.rel);
+      if (base_name(parent) == "modules") hooked.insert(f.rel);
+    } else if (!in_git && !git_child && (in(kTopNames, name) || in(kHomeNames, name) || in(kPresentNames, name))) {
+      plan.push_back({f.rel, Protection::kReadOnly});
+    } else if (home && f.rel == ".config" && f.dir) {
+      plan.push_back({f.rel, Protection::kPin});
+    } else if (home && in(kHomeConfigNames, f.rel)) {
+      plan.push_back({f.rel, Protection::kReadOnly});
+    }
+  }
+  if (home && present.count(".config"))
+    for (const auto& n : kHomeConfigNames)
+      if (!present.count(n)) plan.push_back({n, Protection::kAbsent});
+  for (const auto& g : hooked)
+    if (!present.count(g + "/hooks")) plan.push_back({g + "/hooks", Protection::kAbsent});
+  std::vector<std::string> top = kTopNames;
+  if (home) top.insert(top.end(), kHomeNames.begin(), kHomeNames.end());
+  for (const auto& n : top)
+    if (!present.count(n)) plan.push_back({n, Protection::kAbsent});
+  // A pinned directory is bound before what is bound inside it.
+  std::stable_sort(plan.begin(), plan.end(),
+                   [](const Protection& a, const Protection& b) { return depth(a.rel) < depth(b.rel); });
+  return plan;
+}
+
+ojson empty_read_only_dir(const std::string& dest) {
+  return {{"destination", dest},
+          {"type", "tmpfs"},
+          {"source", "tmpfs"},
+          {"options", {"ro", "nosuid", "nodev", "noexec", "mode=555", "nr_inodes=1"}}};
+}
+
+ojson persist_mounts(const std::vector<Protection>& plan, const std::string& dest, const std::string& real,
+                     const std::vector<std::string>& allow_write, std::vector<std::string>& used_allow,
+                     std::vector<std::string>& placeholders, std::vector<std::string>& guarded) {
+  ojson mounts = ojson::array();
+  for (const auto& p : plan) {
+    const std::string at = dest + "/" + p.rel, host = real + "/" + p.rel;
+    bool allowed = false;
+    for (const auto& a : allow_write)
+      if (base::is_within(at, a)) {
+        allowed = true;
+        used_allow.push_back(a);
+      }
+    if (allowed) continue;
+    if (p.kind == Protection::kAbsent) {
+      placeholders.push_back(host);
+      mounts.push_back(empty_read_only_dir(at));
+      continue;
+    }
+    guarded.push_back(host);
+    std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
+    if (p.kind == Protection::kReadOnly) options.push_back("rro");
+    mounts.push_back({{"destination", at}, {"type", "bind"}, {"source", host}, {"options", options}});
+  }
+  return mounts;
+}
+
+}  // namespace husk::rt

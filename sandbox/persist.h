@@ -1,0 +1,64 @@
+// Persistence files: what a host program runs later from a directory the
+// sandbox lets the command write (git's hooks and config, shell rc files,
+// editors' and agents' project settings). They are shown read-only, and the
+// ones that are missing cannot be made, unless --allow-write names them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace husk::rt {
+
+// The names protected below each writable directory, relative to it (a
+// name with "/" is inside a git directory: ".git/hooks"). One list for every
+// wall that denies writes to them (the mounts here, Landlock).
+std::vector<std::string> protected_names();
+
+// What the walk of a writable directory found there (relative, parents
+// before children): every dot-name, and a git directory's entries. A
+// symlink is left as it is (a mount cannot cover it; binding its target
+// would follow it): only its name is known to be taken.
+struct PersistFound {
+  std::string rel;
+  bool dir = false;
+  bool link = false;
+};
+
+// How one path is protected. Pin: a directory bound on itself (writable),
+// so that it cannot be renamed away and rebuilt with a hook in it; ReadOnly:
+// bound on itself read-only; Absent: missing, an empty read-only directory
+// stands in for it (placeholder: git does not see an empty directory).
+struct Protection {
+  enum Kind { kPin, kReadOnly, kAbsent };
+  std::string rel;
+  Kind kind;
+};
+
+// The protections of one writable directory from what its walk found.
+// `home`: it is the user's home, where the shells' rc files are read.
+std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, bool home);
+
+// The walk (persist_scan.cpp): below the real directory `root`, bounded (see
+// kMaxDepth and kMaxEntries there), no symlink followed, nothing mounted
+// separately and nothing in `skip` (real paths shown otherwise) entered.
+std::vector<PersistFound> scan_persist(const std::string& root, const std::vector<std::string>& skip);
+
+// The OCI mounts of the protections of a directory shown writable at `dest`
+// (its real path `real`), less what --allow-write (sandbox paths) names.
+// `placeholders` gets the real paths of the Absent ones, to be made first,
+// `guarded` those of the others (held while the sandbox runs).
+nlohmann::ordered_json persist_mounts(const std::vector<Protection>& plan, const std::string& dest,
+                                      const std::string& real, const std::vector<std::string>& allow_write,
+                                      std::vector<std::string>& used_allow, std::vector<std::string>& placeholders,
+                                      std::vector<std::string>& guarded);
+
+// An empty directory that stands in for a hidden one or a missing protected
+// one: read-only, and looks it (mode 0555).
+nlohmann::ordered_json empty_read_only_dir(const std::string& dest);
+
+}  // namespace husk::rt

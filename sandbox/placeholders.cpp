@@ -1,0 +1,146 @@
+// Placeholders: the empty directories that stand in, on the host, for the
+// missing protected names while a sandbox runs (a mount needs a point).
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "base/error.h"
+#include "base/fdpass.h"
+#include "sandbox/internal.h"
+
+namespace husk::rt {
+
+using base::Fd;
+
+namespace {
+
+// The directory of a real path, no symlink followed on the way (it was
+// judged to have none: one swapped in since is refused).
+Fd open_parent(const std::string& path) {
+  open_how how{};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const std::string parent = path.substr(0, std::max<size_t>(path.rfind('/'), 1));
+  Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
+  if (!fd) throw sys_error("husk sandbox: open " + parent + " to make " + path + " (a symlink is not followed)");
+  return fd;
+}
+
+void identify(const struct stat& st, uint64_t id[4]) {
+  id[0] = st.st_dev;
+  id[1] = st.st_ino;
+  id[2] = static_cast<uint64_t>(st.st_ctim.tv_sec);
+  id[3] = static_cast<uint64_t>(st.st_ctim.tv_nsec);
+}
+
+}  // namespace
+
+std::vector<std::string> Placeholders::make(const std::vector<std::string>& paths,
+                                            const std::function<void(const One&)>& made) {
+  if (paths.empty()) return {};
+  std::vector<One> want;
+  for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), {}, {}});
+  // The user's step says which it made (1) and which it could not (0) on a
+  // pipe: as root it is a child of ours.
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("husk sandbox: pipe");
+  Fd rd(p[0]), wr(p[1]);
+  as_user(uid_, gid_, [&] {
+    for (const auto& w : want) {
+      char out = 0;
+      // An ordinary directory on the host: what the user makes in it while
+      // the sandbox runs (the sandbox sees the read-only mount over it) is
+      // theirs, and stays.
+      if (::mkdirat(w.dir.get(), w.name.c_str(), 0755) == 0) out = 1;
+      else if (errno == EEXIST) out = 2;
+      if (::write(wr.get(), &out, 1) != 1) throw sys_error("husk sandbox: pipe");
+    }
+  });
+  wr.reset();
+  std::vector<std::string> refused;
+  for (size_t i = 0; i < want.size(); ++i) {
+    char r = 0;
+    if (::read(rd.get(), &r, 1) != 1) throw Error("husk sandbox: the placeholders' step said nothing");
+    if (r == 0) {
+      refused.push_back(paths[i]);
+      continue;
+    }
+    // Made by someone else (2) or already replaced: not ours to remove.
+    if (r != 1) continue;
+    One& w = want[i];
+    w.lock = Fd(::openat(w.dir.get(), w.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st;
+    if (!w.lock || ::fstat(w.lock.get(), &st) != 0 || ::flock(w.lock.get(), LOCK_SH) != 0) continue;
+    identify(st, w.id);
+    made(w);
+    made_.push_back(std::move(w));
+  }
+  return refused;
+}
+
+void Placeholders::remove() {
+  if (made_.empty()) return;
+  try {
+    as_user(uid_, gid_, [&] {
+      for (const auto& m : made_) {
+        // Held by another sandbox (it found ours and mounted over it:
+        // removed, its mount would go with it): left.
+        Fd opened(m.lock ? -1 : ::openat(m.dir.get(), m.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        const int fd = m.lock ? m.lock.get() : opened.get();
+        struct stat st;
+        uint64_t id[4];
+        if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &st) != 0) continue;
+        // The same directory, and rmdir removes only an empty one: what the
+        // user put there in the meantime stays.
+        identify(st, id);
+        if (std::memcmp(id, m.id, sizeof id) == 0) ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR);
+      }
+    });
+  } catch (const Error&) {
+    // What cannot be removed stays, like any leftover of remove_tree.
+  }
+  made_.clear();
+}
+
+void Placeholders::hold(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) {
+    open_how how{};
+    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, p.c_str(), &how, sizeof how)));
+    if (fd && ::flock(fd.get(), LOCK_SH) == 0) held_.push_back(std::move(fd));
+  }
+}
+
+void Placeholders::send(int sock, const One& one) {
+  std::string msg(1 + sizeof one.id, 'P');
+  std::memcpy(&msg[1], one.id, sizeof one.id);
+  msg += one.name;
+  if (base::send_with_fd(sock, msg.data(), msg.size(), one.dir.get()) < 0)
+    throw sys_error("husk sandbox: tell the guardian of " + one.name);
+}
+
+Placeholders::Heard Placeholders::receive(int sock) {
+  constexpr size_t kHead = 1 + sizeof(One::id);
+  char buf[kHead + 256];
+  int fd = -1;
+  ssize_t n;
+  while ((n = base::recv_with_fd(sock, buf, sizeof buf, &fd)) < 0 && errno == EINTR) {
+  }
+  if (n <= 0) return Heard::gone;  // or the socket broke: the same to us
+  Fd dir(fd);
+  if (buf[0] != 'P' || !dir || n <= static_cast<ssize_t>(kHead)) return Heard::done;
+  One one{std::move(dir), std::string(buf + kHead, buf + n), {}, {}};
+  std::memcpy(one.id, buf + 1, sizeof one.id);
+  made_.push_back(std::move(one));
+  return Heard::placeholder;
+}
+
+}  // namespace husk::rt

@@ -1,0 +1,137 @@
+# Persistence files (issue 27): what a host program runs later from a
+# writable directory is read-only, the missing ones cannot be made, and
+# nothing is left on the host. Hidden paths look read-only. Sourced by
+# tests/sandbox/test-sandbox (its user, helpers and $husk).
+
+# --- persistence files ---------------------------------------------------------
+if ! command -v git >/dev/null; then
+  skip "persistence files: git is not installed"
+else
+REPO=$HOME_DIR/repo
+mkdir -p "$REPO/sub"
+chown -R "$U:$G" "$REPO"
+as_user "$REPO" -- sh -c 'git init -q . && git config user.email t@t && git config user.name t &&
+  echo a >f && git add f && git commit -qm one && git init -q sub' || fail "persistence: make a repository" "ok" "failed"
+REPO_BEFORE=$(cd "$REPO" && ls -A; ls -A .git/hooks sub/.git/hooks; md5sum .git/config)
+
+run_sb "$REPO" -- -- sh -c '
+  for f in .git/hooks/post-checkout sub/.git/hooks/post-checkout; do
+    (echo "#!/bin/sh" >"$f") 2>/dev/null && echo "wrote $f"; done
+  (echo "[core] fsmonitor = x" >>.git/config) 2>/dev/null && echo "wrote .git/config"
+  for d in .vscode .idea .envrc .mcp.json; do mkdir "$d/x" 2>/dev/null && echo "made $d/x"; done
+  for f in .envrc .mcp.json; do rmdir "$f" 2>/dev/null; (echo x >"$f") 2>/dev/null && echo "wrote $f"; done
+  mv .git .git-old 2>/dev/null && echo "moved .git"
+  mv sub/.git/hooks sub/hooks-old 2>/dev/null && echo "moved sub/.git/hooks"
+  echo b >f && git add f && git commit -qm two && git checkout -q -b x && echo c >f && git checkout f &&
+    [ "$(cat f)" = b ] && echo git-ok'
+REPO_AFTER=$(cd "$REPO" && ls -A; ls -A .git/hooks sub/.git/hooks; md5sum .git/config)
+if [ "$RC" = 0 ] && [[ "$OUT" == *git-ok* ]] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" != *made* ]] &&
+   [[ "$OUT" != *moved* ]] && [ "$REPO_BEFORE" = "$REPO_AFTER" ]; then
+  pass "persistence: hooks, .git/config, .vscode, .envrc ... neither written nor made (nested repo too); git add/commit/checkout work; nothing left"
+else
+  fail "persistence files in the working directory" "no write, git-ok, the host's repo as before" \
+    "exit $RC: $OUT; host: $(diff <(echo "$REPO_BEFORE") <(echo "$REPO_AFTER") | tr '\n' ' ')"
+fi
+[ "$(as_user "$REPO" -- git log --format=%s | head -1)" = two ] &&
+  pass "persistence: the commit made in the sandbox is the host's" ||
+  fail "persistence: the sandbox's commit" "two" "$(as_user "$REPO" -- git log --format=%s 2>&1 | head -3)"
+
+run_sb "$REPO" -- --allow-write .envrc -- sh -c 'echo ok >.envrc && cat .envrc'
+[ "$RC" = 0 ] && [ "$(cat "$REPO/.envrc" 2>/dev/null)" = ok ] &&
+  pass "persistence: --allow-write .envrc makes it again" ||
+  fail "--allow-write .envrc" "exit 0, .envrc written" "exit $RC: $OUT"
+rm -f "$REPO/.envrc"
+
+# As root for the user, with a directory of root's (0700) the user cannot
+# enter: the walk passes it over as the user would (its .envrc's mount
+# would fail in the sandbox); the hooks are read-only as well.
+mkdir -m 700 "$REPO/locked" && touch "$REPO/locked/.envrc"
+OUT=$(cd "$REPO" && env SUDO_UID="$U" SUDO_GID="$G" timeout 60 "$husk" sandbox -- \
+  sh -c '(echo x >.git/hooks/pre-commit) 2>/dev/null && echo wrote; echo ran' 2>&1); RC=$?
+rm -rf "$REPO/locked"
+expect "persistence, as root for a user: a directory only root may enter is passed over; hooks read-only" 0 ran wrote
+
+# husk killed: the guardian removes the placeholders, and only those.
+(cd "$REPO" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c \
+  'mkdir .vscode/x 2>/dev/null && echo made >made; while [ ! -e go ]; do sleep 0.05; done; sleep 30' \
+  >"$WORK/persist.out" 2>&1) &
+sb=$!
+for _ in $(seq 100); do [ -d "$REPO/.idea" ] && [ -d "$REPO/.vscode" ] && break; sleep 0.05; done
+# The user replaces one placeholder while the sandbox runs: theirs stays.
+as_user "$REPO" -- sh -c 'rmdir .idea && mkdir .idea && touch .idea/mine && touch go'
+for _ in $(seq 100); do
+  ps -e -o ruid= -o comm= | awk -v u="$U" '$1 == u && $2 == "sleep"' | grep -q . && break; sleep 0.05
+done
+sleep 0.2
+kill -9 "$sb"; wait "$sb" 2>/dev/null
+# The guardian removes them one after the other: all are waited for.
+for _ in $(seq 50); do
+  left=$(cd "$REPO" && ls -A | grep -v -x -e .git -e f -e sub -e go -e .idea | tr '\n' ' ')
+  [ -z "$left" ] && break; sleep 0.1
+done
+if [ -z "$left" ] && [ -e "$REPO/.idea/mine" ] && [ ! -e "$REPO/made" ]; then
+  pass "persistence: husk killed with SIGKILL: the placeholders go, the one the user replaced stays"
+else
+  fail "persistence: placeholders after SIGKILL" "none left, .idea/mine kept, .vscode/x not made" \
+    "left: $left; .idea: $(ls -A "$REPO/.idea" 2>&1); made: $(cat "$REPO/made" 2>&1)"
+fi
+# Two sandboxes in the same directory: the second mounts over the first's
+# placeholders; the first, ending, must not take them (and the second's
+# protection with them) away.
+rm -rf "$REPO/.idea" "$REPO/go" "$REPO"/*-up
+wait_for() { for _ in $(seq 100); do [ -e "$1" ] && return; sleep 0.05; done; }
+(cd "$REPO" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c \
+  'touch a-up; while [ ! -e go-a ]; do sleep 0.05; done' >"$WORK/persist-a.out" 2>&1) &
+sb_a=$!
+wait_for "$REPO/a-up"
+(cd "$REPO" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c \
+  'touch b-up; while [ ! -e go-b ]; do sleep 0.05; done; mkdir -p .vscode/x 2>/dev/null && echo made; true' \
+  >"$WORK/persist-b.out" 2>&1) &
+sb_b=$!
+wait_for "$REPO/b-up"
+touch "$REPO/go-a"; wait "$sb_a"
+touch "$REPO/go-b"; wait "$sb_b"; rc=$?
+if [ "$rc" = 0 ] && ! grep -q made "$WORK/persist-b.out" && [ ! -e "$REPO/.vscode/x" ]; then
+  pass "persistence: two sandboxes in one directory: the first leaves the placeholders the second holds"
+else
+  fail "persistence: two sandboxes in one directory" "exit 0, .vscode/x not made" \
+    "exit $rc: $(cat "$WORK/persist-b.out"); .vscode: $(ls -A "$REPO/.vscode" 2>&1)"
+fi
+rm -rf "$REPO"
+fi
+
+# --- the home as the working directory -----------------------------------------
+mkdir -p "$HOME_DIR/.config/git" && echo "[user]" >"$HOME_DIR/.config/git/config" && chown -R "$U:$G" "$HOME_DIR/.config"
+echo "machine x password netrc-secret" >"$HOME_DIR/.netrc" && chown "$U:$G" "$HOME_DIR/.netrc"
+HOME_BEFORE=$(ls -A "$HOME_DIR" "$HOME_DIR/.config"; cat "$HOME_DIR/.config/git/config")
+run_sb "$HOME_DIR" -- -- sh -c '
+  for f in .bashrc .profile .zshenv .gitconfig .config/git/config; do (echo x >>"$f") 2>/dev/null && echo "wrote $f"; done
+  mkdir -p .config/systemd/user 2>/dev/null && echo "wrote .config/systemd"
+  mv .config .config-old 2>/dev/null && echo "wrote: moved .config"
+  stat -c "ssh %a" .ssh; test -w .ssh && echo ssh-writable; touch .ssh/x 2>/dev/null && echo ssh-written
+  test -w .netrc && echo netrc-writable; cat .netrc; true'
+HOME_AFTER=$(ls -A "$HOME_DIR" "$HOME_DIR/.config"; cat "$HOME_DIR/.config/git/config")
+rm -rf "$HOME_DIR/.config" "$HOME_DIR/.netrc"
+if [ "$RC" = 0 ] && [[ "$OUT" == *"ssh 555"* ]] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" != *ssh-writ* ]] &&
+   [[ "$OUT" != *netrc-* ]] &&
+   [ "$HOME_BEFORE" = "$HOME_AFTER" ]; then
+  pass "the home as the working directory: rc files and ~/.config/git, systemd not made or written, ~/.ssh an empty read-only directory (mode 555, not writable), ~/.netrc empty and not writable"
+else
+  fail "the home as the working directory" "no rc file, ~/.ssh mode 555 and not writable, ~/.netrc empty and not writable, the home as before" \
+    "exit $RC: $OUT; home: $(diff <(echo "$HOME_BEFORE") <(echo "$HOME_AFTER") | tr '\n' ' ')"
+fi
+
+# --- the scratch home --------------------------------------------------------------
+# Unprivileged husk can look into the sandbox only once the command runs: it
+# waits a little for that. As root husk looks before the command starts.
+run_sb -- -- sh -c 'mkdir -p ~/.ssh/k 2>/dev/null && echo ssh-made; stat -c "ssh %a" ~/.ssh; echo x >~/notes.txt; sleep 0.3'
+if [ "$RC" = 0 ] && [[ "$OUT" == *"ssh 555"* ]] && [[ "$OUT" != *ssh-made* ]] &&
+   [[ "$OUT" == *"husk sandbox: "*"scratch home"*"notes.txt"* ]]; then
+  pass "the scratch home: ~/.ssh read-only, writes there said to be discarded at exit"
+else
+  fail "the scratch home" "~/.ssh mode 555, not made; a husk sandbox: line naming notes.txt" "exit $RC: $OUT"
+fi
+OUT=$(cd "$HOME_DIR/proj" && env SUDO_UID="$U" SUDO_GID="$G" timeout 60 "$husk" sandbox -- sh -c 'mkdir ~/new' 2>&1); RC=$?
+expect "the scratch home, as root for a user: a write in the command's first moment is said" 0 "scratch home $HOME_DIR (a tmpfs: no flag shows the real one) is discarded: new"
+run_sb -- -- true
+expect "the scratch home: nothing said when nothing was written there" 0 "" "scratch home"

@@ -1,0 +1,276 @@
+// Persistence files: the plan from what a walk found, the walk itself on a
+// made-up tree, and the config's mounts (hidden paths read-only as well).
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sandbox/internal.h"
+#include "sandbox/persist.h"
+#include "sandbox/sandbox.h"
+#include "spec/spec.h"
+
+using namespace husk::rt;
+using Catch::Contains;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+std::vector<std::string> lines(const std::vector<Protection>& plan) {
+  std::vector<std::string> out;
+  for (const auto& p : plan)
+    out.push_back(p.rel + (p.kind == Protection::kPin ? " pin" : p.kind == Protection::kReadOnly ? " ro" : " absent"));
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+SandboxHost host(std::vector<PersistFound> found, std::set<std::string> dirs = {}) {
+  SandboxHost h;
+  h.uid = h.gid = 1000;
+  h.user_name = "ann";
+  h.home = "/home/ann";
+  h.cwd = "/home/ann/proj";
+  h.root_dirs = {"etc", "home", "usr"};
+  h.homes = {"/home/ann"};
+  std::set<std::string> existing = {"/", "/etc", "/usr", "/home", "/home/ann", "/home/ann/proj", "/home/ann/.ssh",
+                                    "/home/ann/proj/.env", "/home/ann/proj/sub"};
+  h.real = [existing](const std::string& p) -> std::optional<std::string> {
+    if (!existing.count(p)) return std::nullopt;
+    return p;
+  };
+  h.is_dir = [dirs](const std::string& p) { return dirs.count(p) > 0; };
+  h.scan = [found](const std::string& real, const std::vector<std::string>&) {
+    return real == "/home/ann/proj" ? found : std::vector<PersistFound>{};
+  };
+  return h;
+}
+
+SandboxOptions cmd() {
+  SandboxOptions o;
+  o.args = {"make"};
+  return o;
+}
+
+std::vector<std::string> mounts(const ojson& cfg) {
+  std::vector<std::string> out;
+  for (const auto& m : cfg["mounts"]) {
+    std::string line = m["destination"].get<std::string>() + " " + m["type"].get<std::string>();
+    if (m["type"] == "bind") line += " " + m["source"].get<std::string>();
+    for (const auto& o : m.value("options", ojson::array())) line += " " + o.get<std::string>();
+    out.push_back(line);
+  }
+  return out;
+}
+
+const std::string kEmpty = " tmpfs ro nosuid nodev noexec mode=555 nr_inodes=1";
+
+}  // namespace
+
+TEST_CASE("persist: a repository's git directories pinned, what runs read-only, the missing made impossible",
+          "[sandbox]") {
+  std::vector<PersistFound> found = {
+      {".git", true},          {".gitmodules"},           {".bashrc", false, true},  // a symlink: left as it is
+      {".git/HEAD"},           {".git/config"},           {".git/index"},
+      {".git/modules", true},  {".git/modules/lib", true}, {".git/modules/lib/HEAD"},
+      {".git/modules/lib/config"},                         {".git/modules/a", true},  // a submodule a/b: no HEAD
+      {".git/worktrees", true}, {".git/worktrees/w", true}, {".git/worktrees/w/HEAD"},
+      {".git/worktrees/w/commondir"},                      {".git/info", true},
+      {"sub/.git"},            {"pkg/.vscode", true},     {"pkg/.envrc"},
+      {"pkg/.cache", true}};
+  auto plan = lines(plan_protection(found, false));
+  std::vector<std::string> want = {
+      ".git pin", ".gitmodules ro", ".vscode absent", ".idea absent", ".mcp.json absent", ".envrc absent",
+      ".git/config ro", ".git/modules pin", ".git/worktrees pin", ".git/hooks absent", "sub/.git ro",
+      "pkg/.vscode ro", "pkg/.envrc ro", ".git/modules/lib pin", ".git/worktrees/w pin",
+      ".git/modules/lib/config ro", ".git/worktrees/w/commondir ro", ".git/modules/lib/hooks absent"};
+  std::sort(plan.begin(), plan.end());
+  std::sort(want.begin(), want.end());
+  CHECK(plan == want);
+
+  // Parents before children: a pin bound after its children would cover them.
+  auto ordered = plan_protection(found, false);
+  for (size_t i = 0; i < ordered.size(); ++i)
+    for (size_t j = i + 1; j < ordered.size(); ++j)
+      CHECK_FALSE(ordered[j].rel + "/" == ordered[i].rel.substr(0, ordered[j].rel.size() + 1));
+}
+
+TEST_CASE("persist: the shells' rc files are made impossible in the home only", "[sandbox]") {
+  auto in_project = lines(plan_protection({}, false));
+  CHECK(has(in_project, ".git absent"));
+  CHECK_FALSE(has(in_project, ".bashrc absent"));
+  auto in_home = lines(plan_protection({{".profile"}, {".zshrc", false, true}}, true));
+  for (const char* n : {".bashrc", ".bash_profile", ".bash_login", ".zshenv", ".zlogin", ".gitconfig"})
+    CHECK(has(in_home, std::string(n) + " absent"));
+  CHECK(has(in_home, ".profile ro"));
+  // The home's .config: pinned, git's, systemd's, autostart's and fish's read-only or not made.
+  auto config = lines(plan_protection({{".config", true}, {".config/git", true}, {".config/fish", false, true}}, true));
+  CHECK(has(config, ".config pin"));
+  CHECK(has(config, ".config/git ro"));
+  CHECK(has(config, ".config/systemd absent"));
+  CHECK(has(config, ".config/autostart absent"));
+  for (const auto& l : config) CHECK(l.rfind(".config/fish", 0) != 0);
+  for (const auto& l : lines(plan_protection({{".config", true}}, false))) CHECK(l.rfind(".config", 0) != 0);
+  // A symlink's name is taken: no placeholder, no mount over it.
+  for (const auto& l : in_home) CHECK(l.rfind(".zshrc", 0) != 0);
+  // One list for every wall.
+  auto names = protected_names();
+  for (const char* n : {".git/hooks", ".git/config", ".bashrc", ".vscode", ".idea", ".mcp.json", ".envrc", ".gitconfig",
+                        ".gitmodules", ".ripgreprc", ".zprofile"})
+    CHECK(has(names, n));
+}
+
+TEST_CASE("persist: the config binds them after the working directory, --allow-write opens one", "[sandbox]") {
+  SandboxHost h = host({{".git", true}, {".git/config"}, {".git/hooks", true}, {".git/HEAD"}});
+  SandboxConfig sc = sandbox_config(cmd(), h, "r");
+  REQUIRE_NOTHROW(husk::spec::validate(husk::spec::parse(sc.config.dump()), true));
+  auto m = mounts(sc.config);
+  auto proj = std::find(m.begin(), m.end(), "/home/ann/proj bind /home/ann/proj rbind nosuid nodev");
+  auto git = std::find(m.begin(), m.end(), "/home/ann/proj/.git bind /home/ann/proj/.git rbind nosuid nodev");
+  auto hooks =
+      std::find(m.begin(), m.end(), "/home/ann/proj/.git/hooks bind /home/ann/proj/.git/hooks rbind nosuid nodev rro");
+  REQUIRE(proj != m.end());
+  REQUIRE(git != m.end());
+  REQUIRE(hooks != m.end());
+  CHECK(proj < git);
+  CHECK(git < hooks);
+  CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev rro"));
+  CHECK(has(m, "/home/ann/proj/.vscode" + kEmpty));
+  CHECK(sc.placeholders == std::vector<std::string>{"/home/ann/proj/.vscode", "/home/ann/proj/.idea",
+                                                    "/home/ann/proj/.mcp.json", "/home/ann/proj/.envrc"});
+  CHECK(sc.guarded == std::vector<std::string>{"/home/ann/proj/.git", "/home/ann/proj/.git/config",
+                                               "/home/ann/proj/.git/hooks"});
+
+  SandboxOptions o = cmd();
+  o.allow_write = {".git/hooks", "/home/ann/proj/.vscode"};
+  sc = sandbox_config(o, h, "r");
+  m = mounts(sc.config);
+  CHECK_FALSE(has(m, "/home/ann/proj/.git/hooks bind /home/ann/proj/.git/hooks rbind nosuid nodev rro"));
+  CHECK_FALSE(has(m, "/home/ann/proj/.vscode" + kEmpty));
+  CHECK_FALSE(has(sc.placeholders, "/home/ann/proj/.vscode"));
+  CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev rro"));
+
+  o.allow_write = {"src/main.c"};
+  REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("--allow-write src/main.c: protects nothing"));
+
+  // --overlay: the working directory's writes stay in the upper layer.
+  o = cmd();
+  o.overlay = true;
+  for (const auto& l : mounts(sandbox_config(o, h, "r").config)) CHECK(l.find("/home/ann/proj/.") == std::string::npos);
+}
+
+TEST_CASE("persist: hidden directories are empty and read-only, hidden files read-only", "[sandbox]") {
+  SandboxHost h = host({}, {"/home/ann/.ssh"});
+  h.cwd = "/home/ann";
+  SandboxOptions o = cmd();
+  o.hide = {"proj/.env"};
+  SandboxConfig sc = sandbox_config(o, h, "r", "overlay", "/run/sb/empty");
+  auto m = mounts(sc.config);
+  CHECK(m[m.size() - 2] == "/home/ann/.ssh" + kEmpty);  // last: over every bind
+  CHECK(m.back() == "/home/ann/proj/.env bind /run/sb/empty bind ro nosuid nodev noexec");
+  // --print-config, for any runtime: the null device, as maskedPaths has it.
+  CHECK(has(mounts(sandbox_config(o, h, "r").config), "/home/ann/proj/.env bind /dev/null bind nosuid noexec"));
+  std::vector<std::string> masked = sc.config["linux"]["maskedPaths"];
+  CHECK_FALSE(has(masked, "/home/ann/.ssh"));
+  CHECK_FALSE(has(masked, "/home/ann/proj/.env"));
+  CHECK(has(masked, "/proc/kcore"));  // the defaults stay
+  // The home as the working directory: its rc files cannot be made.
+  CHECK(has(sc.placeholders, "/home/ann/.bashrc"));
+
+  // A scratch home: where keys would be written and lost, read-only.
+  m = mounts(sandbox_config(cmd(), host({}), "r").config);
+  CHECK(has(m, "/home/ann/.ssh" + kEmpty));
+  CHECK(has(m, "/home/ann/.gnupg" + kEmpty));
+}
+
+TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is shown otherwise", "[sandbox]") {
+  char tmpl[] = "/tmp/husk-persist-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  auto mk = [&](const std::string& rel) { REQUIRE(::mkdir((root + "/" + rel).c_str(), 0755) == 0); };
+  auto touch = [&](const std::string& rel) { std::ofstream(root + "/" + rel) << "x"; };
+  for (const char* d : {".git", ".git/hooks", "a", "a/b", "a/b/c", "a/b/c/d", "node_modules", "node_modules/x",
+                        "shown", "elsewhere", "elsewhere/.vscode"})
+    mk(d);
+  touch(".git/config");
+  touch("a/.envrc");
+  touch("a/b/.mcp.json");    // in a directory two below: found
+  touch("a/b/c/.mcp.json");  // three below: beyond the walk
+  touch("node_modules/x/.npmrc");
+  touch("shown/.envrc");
+  REQUIRE(::symlink("elsewhere", (root + "/link").c_str()) == 0);
+  REQUIRE(::symlink("elsewhere/.vscode", (root + "/.vscode").c_str()) == 0);
+
+  std::set<std::string> got;
+  for (const auto& f : scan_persist(root, {root + "/shown"}))
+    got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
+  CHECK(got.count(".git/"));
+  CHECK(got.count(".git/config"));
+  CHECK(got.count(".git/hooks/"));
+  CHECK(got.count("a/.envrc"));
+  CHECK(got.count("a/b/.mcp.json"));
+  CHECK(got.count(".vscode@"));
+  CHECK(got.count("elsewhere/.vscode/"));
+  CHECK_FALSE(got.count("a/b/c/.mcp.json"));
+  CHECK_FALSE(got.count("node_modules/x/.npmrc"));
+  CHECK_FALSE(got.count("shown/.envrc"));
+  CHECK_FALSE(got.count("link/.vscode/"));
+
+  // A top directory filled past the budget: its protected names are still found.
+  for (int i = 0; i < 3000; ++i) touch("f" + std::to_string(i));
+  got.clear();
+  for (const auto& f : scan_persist(root, {})) got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
+  CHECK(got.count(".git/"));
+  CHECK(got.count(".git/config"));
+  CHECK(got.count(".vscode@"));
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+TEST_CASE("persist: placeholders are removed only while they are the same empty directory", "[sandbox]") {
+  char tmpl[] = "/tmp/husk-placeholders-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  REQUIRE(::mkdir((root + "/.c").c_str(), 0755) == 0);  // the user's, there before
+  REQUIRE(::mkdir((root + "/elsewhere").c_str(), 0755) == 0);
+  REQUIRE(::symlink("elsewhere", (root + "/link").c_str()) == 0);
+  {
+    Placeholders p(::geteuid(), ::getegid());
+    std::vector<std::string> told;
+    auto refused = p.make({root + "/.a", root + "/.b", root + "/.c"},
+                          [&](const Placeholders::One& one) { told.push_back(one.name); });
+    CHECK(refused.empty());
+    CHECK(told == std::vector<std::string>{".a", ".b"});  // .c is not ours
+    struct stat st;
+    REQUIRE(::stat((root + "/.a").c_str(), &st) == 0);
+    CHECK(S_ISDIR(st.st_mode));
+    // The user puts their own .b in the placeholder's place while the sandbox runs.
+    REQUIRE(::rmdir((root + "/.b").c_str()) == 0);
+    REQUIRE(::mkdir((root + "/.b").c_str(), 0755) == 0);
+    // A symlink on the way to a placeholder is refused, never followed.
+    REQUIRE_THROWS_WITH(p.make({root + "/link/.x"}, [](const Placeholders::One&) {}),
+                        Contains("a symlink is not followed"));
+  }
+  struct stat st;
+  CHECK(::stat((root + "/.a").c_str(), &st) != 0);
+  CHECK(::stat((root + "/.b").c_str(), &st) == 0);
+  CHECK(::stat((root + "/.c").c_str(), &st) == 0);
+  CHECK(::stat((root + "/elsewhere/.x").c_str(), &st) != 0);
+
+  // A second sandbox in the same directory found the first's placeholder
+  // and mounted over it: the first, ending, leaves it (removed, the second's
+  // mount would go with it).
+  {
+    Placeholders first(::geteuid(), ::getegid()), second(::geteuid(), ::getegid());
+    first.make({root + "/.d"}, [](const Placeholders::One&) {});
+    second.hold({root + "/.d"});
+    first.remove();
+    CHECK(::stat((root + "/.d").c_str(), &st) == 0);
+  }
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
