@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -275,6 +276,22 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   h.is_dir = [](const std::string& p) {
     struct stat st;
     return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  std::vector<gid_t> groups = {h.gid};
+  // Unprivileged, the command keeps the caller's groups; root's sandbox drops them.
+  if (::geteuid() != 0) {
+    groups.resize(1 + static_cast<size_t>(std::max(::getgroups(0, nullptr), 0)));
+    if (::getgroups(static_cast<int>(groups.size() - 1), groups.data() + 1) < 0) groups.resize(1);
+  }
+  h.closed_to_user = [uid = h.uid, groups](const std::string& p) {
+    struct stat st;
+    // An ACL may open what the modes close: left to Landlock.
+    if (uid == 0 || ::stat(p.c_str(), &st) != 0 || ::getxattr(p.c_str(), "system.posix_acl_access", nullptr, 0) >= 0)
+      return false;
+    const mode_t rw = st.st_uid == uid ? S_IRUSR | S_IWUSR
+                      : std::find(groups.begin(), groups.end(), st.st_gid) != groups.end() ? S_IRGRP | S_IWGRP
+                                                                                             : S_IROTH | S_IWOTH;
+    return (st.st_mode & rw) == 0;
   };
   h.scan = [uid = h.uid, gid = h.gid](const std::string& real, const std::vector<std::string>& skip) {
     return scan_as_user(uid, gid, real, skip);

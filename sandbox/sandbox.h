@@ -65,6 +65,9 @@ struct SandboxHost {
   bool systemd_scope = false;    // the cgroup is a transient scope of the user's systemd manager
   // Whether a real path is a directory (a hidden one is shown as an empty one).
   std::function<bool(const std::string&)> is_dir;
+  // Whether the file's modes give the sandbox's user neither read nor write
+  // (root's /etc/shadow): the kernel refuses it without Landlock's help.
+  std::function<bool(const std::string&)> closed_to_user;
   // scan_persist (persist.h): the persistence files below a writable directory.
   std::function<std::vector<PersistFound>(const std::string& real, const std::vector<std::string>& skip)> scan;
 };
@@ -82,7 +85,8 @@ struct SandboxConfig {
   std::vector<std::string> overlay_dirs;
   landlock::Plan landlock;  // the same walls again, for the init to enforce
   // What is hidden outside the kernel views (credentials, --hide), however
-  // each is shown: what the Landlock plans deny.
+  // each is shown, but what the file modes close to the user: what the
+  // Landlock plans deny.
   std::vector<std::string> hidden;
   std::vector<std::pair<std::string, std::string>> uppers;  // each upper directory, the path it stands for
   // Missing protected names (real paths, parents first): empty directories
