@@ -11,6 +11,7 @@
 #include <string>
 
 #include "landlock/landlock.h"
+#include "unit/landlock/restricted.h"
 #include "skip.h"
 #include "unit/temp_dir.h"
 
@@ -18,29 +19,6 @@ using namespace husk;
 using namespace husk::landlock;
 
 namespace {
-
-#define CHILD_CHECK(cond) \
-  if (!(cond)) return __LINE__
-
-// `fn` in a forked child restricted by `plan`: 0, a failed line, or 1000+errno.
-int restricted(const Plan& plan, const std::function<int()>& fn) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int rc = 0;
-    try {
-      std::vector<std::string> notes;
-      base::Fd rs = build(plan, rights(plan, abi()), notes);
-      restrict_self(rs.get());
-      rc = fn();
-    } catch (const std::exception&) {
-      rc = 1000 + errno;
-    }
-    ::_exit(rc);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 999;
-}
 
 int try_open(const std::string& path, int flags) {
   int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0644);

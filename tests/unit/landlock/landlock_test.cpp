@@ -16,6 +16,7 @@
 #include <string>
 
 #include "landlock/landlock.h"
+#include "unit/landlock/restricted.h"
 #include "skip.h"
 #include "unit/temp_dir.h"
 
@@ -23,31 +24,6 @@ using namespace husk;
 using namespace husk::landlock;
 
 namespace {
-
-// The line of the first failed check in the child, 0 when all held.
-#define CHILD_CHECK(cond) \
-  if (!(cond)) return __LINE__
-
-// `fn` in a forked child restricted by `plan`: its result (0 or a failed
-// line; 1000+errno when restricting failed).
-int restricted(const Plan& plan, const std::function<int()>& fn) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int rc = 0;
-    try {
-      std::vector<std::string> notes;
-      base::Fd rs = build(plan, rights(plan, abi()), notes);
-      restrict_self(rs.get());
-      rc = fn();
-    } catch (const std::exception&) {
-      rc = 1000 + errno;
-    }
-    ::_exit(rc);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 999;
-}
 
 void write_file(const std::string& path, const char* text = "x") {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
