@@ -259,17 +259,27 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   // answered without a syscall; small (one block), its dot-names are listed
   // and an absent one needs no lookup; else one lstat per path (homes such
   // as /bin hold a thousand names: listing them cost more than it saved).
+  // A directory below one looked at already (~/.config/containers) is
+  // missing when its name is not there: no syscall either.
   auto dirs = std::make_shared<std::map<std::string, DirSummary>>();
-  h.real = [dirs](const std::string& p) -> std::optional<std::string> {
+  auto absent = [](const DirSummary& d, const std::string& name) {
+    return d.missing ||
+           (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
+  };
+  h.real = [dirs, absent](const std::string& p) -> std::optional<std::string> {
     size_t slash = p.rfind('/');
     if (slash != std::string::npos && slash > 0) {
       const std::string dir = p.substr(0, slash), name = p.substr(slash + 1);
       auto it = dirs->find(dir);
-      if (it == dirs->end()) it = dirs->emplace(dir, look_at(dir)).first;
-      const DirSummary& d = it->second;
-      if (d.missing) return std::nullopt;
-      if (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name))
-        return std::nullopt;
+      if (it == dirs->end()) {
+        const size_t up = dir.rfind('/');
+        auto parent = up != std::string::npos && up > 0 ? dirs->find(dir.substr(0, up)) : dirs->end();
+        DirSummary d;
+        if (parent != dirs->end() && absent(parent->second, dir.substr(up + 1))) d.missing = true;
+        else d = look_at(dir);
+        it = dirs->emplace(dir, std::move(d)).first;
+      }
+      if (absent(it->second, name)) return std::nullopt;
     }
     return real_path(p);
   };
