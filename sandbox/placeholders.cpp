@@ -10,9 +10,11 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <iostream>
 
 #include "base/error.h"
 #include "base/fdpass.h"
+#include "base/printable.h"
 #include "sandbox/internal.h"
 
 namespace husk::rt {
@@ -47,28 +49,39 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
   if (paths.empty()) return {};
   std::vector<One> want;
   for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), {}, {}});
-  // The user's step says which it made (1) and which it could not (0) on a
-  // pipe: as root it is a child of ours.
+  // The user's step says which it made (1), found (2), need not make (0)
+  // and could not make (3, with errno) on a pipe: as root it is a child of ours.
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("husk sandbox: pipe");
   Fd rd(p[0]), wr(p[1]);
   as_user(uid_, gid_, [&] {
     for (const auto& w : want) {
-      char out = 0;
+      char out[2] = {1, 0};
       // An ordinary directory on the host: what the user makes in it while
       // the sandbox runs (the sandbox sees the read-only mount over it) is
       // theirs, and stays.
-      if (::mkdirat(w.dir.get(), w.name.c_str(), 0755) == 0) out = 1;
-      else if (errno == EEXIST) out = 2;
-      if (::write(wr.get(), &out, 1) != 1) throw sys_error("husk sandbox: pipe");
+      if (!with_owner_write(w.dir.get(), [&] { return ::mkdirat(w.dir.get(), w.name.c_str(), 0755); })) {
+        // Not the user's to write, a read-only mount: nor the command's.
+        const bool none_needed = errno == EACCES || errno == EPERM || errno == EROFS;
+        out[0] = errno == EEXIST ? 2 : none_needed ? 0 : 3;
+        out[1] = static_cast<char>(errno);
+      }
+      if (::write(wr.get(), out, 2) != 2) throw sys_error("husk sandbox: pipe");
     }
   });
   wr.reset();
   std::vector<std::string> refused;
+  std::string failed;
   for (size_t i = 0; i < want.size(); ++i) {
-    char r = 0;
-    if (::read(rd.get(), &r, 1) != 1) throw Error("husk sandbox: the placeholders' step said nothing");
-    if (r == 0) {
+    char said[2];
+    if (::read(rd.get(), said, 2) != 2) throw Error("husk sandbox: the placeholders' step said nothing");
+    const char r = said[0];
+    // The command could make the name later (space freed, a link removed):
+    // not started unprotected.
+    if (r == 3)
+      failed += (failed.empty() ? "" : ", ") + base::printable(paths[i]) + " (" +
+                std::strerror(static_cast<unsigned char>(said[1])) + ")";
+    if (r == 0 || r == 3) {
       refused.push_back(paths[i]);
       continue;
     }
@@ -82,6 +95,9 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
     made(w);
     made_.push_back(std::move(w));
   }
+  if (!failed.empty())
+    throw Error("husk sandbox: cannot make the empty directory that keeps a protected name from being made: " +
+                failed + "; --allow-write PATH leaves one unprotected");
   return refused;
 }
 
@@ -89,6 +105,7 @@ void Placeholders::remove() {
   if (made_.empty()) return;
   try {
     as_user(uid_, gid_, [&] {
+      std::string left;
       for (const auto& m : made_) {
         // Held by another sandbox (it found ours and mounted over it:
         // removed, its mount would go with it): left.
@@ -100,8 +117,15 @@ void Placeholders::remove() {
         // The same directory, and rmdir removes only an empty one: what the
         // user put there in the meantime stays.
         identify(st, id);
-        if (std::memcmp(id, m.id, sizeof id) == 0) ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR);
+        if (std::memcmp(id, m.id, sizeof id) != 0 ||
+            with_owner_write(m.dir.get(), [&] { return ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR); }))
+          continue;
+        const int err = errno;
+        left += (left.empty() ? "" : ", ") + placeholder_path(m.dir.get(), m.name) + " (" + left_reason(err) + ")";
       }
+      if (!left.empty())
+        std::cerr << "husk sandbox: left on the host, empty directories that stood in for protected names: " << left
+                  << std::endl;
     });
   } catch (const Error&) {
     // What cannot be removed stays, like any leftover of remove_tree.
