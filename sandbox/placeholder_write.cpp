@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "base/fd.h"
 #include "base/printable.h"
 #include "sandbox/internal.h"
 
@@ -17,18 +16,20 @@ bool with_owner_write(int dir, const std::function<int()>& step) {
   if (step() == 0) return true;
   if (errno != EACCES) return false;
   // As the user: only a directory of theirs, which they (and the command,
-  // `chmod 555 .`) could make writable themselves; by the fd the
-  // placeholder was made in, no name looked up again; its mode put back.
-  base::Fd self(::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  // `chmod 555 .`, `chmod 0 .git`) could open again themselves. Changed
+  // through the fd the placeholder was made by (its /proc link, an O_PATH
+  // fd has no fchmod), no name looked up again; its mode put back.
+  const std::string self = "/proc/self/fd/" + std::to_string(dir);
   struct stat st;
-  if (!self || ::fstat(self.get(), &st) != 0 || st.st_uid != ::geteuid() || (st.st_mode & S_IWUSR)) {
+  constexpr mode_t kNeeded = S_IWUSR | S_IXUSR;
+  if (::fstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & kNeeded) == kNeeded) {
     errno = EACCES;
     return false;
   }
-  if (::fchmod(self.get(), (st.st_mode & 07777) | S_IWUSR) != 0) return false;
+  if (::chmod(self.c_str(), (st.st_mode & 07777) | kNeeded) != 0) return false;
   const bool done = step() == 0;
   const int err = errno;
-  ::fchmod(self.get(), st.st_mode & 07777);
+  ::chmod(self.c_str(), st.st_mode & 07777);
   errno = err;
   return done;
 }

@@ -109,7 +109,12 @@ void Placeholders::remove() {
       for (const auto& m : made_) {
         // Held by another sandbox (it found ours and mounted over it:
         // removed, its mount would go with it): left.
-        Fd opened(m.lock ? -1 : ::openat(m.dir.get(), m.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        Fd opened;
+        if (!m.lock)  // the guardian's: opened in a directory the command may have closed (chmod 0)
+          with_owner_write(m.dir.get(), [&] {
+            opened = Fd(::openat(m.dir.get(), m.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            return opened ? 0 : -1;
+          });
         const int fd = m.lock ? m.lock.get() : opened.get();
         struct stat st;
         uint64_t id[4];
