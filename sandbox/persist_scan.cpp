@@ -142,7 +142,7 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
   if (budget == 0) {
     budget = kMaxEntries;
     std::vector<std::string> names = protected_names();
-    names.push_back(".config");
+    for (const char* looked_into : {".config", ".claude", ".local"}) names.push_back(looked_into);
     for (const auto& n : names) {
       struct stat st;
       if (n.find('/') != std::string::npos || top_seen.count(n) ||

@@ -274,6 +274,8 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   CHECK(got.count(".git/"));
   CHECK(got.count(".git/config"));
   CHECK(got.count(".vscode@"));
+  CHECK(got.count(".claude/settings.json"));
+  CHECK(got.count(".local/share/systemd/"));
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
