@@ -21,12 +21,28 @@ const std::vector<std::string>& secret_files() {
   return kFiles;
 }
 
+// Paths relative to a home, no wildcards: a file or a whole directory (a
+// browser's profiles hold cookies and saved passwords under names of its own).
+// Each is a lookup per home at start: a name in the home or in .config costs
+// least (those directories are looked at anyway).
 const std::vector<std::string>& home_secrets() {
   static const std::vector<std::string> kPaths = {
       ".ssh", ".aws", ".config/gcloud", ".azure", ".kube", ".docker", ".gnupg", ".netrc", ".git-credentials",
       ".config/gh", ".config/hub", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
       ".local/share/keyrings", ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json",
-      ".config/containers/auth.json"};
+      ".config/containers/auth.json",
+      // AI agents' tokens: Claude Code, Codex, Gemini CLI, GitHub Copilot (hosts.json, apps.json).
+      ".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json", ".config/github-copilot",
+      // Databases' and object stores' passwords, cloud CLIs' tokens.
+      ".pgpass", ".my.cnf", ".s3cfg", ".boto", ".config/rclone", ".config/op", ".config/hcloud",
+      // Package indexes' and build tools' passwords (pip's index-url may carry a token, as .npmrc does).
+      ".config/pip/pip.conf", ".pip/pip.conf", ".m2/settings.xml", ".gradle/gradle.properties",
+      // Browsers' profiles (cookies, saved passwords), VS Code's state (its extensions' sessions).
+      ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
+      ".config/Code/User/globalStorage",
+      // Histories: passwords typed on command lines and in database shells.
+      ".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
+      ".local/share/fish/fish_history"};
   return kPaths;
 }
 

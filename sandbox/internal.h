@@ -44,6 +44,14 @@ void as_user(uint32_t uid, uint32_t gid, const std::function<void()>& fn);
 // could delete. Root then removes the emptied directory from its own.
 void remove_users_tree(uint32_t uid, uint32_t gid, int parent, const std::string& name);
 
+// Placeholders in a directory the command made read-only (`chmod 555 .`):
+// `step` (an *at call in the O_PATH fd `dir`), again with u+w given to
+// `dir` for it if it is the user's own (as the user); false, errno set, if
+// it still fails. placeholder_write.cpp, with the exit's words for what is left.
+bool with_owner_write(int dir, const std::function<int()>& step);
+std::string placeholder_path(int dir, const std::string& name);  // escaped for printing
+std::string left_reason(int err);
+
 // mkdir -p of `rel` below the directory `at` (as the user the directories
 // are for, see as_user), no symlink followed.
 void make_dirs_at(int at, const std::string& rel, const std::string& shown);

@@ -16,25 +16,41 @@ using ojson = nlohmann::ordered_json;
 // directory also while missing. Each makes a host program run code: git's
 // directory (its config and hooks), VS Code's tasks and JetBrains' run
 // configurations, an agent's MCP servers (.mcp.json starts them), direnv's
-// .envrc (runs at `cd` once allowed).
-const std::vector<std::string> kTopNames = {".git", ".vscode", ".idea", ".mcp.json", ".envrc"};
+// .envrc (runs at `cd` once allowed), Cursor's and Gemini CLI's settings
+// (their MCP servers and hooks start commands; extensions too).
+const std::vector<std::string> kTopNames = {".git", ".vscode", ".idea", ".mcp.json", ".envrc", ".cursor", ".gemini"};
+
+// Claude Code's settings, in a project and in the home: their hooks run
+// commands. The directory is pinned and only these are read-only in it (the
+// agent goes on writing its other files there); missing, it stands in whole.
+const std::string kClaudeDir = ".claude";
+const std::vector<std::string> kClaudeNames = {".claude/settings.json", ".claude/settings.local.json"};
 
 // Read from the home only (a shell's rc files, git's global config): also
 // while missing where the writable directory is the home, elsewhere only
-// when they are there. .bash_logout and .zlogout run at a login shell's exit.
+// when they are there. .bash_logout and .zlogout run at a login shell's exit;
+// display managers source .xprofile and .xsessionrc, and pam_env reads
+// .pam_environment (LD_PRELOAD, PATH) at the next graphical login.
 // Not here: .inputrc (key bindings, no command), .pythonrc (read only where
 // PYTHONSTARTUP names it), .vimrc (its commands run, but the credentials'
 // --hide is the tool for editors' files).
 const std::vector<std::string> kHomeNames = {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
                                              ".zshrc",  ".zprofile",     ".zshenv",     ".zlogin",      ".zlogout",
-                                             ".gitconfig"};
+                                             ".gitconfig", ".pam_environment", ".xprofile", ".xsessionrc"};
 
 // In the home's .config (pinned, so that it cannot be renamed away and
 // rebuilt): git's other global config, the user's systemd units and the
-// desktop's autostart entries (run at the next login), fish's config.
+// desktop's autostart entries (run at the next login), fish's config, the
+// user manager's environment (environment.d: LD_PRELOAD for every service).
 // Not ~/.local/bin (ahead in PATH, but `pip install --user` writes there).
 const std::vector<std::string> kHomeConfigNames = {".config/git", ".config/systemd", ".config/autostart",
-                                                   ".config/fish"};
+                                                   ".config/fish", ".config/environment.d"};
+
+// The user's systemd units (and timers' stamps) in the home's .local/share,
+// started at the next login as those of .config/systemd are: read-only
+// whole, .local and .local/share pinned above it (a rename of either would
+// take the protection away).
+const std::string kHomeSystemd = ".local/share/systemd";
 
 // Protected where they are, never made: .gitmodules (a tracked file: its
 // URLs reach `git submodule update`), ripgrep's config (its --pre runs a
@@ -63,8 +79,9 @@ size_t depth(const std::string& rel) { return std::count(rel.begin(), rel.end(),
 
 std::vector<std::string> protected_names() {
   std::vector<std::string> out = kTopNames;
-  for (const auto* list : {&kHomeNames, &kHomeConfigNames, &kPresentNames})
+  for (const auto* list : {&kHomeNames, &kHomeConfigNames, &kPresentNames, &kClaudeNames})
     out.insert(out.end(), list->begin(), list->end());
+  out.push_back(kHomeSystemd);
   for (const auto& n : kGitDirNames) out.push_back(".git/" + n);
   return out;
 }
@@ -73,7 +90,8 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   std::vector<Protection> plan;
   // gitdirs: git directories; hooked: those whose hooks git runs (a
   // worktree's directory has none of its own: the common ones run).
-  std::set<std::string> present, gitdirs, hooked;
+  std::set<std::string> present, gitdirs, hooked, claude;
+  bool local_share = false;  // the home's .local/share, a directory (no symlink: a placeholder needs that)
   for (const auto& f : found) present.insert(f.rel);
   for (const auto& f : found) {
     if (f.link) continue;
@@ -99,6 +117,16 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
       if (base_name(parent) == "modules") hooked.insert(f.rel);
     } else if (!in_git && !git_child && (in(kTopNames, name) || in(kHomeNames, name) || in(kPresentNames, name))) {
       plan.push_back({f.rel, Protection::kReadOnly});
+    } else if (!in_git && name == kClaudeDir) {
+      plan.push_back({f.rel, f.dir ? Protection::kPin : Protection::kReadOnly});
+      if (f.dir) claude.insert(f.rel);
+    } else if (claude.count(parent) && in(kClaudeNames, kClaudeDir + "/" + name)) {
+      plan.push_back({f.rel, Protection::kReadOnly});
+    } else if (home && (f.rel == ".local" || f.rel == ".local/share") && f.dir) {
+      plan.push_back({f.rel, Protection::kPin});
+      local_share |= f.rel == ".local/share";
+    } else if (home && f.rel == kHomeSystemd) {
+      plan.push_back({f.rel, Protection::kReadOnly});
     } else if (home && f.rel == ".config" && f.dir) {
       plan.push_back({f.rel, Protection::kPin});
     } else if (home && in(kHomeConfigNames, f.rel)) {
@@ -108,9 +136,16 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   if (home && present.count(".config"))
     for (const auto& n : kHomeConfigNames)
       if (!present.count(n)) plan.push_back({n, Protection::kAbsent});
+  if (local_share && !present.count(kHomeSystemd))
+    plan.push_back({kHomeSystemd, Protection::kAbsent});
   for (const auto& g : hooked)
     if (!present.count(g + "/hooks")) plan.push_back({g + "/hooks", Protection::kAbsent});
+  for (const auto& c : claude)
+    for (const auto& n : kClaudeNames)
+      if (const std::string rel = dir_name(c).empty() ? n : dir_name(c) + "/" + n; !present.count(rel))
+        plan.push_back({rel, Protection::kAbsent});
   std::vector<std::string> top = kTopNames;
+  top.push_back(kClaudeDir);
   if (home) top.insert(top.end(), kHomeNames.begin(), kHomeNames.end());
   for (const auto& n : top)
     if (!present.count(n)) plan.push_back({n, Protection::kAbsent});

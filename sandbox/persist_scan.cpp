@@ -116,9 +116,16 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
       scan_gitdir(top.get(), path, 2, budget, out);
       return false;
     }
-    if (path == ".config")  // a home's: what runs from there (persist.cpp)
-      for (const auto& c : list(top.get(), path, budget, false))
+    // A home's .config and Claude Code's settings: what runs from there (persist.cpp).
+    if (path == ".config" || e.name == ".claude")
+      for (const auto& c : list(top.get(), path, budget, e.name == ".claude"))
         out.push_back({join(path, c.name), c.type == DT_DIR, c.type == DT_LNK});
+    if (path == ".local")  // a home's systemd units, two levels down
+      for (const char* n : {".local/share", ".local/share/systemd"}) {
+        struct stat st;
+        if (::fstatat(top.get(), n, &st, AT_SYMLINK_NOFOLLOW) == 0)
+          out.push_back({n, S_ISDIR(st.st_mode), S_ISLNK(st.st_mode)});
+      }
     return true;
   };
   // Breadth first: with the budget spent, what is missed is the deepest.
@@ -135,7 +142,7 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
   if (budget == 0) {
     budget = kMaxEntries;
     std::vector<std::string> names = protected_names();
-    names.push_back(".config");
+    for (const char* looked_into : {".config", ".claude", ".local"}) names.push_back(looked_into);
     for (const auto& n : names) {
       struct stat st;
       if (n.find('/') != std::string::npos || top_seen.count(n) ||

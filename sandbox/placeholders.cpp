@@ -10,11 +10,15 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <iostream>
+#include <mutex>
 #include <system_error>
 #include <thread>
 
 #include "base/error.h"
 #include "base/fdpass.h"
+#include "base/printable.h"
 #include "sandbox/internal.h"
 
 namespace husk::rt {
@@ -49,28 +53,39 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
   if (paths.empty()) return {};
   std::vector<One> want;
   for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), {}, {}});
-  // The user's step says which it made (1) and which it could not (0) on a
-  // pipe: as root it is a child of ours.
+  // The user's step says which it made (1), found (2), need not make (0)
+  // and could not make (3, with errno) on a pipe: as root it is a child of ours.
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("husk sandbox: pipe");
   Fd rd(p[0]), wr(p[1]);
   as_user(uid_, gid_, [&] {
     for (const auto& w : want) {
-      char out = 0;
+      char out[2] = {1, 0};
       // An ordinary directory on the host: what the user makes in it while
       // the sandbox runs (the sandbox sees the read-only mount over it) is
       // theirs, and stays.
-      if (::mkdirat(w.dir.get(), w.name.c_str(), 0755) == 0) out = 1;
-      else if (errno == EEXIST) out = 2;
-      if (::write(wr.get(), &out, 1) != 1) throw sys_error("husk sandbox: pipe");
+      if (!with_owner_write(w.dir.get(), [&] { return ::mkdirat(w.dir.get(), w.name.c_str(), 0755); })) {
+        // Not the user's to write, a read-only mount: nor the command's.
+        const bool none_needed = errno == EACCES || errno == EPERM || errno == EROFS;
+        out[0] = errno == EEXIST ? 2 : none_needed ? 0 : 3;
+        out[1] = static_cast<char>(errno);
+      }
+      if (::write(wr.get(), out, 2) != 2) throw sys_error("husk sandbox: pipe");
     }
   });
   wr.reset();
   std::vector<std::string> refused;
+  std::string failed;
   for (size_t i = 0; i < want.size(); ++i) {
-    char r = 0;
-    if (::read(rd.get(), &r, 1) != 1) throw Error("husk sandbox: the placeholders' step said nothing");
-    if (r == 0) {
+    char said[2];
+    if (::read(rd.get(), said, 2) != 2) throw Error("husk sandbox: the placeholders' step said nothing");
+    const char r = said[0];
+    // The command could make the name later (space freed, a link removed):
+    // not started unprotected.
+    if (r == 3)
+      failed += (failed.empty() ? "" : ", ") + base::printable(paths[i]) + " (" +
+                std::strerror(static_cast<unsigned char>(said[1])) + ")";
+    if (r == 0 || r == 3) {
       refused.push_back(paths[i]);
       continue;
     }
@@ -84,26 +99,40 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
     made(w);
     made_.push_back(std::move(w));
   }
+  if (!failed.empty())
+    throw Error("husk sandbox: cannot make the empty directory that keeps a protected name from being made: " +
+                failed + "; --allow-write PATH leaves one unprotected");
   return refused;
 }
 
 namespace {
 
-// One placeholder removed if it is still ours; its fd closed here, where the
-// last one frees it.
-void remove_one(Placeholders::One& m) {
-  // Held by another sandbox (it found ours and mounted over it: removed,
-  // its mount would go with it): left.
-  Fd opened(m.lock ? -1 : ::openat(m.dir.get(), m.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+// One placeholder removed if it is still ours ("", also when it is held
+// by another sandbox, which found ours and mounted over it: removed, its
+// mount would go with it); else what stays and why. Its fd closed here,
+// where the last one frees it. `writing`: with_owner_write's way.
+std::string remove_one(Placeholders::One& m, const std::function<bool(int, const std::function<int()>&)>& writing) {
+  Fd opened;
+  if (!m.lock)  // the guardian's: opened in a directory the command may have closed (chmod 0)
+    writing(m.dir.get(), [&] {
+      opened = Fd(::openat(m.dir.get(), m.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      return opened ? 0 : -1;
+    });
   const int fd = m.lock ? m.lock.get() : opened.get();
   struct stat st;
   uint64_t id[4];
-  if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &st) != 0) return;
+  if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &st) != 0) return "";
   // The same directory, and rmdir removes only an empty one: what the user
   // put there in the meantime stays.
   identify(st, id);
-  if (std::memcmp(id, m.id, sizeof id) == 0) ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR);
+  if (std::memcmp(id, m.id, sizeof id) != 0 ||
+      writing(m.dir.get(), [&] { return ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR); })) {
+    m.lock.reset();
+    return "";
+  }
+  const int err = errno;
   m.lock.reset();
+  return placeholder_path(m.dir.get(), m.name) + " (" + left_reason(err) + ")";
 }
 
 }  // namespace
@@ -114,16 +143,33 @@ void Placeholders::remove() {
     as_user(uid_, gid_, [&] {
       // Side by side: freeing a directory can wait for the disk (ext4
       // mounted with discard waits ~4 ms for each), and each would wait in
-      // turn.
+      // turn. A directory the command closed (chmod) is opened again one at
+      // a time: its mode is changed and put back around each step.
+      std::mutex reopening;
+      std::vector<std::string> left(made_.size());
+      auto remove_at = [&](size_t i) {
+        left[i] = remove_one(made_[i], [&](int dir, const std::function<int()>& step) {
+          if (step() == 0) return true;
+          if (errno != EACCES) return false;
+          std::lock_guard<std::mutex> one(reopening);
+          return with_owner_write(dir, step);
+        });
+      };
       std::vector<std::thread> removing;
-      for (auto& m : made_) {
+      for (size_t i = 0; i < made_.size(); ++i) {
         try {
-          removing.emplace_back([&m] { remove_one(m); });
+          removing.emplace_back(remove_at, i);
         } catch (const std::system_error&) {
-          remove_one(m);
+          remove_at(i);
         }
       }
       for (auto& t : removing) t.join();
+      std::string said;
+      for (const auto& l : left)
+        if (!l.empty()) said += (said.empty() ? "" : ", ") + l;
+      if (!said.empty())
+        std::cerr << "husk sandbox: left on the host, empty directories that stood in for protected names: " << said
+                  << std::endl;
     });
   } catch (const Error&) {
     // What cannot be removed stays, like any leftover of remove_tree.

@@ -259,27 +259,28 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   // answered without a syscall; small (one block), its dot-names are listed
   // and an absent one needs no lookup; else one lstat per path (homes such
   // as /bin hold a thousand names: listing them cost more than it saved).
-  // A directory below one looked at already (~/.config/containers) is
-  // missing when its name is not there: no syscall either.
   auto dirs = std::make_shared<std::map<std::string, DirSummary>>();
-  auto absent = [](const DirSummary& d, const std::string& name) {
-    return d.missing ||
-           (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
+  // Absent by what the nearest directory above `p` already looked at says
+  // (a missing one, a listing without the name): .config/Code/User in a
+  // home without .config needs no syscall.
+  auto absent = [dirs](const std::string& p) {
+    for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
+      auto it = dirs->find(p.substr(0, slash));
+      if (it == dirs->end()) continue;
+      const DirSummary& d = it->second;
+      const std::string name = p.substr(slash + 1, p.find('/', slash + 1) - slash - 1);
+      return d.missing ||
+             (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
+    }
+    return false;
   };
   h.real = [dirs, absent](const std::string& p) -> std::optional<std::string> {
     size_t slash = p.rfind('/');
     if (slash != std::string::npos && slash > 0) {
-      const std::string dir = p.substr(0, slash), name = p.substr(slash + 1);
+      const std::string dir = p.substr(0, slash);
       auto it = dirs->find(dir);
-      if (it == dirs->end()) {
-        const size_t up = dir.rfind('/');
-        auto parent = up != std::string::npos && up > 0 ? dirs->find(dir.substr(0, up)) : dirs->end();
-        DirSummary d;
-        if (parent != dirs->end() && absent(parent->second, dir.substr(up + 1))) d.missing = true;
-        else d = look_at(dir);
-        it = dirs->emplace(dir, std::move(d)).first;
-      }
-      if (absent(it->second, name)) return std::nullopt;
+      if (it == dirs->end()) it = dirs->emplace(dir, absent(dir) ? DirSummary{true, {}} : look_at(dir)).first;
+      if (it->second.missing || absent(p)) return std::nullopt;
     }
     return real_path(p);
   };

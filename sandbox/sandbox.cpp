@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/log.h"
+#include "base/printable.h"
 #include "sandbox/internal.h"
 #include "sandbox/no_userns.h"
 #include "sandbox/proxy.h"
@@ -178,17 +179,20 @@ void report_kept_changes(const KeptChanges& kept, const SandboxConfig& sc, const
   Fd upper = open_upper();
   struct stat st;
   if (!upper && ::fstatat(kept.fd.get(), "upper", &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    std::cerr << "husk sandbox: --keep-changes: " << kept.path
+    std::cerr << "husk sandbox: --keep-changes: " << base::printable(kept.path)
               << "/upper is no directory any more (the command replaced it)" << std::endl;
     return;
   }
   bool any = false;
   for (const auto& [path, shown] : sc.uppers) {
     if (!upper || ::fstatat(upper.get(), path.substr(top.size()).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    std::cerr << "husk sandbox: changes kept in " << path << " (for " << shown << ")" << std::endl;
+    std::cerr << "husk sandbox: changes kept in " << base::printable(path) << " (for " << base::printable(shown) << ")"
+              << std::endl;
     any = true;
   }
-  if (!any) std::cerr << "husk sandbox: --keep-changes: nothing was changed, " << kept.path << " is empty" << std::endl;
+  if (!any)
+    std::cerr << "husk sandbox: --keep-changes: nothing was changed, " << base::printable(kept.path) << " is empty"
+              << std::endl;
 }
 
 // The mounts over placeholders that could not be made: where the user may
@@ -230,7 +234,8 @@ int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& t
     proxy.reset();
     auto say = [](const char* what, const std::vector<std::string>& items) {
       std::string list;
-      for (const auto& d : items) list += (list.empty() ? "" : ", ") + d;
+      // Host names the command asked for: no control byte of theirs reaches the terminal.
+      for (const auto& d : items) list += (list.empty() ? "" : ", ") + base::printable(d);
       if (!list.empty()) std::cerr << "husk sandbox: --allow-host " << what << ": " << list << std::endl;
     };
     say("refused", denied);
@@ -278,7 +283,9 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   TerminalGuard terminal;
   extras.on_created = [&scratch](pid_t init) { scratch.open(init); };
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy, scratch); };
-  extras.on_late_error = [](const std::string& error) { std::cerr << "husk sandbox: " << error << std::endl; };
+  extras.on_late_error = [](const std::string& error) {
+    std::cerr << "husk sandbox: " << base::printable(error) << std::endl;
+  };
   int status;
   try {
     status = run_own_config(sg, co, sc.config.dump() + "\n", extras);

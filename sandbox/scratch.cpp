@@ -11,6 +11,7 @@
 #include "base/dir.h"
 #include "base/file.h"
 #include "base/path.h"
+#include "base/printable.h"
 #include "sandbox/internal.h"
 
 namespace husk::rt {
@@ -82,11 +83,12 @@ std::string ScratchHome::discarded() const {
   look(fd_.get(), "", written);
   if (written.empty()) return "";
   std::string list;
-  for (size_t i = 0; i < written.size() && i < 5; ++i) list += (i ? ", " : "") + written[i];
+  // Names the command chose: no control byte of theirs reaches the terminal.
+  for (size_t i = 0; i < written.size() && i < 5; ++i) list += (i ? ", " : "") + base::printable(written[i]);
   if (written.size() > 5)
     list += ", ... (" + std::string(written.size() < kMaxListed ? "" : "at least ") + std::to_string(written.size()) +
             " in all)";
-  return "husk sandbox: what the command wrote in the scratch home " + home_ +
+  return "husk sandbox: what the command wrote in the scratch home " + base::printable(home_) +
          " (a tmpfs: no flag shows the real one) is discarded: " + list;
 }
 

@@ -87,6 +87,7 @@ TEST_CASE("persist: a repository's git directories pinned, what runs read-only, 
   auto plan = lines(plan_protection(found, false));
   std::vector<std::string> want = {
       ".git pin", ".gitmodules ro", ".vscode absent", ".idea absent", ".mcp.json absent", ".envrc absent",
+      ".cursor absent", ".gemini absent", ".claude absent",
       ".git/config ro", ".git/modules pin", ".git/worktrees pin", ".git/hooks absent", "sub/.git ro",
       "pkg/.vscode ro", "pkg/.envrc ro", ".git/modules/lib pin", ".git/worktrees/w pin",
       ".git/modules/lib/config ro", ".git/worktrees/w/commondir ro", ".git/modules/lib/hooks absent"};
@@ -126,6 +127,41 @@ TEST_CASE("persist: the shells' rc files are made impossible in the home only", 
     CHECK(has(names, n));
 }
 
+TEST_CASE("persist: Claude Code's settings, the home's systemd units and login files", "[sandbox]") {
+  // .claude pinned (its other files stay writable), its settings read-only or not made; a sub-project's too.
+  auto claude = lines(plan_protection({{".claude", true}, {".claude/settings.json"}, {".claude/todos", true},
+                                       {"sub/.claude", true}, {"sub/.claude/settings.local.json", false, true}},
+                                      false));
+  CHECK(has(claude, ".claude pin"));
+  CHECK(has(claude, ".claude/settings.json ro"));
+  CHECK(has(claude, ".claude/settings.local.json absent"));
+  CHECK(has(claude, "sub/.claude pin"));
+  CHECK(has(claude, "sub/.claude/settings.json absent"));
+  for (const auto& l : claude) CHECK(l.rfind(".claude/todos", 0) != 0);
+  for (const auto& l : claude) CHECK(l.rfind("sub/.claude/settings.local.json", 0) != 0);  // a symlink
+  CHECK(has(lines(plan_protection({{".claude"}}, false)), ".claude ro"));  // a file: nothing can be inside
+  // The home's .local/share/systemd: read-only or not made, .local and .local/share pinned.
+  auto local = lines(plan_protection({{".local", true}, {".local/share", true}}, true));
+  CHECK(has(local, ".local pin"));
+  CHECK(has(local, ".local/share pin"));
+  CHECK(has(local, ".local/share/systemd absent"));
+  CHECK(has(lines(plan_protection({{".local", true}, {".local/share", true}, {".local/share/systemd", true}}, true)),
+            ".local/share/systemd ro"));
+  // .local/share a symlink: nothing is made through it; elsewhere than the home .local is not looked at.
+  for (const auto& l : lines(plan_protection({{".local", true}, {".local/share", true, true}}, true)))
+    CHECK(l.rfind(".local/share", 0) != 0);
+  for (const auto& l : lines(plan_protection({{".local", true}, {".local/share", true}}, false)))
+    CHECK(l.rfind(".local", 0) != 0);
+  auto home = lines(plan_protection({{".config", true}}, true));
+  for (const char* n : {".pam_environment", ".xprofile", ".xsessionrc", ".config/environment.d", ".cursor", ".gemini"})
+    CHECK(has(home, std::string(n) + " absent"));
+  CHECK_FALSE(has(lines(plan_protection({}, false)), ".xprofile absent"));
+  auto names = protected_names();
+  for (const char* n : {".claude/settings.json", ".claude/settings.local.json", ".local/share/systemd",
+                        ".config/environment.d", ".pam_environment", ".cursor", ".gemini"})
+    CHECK(has(names, n));
+}
+
 TEST_CASE("persist: the config binds them after the working directory, --allow-write opens one", "[sandbox]") {
   SandboxHost h = host({{".git", true}, {".git/config"}, {".git/hooks", true}, {".git/HEAD"}});
   SandboxConfig sc = sandbox_config(cmd(), h, "r");
@@ -143,7 +179,9 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
   CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev rro"));
   CHECK(has(m, "/home/ann/proj/.vscode" + kEmpty));
   CHECK(sc.placeholders == std::vector<std::string>{"/home/ann/proj/.vscode", "/home/ann/proj/.idea",
-                                                    "/home/ann/proj/.mcp.json", "/home/ann/proj/.envrc"});
+                                                    "/home/ann/proj/.mcp.json", "/home/ann/proj/.envrc",
+                                                    "/home/ann/proj/.cursor", "/home/ann/proj/.gemini",
+                                                    "/home/ann/proj/.claude"});
   CHECK(sc.guarded == std::vector<std::string>{"/home/ann/proj/.git", "/home/ann/proj/.git/config",
                                                "/home/ann/proj/.git/hooks"});
 
@@ -202,6 +240,9 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   touch("a/.envrc");
   touch("a/b/.mcp.json");    // in a directory two below: found
   touch("a/b/c/.mcp.json");  // three below: beyond the walk
+  for (const char* d : {".claude", "a/.claude", ".local", ".local/share", ".local/share/systemd"}) mk(d);
+  touch(".claude/settings.json");
+  touch("a/.claude/settings.local.json");
   touch("node_modules/x/.npmrc");
   touch("shown/.envrc");
   REQUIRE(::symlink("elsewhere", (root + "/link").c_str()) == 0);
@@ -217,6 +258,10 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   CHECK(got.count("a/b/.mcp.json"));
   CHECK(got.count(".vscode@"));
   CHECK(got.count("elsewhere/.vscode/"));
+  CHECK(got.count(".claude/settings.json"));
+  CHECK(got.count("a/.claude/settings.local.json"));
+  CHECK(got.count(".local/share/"));
+  CHECK(got.count(".local/share/systemd/"));
   CHECK_FALSE(got.count("a/b/c/.mcp.json"));
   CHECK_FALSE(got.count("node_modules/x/.npmrc"));
   CHECK_FALSE(got.count("shown/.envrc"));
@@ -229,6 +274,8 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   CHECK(got.count(".git/"));
   CHECK(got.count(".git/config"));
   CHECK(got.count(".vscode@"));
+  CHECK(got.count(".claude/settings.json"));
+  CHECK(got.count(".local/share/systemd/"));
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
@@ -273,4 +320,28 @@ TEST_CASE("persist: placeholders are removed only while they are the same empty 
     CHECK(::stat((root + "/.d").c_str(), &st) == 0);
   }
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+TEST_CASE("persist: placeholders in a directory the command made read-only are made and removed", "[sandbox]") {
+  // Root writes in a directory of mode 0555 anyway: what is tested is the user's step.
+  if (::geteuid() == 0) return;
+  char tmpl[] = "/tmp/husk-placeholders-ro-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  REQUIRE(::chmod(root.c_str(), 0555) == 0);
+  struct stat st;
+  {
+    Placeholders p(::geteuid(), ::getegid());
+    CHECK(p.make({root + "/.a", root + "/.b"}, [](const Placeholders::One&) {}).empty());
+    CHECK(::stat((root + "/.a").c_str(), &st) == 0);
+    REQUIRE(::stat(root.c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0555);  // put back
+    REQUIRE(::chmod(root.c_str(), 0755) == 0);
+    REQUIRE(::chmod(root.c_str(), 0500) == 0);  // `chmod 500 .` while the sandbox runs
+  }
+  CHECK(::stat((root + "/.a").c_str(), &st) != 0);
+  CHECK(::stat((root + "/.b").c_str(), &st) != 0);
+  REQUIRE(::stat(root.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0500);
+  REQUIRE(::rmdir(root.c_str()) == 0);
 }
