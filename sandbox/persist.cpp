@@ -77,6 +77,13 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   for (const auto& f : found) present.insert(f.rel);
   for (const auto& f : found) {
     if (f.link) continue;
+    if (f.gitdir) {  // as a .git directory (a submodule's is one already)
+      if (gitdirs.insert(f.rel).second) {
+        plan.push_back({f.rel, Protection::kPin});
+        hooked.insert(f.rel);
+      }
+      continue;
+    }
     const std::string name = base_name(f.rel), parent = dir_name(f.rel), above = dir_name(parent);
     const bool in_git = gitdirs.count(parent) > 0;
     // A submodule's or a worktree's git directory (it has a HEAD; a
@@ -94,8 +101,7 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
     } else if (in_git && in(kGitDirNames, name)) {
       plan.push_back({f.rel, Protection::kReadOnly});
     } else if (git_child && f.dir) {
-      plan.push_back({f.rel, Protection::kPin});
-      gitdirs.insert(f.rel);
+      if (gitdirs.insert(f.rel).second) plan.push_back({f.rel, Protection::kPin});
       if (base_name(parent) == "modules") hooked.insert(f.rel);
     } else if (!in_git && !git_child && (in(kTopNames, name) || in(kHomeNames, name) || in(kPresentNames, name))) {
       plan.push_back({f.rel, Protection::kReadOnly});
@@ -117,6 +123,10 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   // A pinned directory is bound before what is bound inside it.
   std::stable_sort(plan.begin(), plan.end(),
                    [](const Protection& a, const Protection& b) { return depth(a.rel) < depth(b.rel); });
+  // A git directory found twice (a worktree's, named by its .git file too).
+  std::set<std::string> once;
+  plan.erase(std::remove_if(plan.begin(), plan.end(), [&](const Protection& p) { return !once.insert(p.rel).second; }),
+             plan.end());
   return plan;
 }
 

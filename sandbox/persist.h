@@ -27,6 +27,8 @@ struct PersistFound {
   std::string rel;
   bool dir = false;
   bool link = false;
+  // A git directory that a `.git` file ("gitdir: PATH") or symlink names.
+  bool gitdir = false;
 };
 
 // How one path is protected. Pin: a directory bound on itself (writable),

@@ -7,9 +7,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <set>
 
 #include "base/error.h"
@@ -94,6 +96,37 @@ void scan_gitdir(int root, const std::string& rel, int levels, size_t& budget, s
   }
 }
 
+// The git directory a `.git` file ("gitdir: PATH", relative to its
+// directory) or symlink in `rel` names, relative to the walk's root `real`,
+// when it is below it. Followed as git follows it (symlinks too, as the
+// user: the walk's file access); its real path is read back from the fd.
+std::optional<std::string> named_gitdir(int root, const std::string& real, const std::string& rel, bool link) {
+  Fd dir(open_below(root, rel));
+  if (!dir) return std::nullopt;
+  std::string target = ".git";
+  if (!link) {
+    // O_NONBLOCK: a FIFO put in its place would block the walk.
+    Fd file(::openat(dir.get(), ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    char buf[4096];
+    const ssize_t n = file ? ::read(file.get(), buf, sizeof buf) : -1;
+    if (n <= 8 || std::strncmp(buf, "gitdir: ", 8) != 0) return std::nullopt;
+    target.assign(buf + 8, static_cast<size_t>(n) - 8);
+    while (!target.empty() && std::isspace(static_cast<unsigned char>(target.back()))) target.pop_back();
+    if (target.empty() || target.find('\0') != std::string::npos) return std::nullopt;
+  }
+  open_how how{};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_MAGICLINKS;
+  Fd git(static_cast<int>(::syscall(SYS_openat2, dir.get(), target.c_str(), &how, sizeof how)));
+  char path[4096];
+  const ssize_t len =
+      git ? ::readlink(("/proc/self/fd/" + std::to_string(git.get())).c_str(), path, sizeof path - 1) : -1;
+  if (len <= 0) return std::nullopt;
+  const std::string at(path, static_cast<size_t>(len));
+  if (at == real || !base::is_within(at, real)) return std::nullopt;  // outside: read-only there
+  return at.substr(real.size() + (real == "/" ? 0 : 1));
+}
+
 }  // namespace
 
 std::vector<PersistFound> scan_persist(const std::string& root, const std::vector<std::string>& skip) {
@@ -104,13 +137,18 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
   for (const auto& s : skip)
     if (s != root && base::is_within(s, root)) skipped.insert(s.substr(root.size() + (root == "/" ? 0 : 1)));
   size_t budget = kMaxEntries;
-  std::set<std::string> top_seen;
+  std::set<std::string> top_seen, named_seen;
   // One entry: a dot-name is reported, a git directory or a home's .config
   // looked into; true for another directory (entered if worth it).
   auto found = [&](const std::string& rel, const Entry& e) {
     const std::string path = join(rel, e.name);
     if (rel.empty()) top_seen.insert(e.name);
     if (e.name[0] == '.') out.push_back({path, e.type == DT_DIR, e.type == DT_LNK});
+    if (e.name == ".git" && e.type != DT_DIR)
+      if (auto named = named_gitdir(top.get(), root, rel, e.type == DT_LNK); named && named_seen.insert(*named).second) {
+        out.push_back({*named, true, false, true});
+        scan_gitdir(top.get(), *named, 2, budget, out);
+      }
     if (e.type != DT_DIR || skipped.count(path)) return false;
     if (e.name == ".git") {
       scan_gitdir(top.get(), path, 2, budget, out);

@@ -100,6 +100,31 @@ fi
 rm -rf "$REPO"
 fi
 
+# --- a git directory a .git file or symlink names --------------------------------
+# `git init --separate-git-dir` leaves a .git file ("gitdir: ..."); a .git
+# symlink does the same: the git directory they name is protected as .git.
+if command -v git >/dev/null; then
+SEP=$HOME_DIR/sep
+mkdir -p "$SEP" && chown "$U:$G" "$SEP"
+as_user "$SEP" -- sh -c 'git init -q --separate-git-dir=.gitdata . && git config user.email t@t &&
+  git config user.name t && echo a >f && git add f && git commit -qm one && git init -q lnk &&
+  mv lnk/.git gd && ln -s ../gd lnk/.git' || fail "persistence: make the separated repositories" ok failed
+run_sb "$SEP" -- -- sh -c '
+  git config core.fsmonitor "touch /tmp/pwn; false" 2>/dev/null && echo "wrote .gitdata/config"
+  (echo x >.gitdata/hooks/pre-commit) 2>/dev/null && echo "wrote .gitdata/hooks"
+  (cd lnk && git config core.fsmonitor x) 2>/dev/null && echo "wrote gd/config"
+  (echo x >gd/hooks/pre-commit) 2>/dev/null && echo "wrote gd/hooks"
+  echo b >f && git commit -qam two && echo git-ok'
+seen=$(as_user "$SEP" -- sh -c 'git config core.fsmonitor; git -C lnk config core.fsmonitor; ls .gitdata/hooks gd/hooks | grep -x pre-commit; git log --format=%s | head -1')
+if [ "$RC" = 0 ] && [[ "$OUT" == *git-ok* ]] && [[ "$OUT" != *wrote* ]] && [ "$seen" = two ]; then
+  pass "persistence: a .git file (--separate-git-dir) and a .git symlink: the git directory they name is protected, git commit works"
+else
+  fail "persistence: the git directory a .git file or symlink names" "nothing written, git-ok; host: two" \
+    "exit $RC: $OUT; host: $seen"
+fi
+rm -rf "$SEP"
+fi
+
 # --- the home as the working directory -----------------------------------------
 mkdir -p "$HOME_DIR/.config/git" && echo "[user]" >"$HOME_DIR/.config/git/config" && chown -R "$U:$G" "$HOME_DIR/.config"
 echo "machine x password netrc-secret" >"$HOME_DIR/.netrc" && chown "$U:$G" "$HOME_DIR/.netrc"

@@ -232,6 +232,34 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
+TEST_CASE("persist: a .git file or symlink names a git directory, protected as .git", "[sandbox]") {
+  auto plan = lines(plan_protection({{".git"}, {".gitdata", true, false, true}, {".gitdata/config"},
+                                     {".git/modules/s", true, false, true}, {"s/.git"}},
+                                    false));
+  for (const char* l : {".git ro", ".gitdata pin", ".gitdata/config ro", ".gitdata/hooks absent"})
+    CHECK(has(plan, l));
+  CHECK(std::count(plan.begin(), plan.end(), ".git/modules/s pin") == 1);
+
+  char tmpl[] = "/tmp/husk-gitfile-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  auto write = [&](const std::string& rel, const std::string& text) { std::ofstream(root + "/" + rel) << text; };
+  for (const char* d : {".gitdata", ".gitdata/hooks", "a", "b", "gd", "c", "d", "e"})
+    REQUIRE(::mkdir((root + "/" + d).c_str(), 0755) == 0);
+  write(".git", "gitdir: .gitdata\r\n");
+  write(".gitdata/config", "[core]\n");
+  write("a/.git", "gitdir: " + root + "/gd\n");  // absolute, as git writes it
+  REQUIRE(::symlink("../gd", (root + "/b/.git").c_str()) == 0);  // the same one again
+  write("c/.git", "gitdir: /tmp\n");                             // outside: read-only there
+  write("d/.git", "gitdir: ../missing\n");
+  write("e/.git", "not a gitdir line");
+  std::set<std::string> got;
+  for (const auto& f : scan_persist(root, {}))
+    if (f.gitdir) got.insert(f.rel);
+  CHECK(got == std::set<std::string>{".gitdata", "gd"});
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
 TEST_CASE("persist: placeholders are removed only while they are the same empty directory", "[sandbox]") {
   char tmpl[] = "/tmp/husk-placeholders-XXXXXX";
   REQUIRE(mkdtemp(tmpl));
