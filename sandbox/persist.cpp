@@ -77,6 +77,11 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   for (const auto& f : found) present.insert(f.rel);
   for (const auto& f : found) {
     if (f.link) continue;
+    if (f.named) {
+      if (!f.missing) plan.push_back({f.rel, Protection::kReadOnly});
+      else if (!f.file) plan.push_back({f.rel, Protection::kAbsent});
+      continue;
+    }
     if (f.gitdir) {  // as a .git directory (a submodule's is one already)
       if (gitdirs.insert(f.rel).second) {
         plan.push_back({f.rel, Protection::kPin});

@@ -29,6 +29,11 @@ struct PersistFound {
   bool link = false;
   // A git directory that a `.git` file ("gitdir: PATH") or symlink names.
   bool gitdir = false;
+  // A path a repository's config names (core.hooksPath, include.path):
+  // `missing` when it is not there (rel: the first of its components that
+  // is not), `file` when that is the included file itself (a placeholder,
+  // a directory, would break git: "bad config").
+  bool named = false, missing = false, file = false;
 };
 
 // How one path is protected. Pin: a directory bound on itself (writable),

@@ -16,6 +16,8 @@
 
 #include "base/error.h"
 #include "base/path.h"
+#include "namespaces/namespaces.h"
+#include "sandbox/gitconfig.h"
 #include "sandbox/internal.h"
 #include "sandbox/persist.h"
 
@@ -127,6 +129,45 @@ std::optional<std::string> named_gitdir(int root, const std::string& real, const
   return at.substr(real.size() + (real == "/" ? 0 : 1));
 }
 
+// A path a git config names (`value`, relative to `base`), when it is
+// below the root `real`: as it is (a symlink too: not covered), or its
+// first missing component. Not followed through a symlink or a mount.
+void named_path(int root, const std::string& real, const std::string& base, const std::string& value, bool file,
+                std::vector<PersistFound>& out) {
+  if (value[0] == '~') return;  // the home's: protected where the home is shown writable
+  const std::string at = ns::clean_path(value[0] == '/' ? value : base + "/" + value);
+  if (at == real || !base::is_within(at, real)) return;
+  const std::string rel = at.substr(real.size() + (real == "/" ? 0 : 1));
+  for (size_t slash = 0;; ++slash) {
+    slash = rel.find('/', slash);
+    const std::string part = rel.substr(0, slash);
+    open_how how{};
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+    Fd fd(static_cast<int>(::syscall(SYS_openat2, root, part.c_str(), &how, sizeof how)));
+    struct stat st;
+    if (!fd && errno == ENOENT) out.push_back({part, false, false, false, true, true, file && slash == std::string::npos});
+    if (!fd || ::fstat(fd.get(), &st) != 0) return;
+    if (slash == std::string::npos) return out.push_back({rel, S_ISDIR(st.st_mode), S_ISLNK(st.st_mode), false, true});
+  }
+}
+
+// What the config of the git directory `git` (of the work tree `tree`)
+// names below the root: core.hooksPath, relative to the work tree, and
+// include.path / includeIf.*.path, relative to the config's directory.
+void config_paths(int root, const std::string& real, const std::string& git, const std::string& tree,
+                  std::vector<PersistFound>& out) {
+  Fd dir(open_below(root, git));
+  Fd file(dir ? ::openat(dir.get(), "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1);
+  std::string text(65536, '\0');  // git's own config is a few hundred bytes
+  const ssize_t n = file ? ::read(file.get(), text.data(), text.size()) : -1;
+  if (n <= 0) return;
+  text.resize(static_cast<size_t>(n));
+  const GitConfigPaths paths = git_config_paths(text);
+  for (const auto& h : paths.hooks) named_path(root, real, join(real, tree), h, false, out);
+  for (const auto& i : paths.includes) named_path(root, real, join(real, git), i, true, out);
+}
+
 }  // namespace
 
 std::vector<PersistFound> scan_persist(const std::string& root, const std::vector<std::string>& skip) {
@@ -148,10 +189,12 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
       if (auto named = named_gitdir(top.get(), root, rel, e.type == DT_LNK); named && named_seen.insert(*named).second) {
         out.push_back({*named, true, false, true});
         scan_gitdir(top.get(), *named, 2, budget, out);
+        config_paths(top.get(), root, *named, rel, out);
       }
     if (e.type != DT_DIR || skipped.count(path)) return false;
     if (e.name == ".git") {
       scan_gitdir(top.get(), path, 2, budget, out);
+      config_paths(top.get(), root, path, rel, out);
       return false;
     }
     if (path == ".config")  // a home's: what runs from there (persist.cpp)

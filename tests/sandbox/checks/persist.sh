@@ -125,6 +125,32 @@ fi
 rm -rf "$SEP"
 fi
 
+# --- paths the repository's config names ------------------------------------------
+# core.hooksPath (husky's .husky) and include.path naming files of the work
+# tree: read-only as the config is; a missing hooks directory not made.
+if command -v git >/dev/null; then
+NAMED=$HOME_DIR/named
+mkdir -p "$NAMED" && chown "$U:$G" "$NAMED"
+as_user "$NAMED" -- sh -c 'git init -q . && git config user.email t@t && git config user.name t && mkdir .husky &&
+  touch .gitconfig.local && git config core.hooksPath .husky && git config --add include.path ../.gitconfig.local &&
+  echo a >f && git add f && git commit -qm one && git init -q sub && git -C sub config core.hooksPath .githooks' ||
+  fail "persistence: make the repositories with hooksPath and include.path" ok failed
+run_sb "$NAMED" -- -- sh -c '
+  (printf "#!/bin/sh\ntouch x\n" >.husky/pre-commit && chmod +x .husky/pre-commit) 2>/dev/null && echo "wrote .husky"
+  (printf "[core]\n fsmonitor = x\n" >>.gitconfig.local) 2>/dev/null && echo "wrote .gitconfig.local"
+  (mkdir -p sub/.githooks && echo x >sub/.githooks/pre-commit) 2>/dev/null && echo "made sub/.githooks"
+  echo b >f && git commit -qam two && echo git-ok'
+seen=$(as_user "$NAMED" -- sh -c 'ls -A .husky sub/; cat .gitconfig.local; git log -1 --format=%s' | tr '\n' ' ')
+if [ "$RC" = 0 ] && [[ "$OUT" == *git-ok* ]] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" != *made* ]] &&
+   [ "$seen" = ".husky:  sub/: .git two " ]; then
+  pass "persistence: core.hooksPath and include.path of the repository's config: read-only, a missing hooks directory not made; git commit works"
+else
+  fail "persistence: the paths the repository's config names" "nothing written, git-ok; host: .husky: sub/: .git two" \
+    "exit $RC: $OUT; host: $seen"
+fi
+rm -rf "$NAMED"
+fi
+
 # --- the home as the working directory -----------------------------------------
 mkdir -p "$HOME_DIR/.config/git" && echo "[user]" >"$HOME_DIR/.config/git/config" && chown -R "$U:$G" "$HOME_DIR/.config"
 echo "machine x password netrc-secret" >"$HOME_DIR/.netrc" && chown "$U:$G" "$HOME_DIR/.netrc"

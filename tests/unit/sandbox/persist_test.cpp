@@ -260,6 +260,34 @@ TEST_CASE("persist: a .git file or symlink names a git directory, protected as .
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
+TEST_CASE("persist: what the repository's config names is protected", "[sandbox]") {
+  auto plan = lines(plan_protection({{".git", true},
+                                     {".husky", true, false, false, true},
+                                     {".gitconfig.local", false, false, false, true},
+                                     {"hooks", false, false, false, true, true},
+                                     {"conf", false, false, false, true, true},
+                                     {"inc.local", false, false, false, true, true, true},
+                                     {"lnk", false, true, false, true}},
+                                    false));
+  for (const char* l : {".husky ro", ".gitconfig.local ro", "hooks absent", "conf absent"}) CHECK(has(plan, l));
+  for (const auto& l : plan) CHECK((l.rfind("inc.local", 0) != 0 && l.rfind("lnk", 0) != 0));
+
+  char tmpl[] = "/tmp/husk-named-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  for (const char* d : {".git", ".husky", "out"}) REQUIRE(::mkdir((root + "/" + d).c_str(), 0755) == 0);
+  std::ofstream(root + "/.git/config") << "[core]\nhooksPath = .husky\n[include]\npath = ../local.cfg\n"
+                                          "path = ../conf/x.cfg\npath = /etc/gitconfig\npath = ~/.gitcfg\n"
+                                          "path = ../lnk/y\n[includeIf \"gitdir:x\"]\npath = ../../elsewhere\n";
+  REQUIRE(::symlink("out", (root + "/lnk").c_str()) == 0);
+  std::set<std::string> got;
+  for (const auto& f : scan_persist(root, {}))
+    if (f.named) got.insert(f.rel + (f.missing ? "?" : "") + (f.file ? "f" : ""));
+  // ../lnk/y goes through a symlink: not followed (nor covered).
+  CHECK(got == std::set<std::string>{".husky", "local.cfg?f", "conf?"});
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
 TEST_CASE("persist: placeholders are removed only while they are the same empty directory", "[sandbox]") {
   char tmpl[] = "/tmp/husk-placeholders-XXXXXX";
   REQUIRE(mkdtemp(tmpl));
