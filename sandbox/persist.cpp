@@ -49,6 +49,10 @@ const std::vector<std::string> kPresentNames = {".gitmodules", ".ripgreprc", ".n
 // are in config. modules/* and worktrees/* are git directories of their own.
 const std::vector<std::string> kGitDirNames = {"config", "config.worktree", "commondir", "hooks"};
 
+// Made in a git directory, they give git another config and hooks
+// (commondir: the main repository's too), or another git directory.
+const char* const kGitDirWatched[] = {"commondir", "config.worktree", "gitdir"};
+
 std::string base_name(const std::string& rel) { return rel.substr(rel.rfind('/') + 1); }
 std::string dir_name(const std::string& rel) {
   size_t slash = rel.rfind('/');
@@ -79,7 +83,7 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
     if (f.link) continue;
     if (f.named) {
       if (!f.missing) plan.push_back({f.rel, Protection::kReadOnly});
-      else if (!f.file) plan.push_back({f.rel, Protection::kAbsent});
+      else plan.push_back({f.rel, f.file ? Protection::kWatch : Protection::kAbsent});
       continue;
     }
     if (f.gitdir) {  // as a .git directory (a submodule's is one already)
@@ -121,6 +125,9 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
       if (!present.count(n)) plan.push_back({n, Protection::kAbsent});
   for (const auto& g : hooked)
     if (!present.count(g + "/hooks")) plan.push_back({g + "/hooks", Protection::kAbsent});
+  for (const auto& g : gitdirs)
+    for (const char* n : kGitDirWatched)
+      if (!present.count(g + "/" + n)) plan.push_back({g + "/" + n, Protection::kWatch});
   std::vector<std::string> top = kTopNames;
   if (home) top.insert(top.end(), kHomeNames.begin(), kHomeNames.end());
   for (const auto& n : top)
@@ -155,6 +162,7 @@ ojson persist_mounts(const std::vector<Protection>& plan, const std::string& des
         used_allow.push_back(a);
       }
     if (allowed) continue;
+    if (p.kind == Protection::kWatch) continue;  // no mount: SandboxConfig::watched
     if (p.kind == Protection::kAbsent) {
       placeholders.push_back(host);
       mounts.push_back(empty_read_only_dir(at));

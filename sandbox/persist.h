@@ -39,9 +39,12 @@ struct PersistFound {
 // How one path is protected. Pin: a directory bound on itself (writable),
 // so that it cannot be renamed away and rebuilt with a hook in it; ReadOnly:
 // bound on itself read-only; Absent: missing, an empty read-only directory
-// stands in for it (placeholder: git does not see an empty directory).
+// stands in for it (placeholder: git does not see an empty directory);
+// Watch: missing where git refuses a directory (commondir, config.worktree,
+// gitdir, an included file): what the command makes there is moved aside
+// at exit (NewFiles, internal.h).
 struct Protection {
-  enum Kind { kPin, kReadOnly, kAbsent };
+  enum Kind { kPin, kReadOnly, kAbsent, kWatch };
   std::string rel;
   Kind kind;
 };

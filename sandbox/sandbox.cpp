@@ -270,6 +270,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   Placeholders placeholders(host.uid, host.gid);
   placeholders.hold(sc.guarded);
   drop_mounts(sc, placeholders.make(sc.placeholders, [&](const Placeholders::One& one) { guardian.placeholder(one); }));
+  NewFiles made(host.uid, host.gid);
+  made.watch(sc.watched, [&](const NewFiles::One& one) { guardian.watch(one); });
   ScratchHome scratch(sc.config, host.home);
 
   std::unique_ptr<Proxy> proxy;

@@ -151,6 +151,50 @@ fi
 rm -rf "$NAMED"
 fi
 
+# --- names made in a protected git directory --------------------------------------
+# A new .git/commondir makes git take config and hooks from the directory it
+# names; config.worktree, gitdir and a missing included file are read as
+# well. A placeholder cannot stand for them: moved aside at exit, and said.
+if command -v git >/dev/null; then
+NEW=$HOME_DIR/newfiles
+mkdir -p "$NEW" && chown "$U:$G" "$NEW"
+rm -f "$HOME_DIR/pwn" "$HOME_DIR/pwn2"
+as_user "$NEW" -- sh -c 'git init -q . && git config user.email t@t && git config user.name t &&
+  git config include.path ../.gitconfig.local && echo a >f && git add f && git commit -qm one' ||
+  fail "persistence: make the repository for new names" ok failed
+run_sb "$NEW" -- -- sh -c '
+  mkdir .c && cp -r .git/objects .git/refs .git/HEAD .git/config .c/ &&
+  git config -f .c/config core.fsmonitor "touch '"$HOME_DIR"'/pwn; false" && echo ../.c >.git/commondir &&
+  echo "[core]" >.git/config.worktree && echo x >.git/gitdir &&
+  printf "[core]\n fsmonitor = touch '"$HOME_DIR"'/pwn2; false\n" >.gitconfig.local && echo made'
+as_user "$NEW" -- git status >/dev/null 2>&1
+seen=$(cd "$NEW" && ls -A .git . | grep -E "^(commondir|config.worktree|gitdir|.gitconfig.local)" | sed 's/-[0-9]*$//' | sort | tr '\n' ' ')
+if [ "$RC" = 0 ] && [[ "$OUT" == *made* ]] && [ ! -e "$HOME_DIR/pwn" ] && [ ! -e "$HOME_DIR/pwn2" ] &&
+   [[ "$OUT" == *"husk sandbox: the command made $NEW/.git/commondir, which would give git another config and hooks: moved to commondir.husk-sandbox-"* ]] &&
+   [ "$seen" = ".gitconfig.local.husk-sandbox commondir.husk-sandbox config.worktree.husk-sandbox gitdir.husk-sandbox " ]; then
+  pass "persistence: a .git/commondir, config.worktree, gitdir or included config made by the command is moved aside at exit and said; git status runs nothing"
+else
+  fail "persistence: names made in a git directory" "moved aside, said; no pwn" \
+    "exit $RC: $OUT; host: $seen; pwn: $(ls "$HOME_DIR"/pwn* 2>&1)"
+fi
+rm -rf "$NEW"/.git/*.husk-sandbox-* "$NEW"/.gitconfig.local* "$HOME_DIR/pwn" "$HOME_DIR/pwn2"
+# husk killed: the guardian moves it aside.
+(cd "$NEW" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c 'echo ../.c >.git/commondir; sleep 30' \
+  >"$WORK/newfiles.out" 2>&1) &
+sb=$!
+for _ in $(seq 100); do [ -e "$NEW/.git/commondir" ] && break; sleep 0.05; done
+kill -9 "$sb"; wait "$sb" 2>/dev/null
+for _ in $(seq 100); do [ -e "$NEW/.git/commondir" ] || break; sleep 0.1; done
+if [ ! -e "$NEW/.git/commondir" ] && ls "$NEW/.git" | grep -q "^commondir.husk-sandbox-" &&
+   grep -q "made $NEW/.git/commondir" "$WORK/newfiles.out"; then
+  pass "persistence: husk killed with SIGKILL: the guardian moves a new .git/commondir aside and says so"
+else
+  fail "persistence: a new commondir after SIGKILL" "moved aside by the guardian, said" \
+    "$(ls -A "$NEW/.git" | tr '\n' ' '); $(cat "$WORK/newfiles.out")"
+fi
+rm -rf "$NEW"
+fi
+
 # --- the home as the working directory -----------------------------------------
 mkdir -p "$HOME_DIR/.config/git" && echo "[user]" >"$HOME_DIR/.config/git/config" && chown -R "$U:$G" "$HOME_DIR/.config"
 echo "machine x password netrc-secret" >"$HOME_DIR/.netrc" && chown "$U:$G" "$HOME_DIR/.netrc"

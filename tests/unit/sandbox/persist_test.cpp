@@ -23,7 +23,10 @@ namespace {
 std::vector<std::string> lines(const std::vector<Protection>& plan) {
   std::vector<std::string> out;
   for (const auto& p : plan)
-    out.push_back(p.rel + (p.kind == Protection::kPin ? " pin" : p.kind == Protection::kReadOnly ? " ro" : " absent"));
+    out.push_back(p.rel + (p.kind == Protection::kPin        ? " pin"
+                           : p.kind == Protection::kReadOnly ? " ro"
+                           : p.kind == Protection::kAbsent   ? " absent"
+                                                             : " watch"));
   return out;
 }
 
@@ -89,7 +92,11 @@ TEST_CASE("persist: a repository's git directories pinned, what runs read-only, 
       ".git pin", ".gitmodules ro", ".vscode absent", ".idea absent", ".mcp.json absent", ".envrc absent",
       ".git/config ro", ".git/modules pin", ".git/worktrees pin", ".git/hooks absent", "sub/.git ro",
       "pkg/.vscode ro", "pkg/.envrc ro", ".git/modules/lib pin", ".git/worktrees/w pin",
-      ".git/modules/lib/config ro", ".git/worktrees/w/commondir ro", ".git/modules/lib/hooks absent"};
+      ".git/modules/lib/config ro", ".git/worktrees/w/commondir ro", ".git/modules/lib/hooks absent",
+      // What a placeholder cannot stand for, in every git directory: moved aside at exit if made.
+      ".git/commondir watch", ".git/config.worktree watch", ".git/gitdir watch", ".git/modules/lib/commondir watch",
+      ".git/modules/lib/config.worktree watch", ".git/modules/lib/gitdir watch",
+      ".git/worktrees/w/config.worktree watch", ".git/worktrees/w/gitdir watch"};
   std::sort(plan.begin(), plan.end());
   std::sort(want.begin(), want.end());
   CHECK(plan == want);
@@ -269,8 +276,9 @@ TEST_CASE("persist: what the repository's config names is protected", "[sandbox]
                                      {"inc.local", false, false, false, true, true, true},
                                      {"lnk", false, true, false, true}},
                                     false));
-  for (const char* l : {".husky ro", ".gitconfig.local ro", "hooks absent", "conf absent"}) CHECK(has(plan, l));
-  for (const auto& l : plan) CHECK((l.rfind("inc.local", 0) != 0 && l.rfind("lnk", 0) != 0));
+  for (const char* l : {".husky ro", ".gitconfig.local ro", "hooks absent", "conf absent", "inc.local watch"})
+    CHECK(has(plan, l));
+  for (const auto& l : plan) CHECK(l.rfind("lnk", 0) != 0);
 
   char tmpl[] = "/tmp/husk-named-XXXXXX";
   REQUIRE(mkdtemp(tmpl));
@@ -285,6 +293,31 @@ TEST_CASE("persist: what the repository's config names is protected", "[sandbox]
     if (f.named) got.insert(f.rel + (f.missing ? "?" : "") + (f.file ? "f" : ""));
   // ../lnk/y goes through a symlink: not followed (nor covered).
   CHECK(got == std::set<std::string>{".husky", "local.cfg?f", "conf?"});
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+TEST_CASE("persist: names made in a git directory are moved aside, a symlink as it is", "[sandbox]") {
+  char tmpl[] = "/tmp/husk-newfiles-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl, pid = std::to_string(::getpid());
+  REQUIRE(::mkdir((root + "/.git").c_str(), 0755) == 0);
+  std::ofstream(root + "/.git/config.worktree") << "[core]\n";  // there at start: not ours
+  std::vector<std::string> told;
+  {
+    NewFiles made(::geteuid(), ::getegid());
+    made.watch({root + "/.git/commondir", root + "/.git/config.worktree", root + "/.git/gitdir", root + "/inc"},
+               [&](const NewFiles::One& one) { told.push_back(one.path); });
+    CHECK(told == std::vector<std::string>{root + "/.git/commondir", root + "/.git/gitdir", root + "/inc"});
+    std::ofstream(root + "/.git/commondir") << "../.c\n";
+    REQUIRE(::symlink("/etc/passwd", (root + "/.git/gitdir").c_str()) == 0);
+  }
+  struct stat st;
+  CHECK(::stat((root + "/.git/commondir").c_str(), &st) != 0);
+  CHECK(::stat((root + "/.git/commondir.husk-sandbox-" + pid).c_str(), &st) == 0);
+  CHECK(::lstat((root + "/.git/gitdir.husk-sandbox-" + pid).c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  CHECK(::stat((root + "/.git/config.worktree").c_str(), &st) == 0);
+  CHECK(::stat("/etc/passwd", &st) == 0);
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
