@@ -379,6 +379,10 @@ void mount_persist(ojson& mounts, const SandboxOptions& o, const SandboxHost& h,
     std::vector<std::string> skip = hidden.dirs;
     for (const auto& b : s.given) skip.push_back(b.real);
     const std::vector<PersistFound> found = h.scan ? h.scan(a.real, skip) : std::vector<PersistFound>{};
+    out.writable.push_back(a.real);
+    if (!found.empty() && found.back().rel.empty())
+      out.notes.push_back("the persistence walk of " + a.real + " reached its bound of names: files in nested "
+                          "repositories it did not reach there are not protected");
     const std::vector<Protection> plan = plan_protection(found, home && *home == a.real);
     for (auto& m : persist_mounts(plan, a.dest, a.real, allow, used, out.placeholders, out.guarded))
       mounts.push_back(std::move(m));

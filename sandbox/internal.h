@@ -5,6 +5,7 @@
 #include <termios.h>
 
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <optional>
 #include <set>
@@ -155,6 +156,12 @@ class NewFiles {
   std::vector<base::Fd> dirs_;
   std::vector<One> watched_;
 };
+
+// Says at exit each git repository (a .git, or a bare layout) made since
+// `start` at the top of a writable directory or one level below it:
+// created during the run, its config and hooks are the command's.
+void say_new_repositories(uint32_t uid, uint32_t gid, const std::vector<std::string>& writable,
+                          const timespec& start);
 
 // A process outside the sandbox that outlives a killed husk: the sandbox's
 // pid 1 gets no parent-death signal (the kernel does not force it on a pid

@@ -56,6 +56,7 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
 // The walk (persist_scan.cpp): below the real directory `root`, bounded (see
 // kMaxDepth and kMaxEntries there), no symlink followed, nothing mounted
 // separately and nothing in `skip` (real paths shown otherwise) entered.
+// Its last entry has an empty rel when it stopped at its bound of names.
 std::vector<PersistFound> scan_persist(const std::string& root, const std::vector<std::string>& skip);
 
 // The OCI mounts of the protections of a directory shown writable at `dest`

@@ -213,7 +213,8 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
   }
   // A top directory with more names than the budget (one the command
   // filled, to hide .git past it): its own protected names are looked up.
-  if (budget == 0) {
+  const bool spent = budget == 0;
+  if (spent) {
     budget = kMaxEntries;
     std::vector<std::string> names = protected_names();
     names.push_back(".config");
@@ -225,6 +226,7 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
       found("", {n, static_cast<unsigned char>(S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG)});
     }
   }
+  if (spent) out.push_back({});
   return out;
 }
 

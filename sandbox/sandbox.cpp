@@ -281,6 +281,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   extras.on_created = [&scratch](pid_t init) { scratch.open(init); };
   extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy, scratch); };
   extras.on_late_error = [](const std::string& error) { std::cerr << "husk sandbox: " << error << std::endl; };
+  timespec started{};
+  ::clock_gettime(CLOCK_REALTIME, &started);
   int status;
   try {
     status = run_own_config(sg, co, sc.config.dump() + "\n", extras);
@@ -289,6 +291,9 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
     if (reason.empty()) throw;
     return run_without_userns(sg, o, host, work, reason, true);
   }
+  made.move_aside();
+  placeholders.remove();  // ours would look new
+  say_new_repositories(host.uid, host.gid, sc.writable, started);
   report_kept_changes(kept, sc, host);
   return status;
 }

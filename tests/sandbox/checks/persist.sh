@@ -195,6 +195,28 @@ fi
 rm -rf "$NEW"
 fi
 
+# --- repositories made during the run, the walk's bound ----------------------------
+# A repository the command makes at the top of a writable directory or one
+# level below is its own (config, hooks): said at exit. One there before is not.
+if command -v git >/dev/null; then
+MADE=$HOME_DIR/made
+mkdir -p "$MADE" && chown "$U:$G" "$MADE"
+as_user "$MADE" -- git init -q old || fail "persistence: make the old repository" ok failed
+run_sb "$MADE" -- -- sh -c 'git init -q src && git -C src config core.fsmonitor x && mkdir bare &&
+  git -C bare init -q --bare . && git init -q --bare . && git -C old status >/dev/null && echo ok'
+said=$(printf '%s\n' "$OUT" | grep -o "made a git repository in [^:]*" | sort | tr '\n' ' ')
+if [ "$RC" = 0 ] && [ "$said" = "made a git repository in $MADE made a git repository in $MADE/bare made a git repository in $MADE/src " ]; then
+  pass "persistence: repositories made during the run (a .git, bare layouts) are said at exit, an old one is not"
+else
+  fail "persistence: repositories made during the run" "said: $MADE, $MADE/bare, $MADE/src" "exit $RC: $OUT"
+fi
+rm -rf "$MADE"
+mkdir -p "$HOME_DIR/big" && (cd "$HOME_DIR/big" && seq 1100 | xargs touch) && chown -R "$U:$G" "$HOME_DIR/big"
+run_sb "$HOME_DIR/big" -- -- true
+expect "persistence: a walk stopped at its bound of names says so at start" 0 "persistence walk of $HOME_DIR/big reached its bound"
+rm -rf "$HOME_DIR/big"
+fi
+
 # --- the home as the working directory -----------------------------------------
 mkdir -p "$HOME_DIR/.config/git" && echo "[user]" >"$HOME_DIR/.config/git/config" && chown -R "$U:$G" "$HOME_DIR/.config"
 echo "machine x password netrc-secret" >"$HOME_DIR/.netrc" && chown "$U:$G" "$HOME_DIR/.netrc"

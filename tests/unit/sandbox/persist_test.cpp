@@ -232,7 +232,9 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   // A top directory filled past the budget: its protected names are still found.
   for (int i = 0; i < 3000; ++i) touch("f" + std::to_string(i));
   got.clear();
-  for (const auto& f : scan_persist(root, {})) got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
+  const auto spent = scan_persist(root, {});
+  CHECK(spent.back().rel.empty());  // said at start: the walk reached its bound
+  for (const auto& f : spent) got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
   CHECK(got.count(".git/"));
   CHECK(got.count(".git/config"));
   CHECK(got.count(".vscode@"));
