@@ -386,8 +386,13 @@ void mount_persist(ojson& mounts, const SandboxOptions& o, const SandboxHost& h,
     const std::vector<Protection> plan = plan_protection(found, home && *home == a.real);
     for (auto& m : persist_mounts(plan, a.dest, a.real, allow, used, out.placeholders, out.guarded))
       mounts.push_back(std::move(m));
-    for (const auto& p : plan)
-      if (p.kind == Protection::kWatch) out.watched.push_back(a.real + "/" + p.rel);
+    for (const auto& p : plan) {
+      if (p.kind != Protection::kWatch) continue;
+      auto open = std::find_if(allow.begin(), allow.end(),
+                               [&](const std::string& w) { return base::is_within(a.dest + "/" + p.rel, w); });
+      if (open == allow.end()) out.watched.push_back(a.real + "/" + p.rel);
+      else used.push_back(*open);
+    }
   }
   for (size_t i = 0; i < allow.size(); ++i)
     if (std::find(used.begin(), used.end(), allow[i]) == used.end())

@@ -153,6 +153,9 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
                                                     "/home/ann/proj/.mcp.json", "/home/ann/proj/.envrc"});
   CHECK(sc.guarded == std::vector<std::string>{"/home/ann/proj/.git", "/home/ann/proj/.git/config",
                                                "/home/ann/proj/.git/hooks"});
+  CHECK(sc.watched == std::vector<std::string>{"/home/ann/proj/.git/commondir", "/home/ann/proj/.git/config.worktree",
+                                               "/home/ann/proj/.git/gitdir"});
+  CHECK(sc.writable == std::vector<std::string>{"/home/ann/proj"});
 
   SandboxOptions o = cmd();
   o.allow_write = {".git/hooks", "/home/ann/proj/.vscode"};
@@ -162,6 +165,9 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
   CHECK_FALSE(has(m, "/home/ann/proj/.vscode" + kEmpty));
   CHECK_FALSE(has(sc.placeholders, "/home/ann/proj/.vscode"));
   CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev rro"));
+  o.allow_write = {".git/commondir"};  // not moved aside at exit then
+  CHECK(sandbox_config(o, h, "r").watched ==
+        std::vector<std::string>{"/home/ann/proj/.git/config.worktree", "/home/ann/proj/.git/gitdir"});
 
   o.allow_write = {"src/main.c"};
   REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("--allow-write src/main.c: protects nothing"));
