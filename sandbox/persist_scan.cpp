@@ -84,16 +84,45 @@ std::vector<Entry> list(int root, const std::string& rel, size_t& budget, bool a
 
 std::string join(const std::string& rel, const std::string& name) { return rel.empty() ? name : rel + "/" + name; }
 
+// What `target` names from the directory `dir`, followed as git follows
+// it (symlinks too, as the user: the walk's file access), relative to the
+// walk's root `real` when it is below it (its real path read back from the
+// fd). Outside, it is read-only where the sandbox shows it.
+std::optional<std::string> real_below(int dir, const std::string& target, const std::string& real, bool& is_dir) {
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_MAGICLINKS;
+  Fd fd(static_cast<int>(::syscall(SYS_openat2, dir, target.c_str(), &how, sizeof how)));
+  char path[4096];
+  struct stat st;
+  const ssize_t len =
+      fd ? ::readlink(("/proc/self/fd/" + std::to_string(fd.get())).c_str(), path, sizeof path - 1) : -1;
+  if (len <= 0 || ::fstat(fd.get(), &st) != 0) return std::nullopt;
+  const std::string at(path, static_cast<size_t>(len));
+  if (at == real || !base::is_within(at, real)) return std::nullopt;
+  is_dir = S_ISDIR(st.st_mode);
+  return at.substr(real.size() + (real == "/" ? 0 : 1));
+}
+
 // A git directory's entries, and those of the git directories in its
 // modules/ and worktrees/ (a submodule's own modules/ too, `levels` deep).
-void scan_gitdir(int root, const std::string& rel, int levels, size_t& budget, std::vector<PersistFound>& out) {
+// A symlinked config or hooks: what it names below the root `real` is
+// protected as a path the config names.
+void scan_gitdir(int root, const std::string& real, const std::string& rel, int levels, size_t& budget,
+                 std::vector<PersistFound>& out) {
   for (const auto& e : list(root, rel, budget, true)) {
     const std::string path = join(rel, e.name);
     out.push_back({path, e.type == DT_DIR, e.type == DT_LNK});
+    if (e.type == DT_LNK && (e.name == "config" || e.name == "hooks" || e.name == "config.worktree")) {
+      Fd dir(open_below(root, rel));
+      bool is_dir = false;
+      if (auto at = dir ? real_below(dir.get(), e.name, real, is_dir) : std::nullopt)
+        out.push_back({*at, is_dir, false, false, true});
+    }
     if (e.type != DT_DIR || (e.name != "modules" && e.name != "worktrees") || levels == 0) continue;
     for (const auto& sub : list(root, path, budget, true)) {
       out.push_back({join(path, sub.name), sub.type == DT_DIR, sub.type == DT_LNK});
-      if (sub.type == DT_DIR) scan_gitdir(root, join(path, sub.name), levels - 1, budget, out);
+      if (sub.type == DT_DIR) scan_gitdir(root, real, join(path, sub.name), levels - 1, budget, out);
     }
   }
 }
@@ -116,17 +145,9 @@ std::optional<std::string> named_gitdir(int root, const std::string& real, const
     while (!target.empty() && std::isspace(static_cast<unsigned char>(target.back()))) target.pop_back();
     if (target.empty() || target.find('\0') != std::string::npos) return std::nullopt;
   }
-  open_how how{};
-  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-  how.resolve = RESOLVE_NO_MAGICLINKS;
-  Fd git(static_cast<int>(::syscall(SYS_openat2, dir.get(), target.c_str(), &how, sizeof how)));
-  char path[4096];
-  const ssize_t len =
-      git ? ::readlink(("/proc/self/fd/" + std::to_string(git.get())).c_str(), path, sizeof path - 1) : -1;
-  if (len <= 0) return std::nullopt;
-  const std::string at(path, static_cast<size_t>(len));
-  if (at == real || !base::is_within(at, real)) return std::nullopt;  // outside: read-only there
-  return at.substr(real.size() + (real == "/" ? 0 : 1));
+  bool is_dir = false;
+  auto at = real_below(dir.get(), target, real, is_dir);
+  return at && is_dir ? at : std::nullopt;
 }
 
 // A path a git config names (`value`, relative to `base`), when it is
@@ -188,12 +209,12 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
     if (e.name == ".git" && e.type != DT_DIR)
       if (auto named = named_gitdir(top.get(), root, rel, e.type == DT_LNK); named && named_seen.insert(*named).second) {
         out.push_back({*named, true, false, true});
-        scan_gitdir(top.get(), *named, 2, budget, out);
+        scan_gitdir(top.get(), root, *named, 2, budget, out);
         config_paths(top.get(), root, *named, rel, out);
       }
     if (e.type != DT_DIR || skipped.count(path)) return false;
     if (e.name == ".git") {
-      scan_gitdir(top.get(), path, 2, budget, out);
+      scan_gitdir(top.get(), root, path, 2, budget, out);
       config_paths(top.get(), root, path, rel, out);
       return false;
     }

@@ -123,6 +123,15 @@ else
     "exit $RC: $OUT; host: $seen"
 fi
 rm -rf "$SEP"
+# A symlinked .git/config or .git/hooks: what it names in the tree is protected.
+mkdir -p "$SEP" && chown "$U:$G" "$SEP"
+as_user "$SEP" -- sh -c 'git init -q . && mv .git/config gitcfg && ln -s ../gitcfg .git/config &&
+  mv .git/hooks myhooks && ln -s ../myhooks .git/hooks' || fail "persistence: make the symlinked config" ok failed
+run_sb "$SEP" -- -- sh -c '(echo "[core] fsmonitor = x" >>gitcfg) 2>/dev/null && echo "wrote gitcfg"
+  (echo x >myhooks/pre-commit) 2>/dev/null && echo "wrote myhooks"; git status >/dev/null && echo git-ok'
+[ -e "$SEP/myhooks/pre-commit" ] && OUT="$OUT (pre-commit on the host)"
+expect "persistence: a symlinked .git/config and .git/hooks: what they name is read-only" 0 git-ok wrote
+rm -rf "$SEP"
 fi
 
 # --- paths the repository's config names ------------------------------------------

@@ -268,10 +268,18 @@ TEST_CASE("persist: a .git file or symlink names a git directory, protected as .
   write("c/.git", "gitdir: /tmp\n");                             // outside: read-only there
   write("d/.git", "gitdir: ../missing\n");
   write("e/.git", "not a gitdir line");
-  std::set<std::string> got;
-  for (const auto& f : scan_persist(root, {}))
+  // Symlinked config and hooks: what they name below the root is protected.
+  write("my.cfg", "[core]\n");
+  REQUIRE(::mkdir((root + "/myhooks").c_str(), 0755) == 0);
+  REQUIRE(::symlink("../my.cfg", (root + "/gd/config").c_str()) == 0);
+  REQUIRE(::symlink(("/" + root + "/myhooks").c_str(), (root + "/gd/hooks").c_str()) == 0);
+  std::set<std::string> got, named;
+  for (const auto& f : scan_persist(root, {})) {
     if (f.gitdir) got.insert(f.rel);
+    if (f.named) named.insert(f.rel + (f.dir ? "/" : ""));
+  }
   CHECK(got == std::set<std::string>{".gitdata", "gd"});
+  CHECK(named == std::set<std::string>{"my.cfg", "myhooks/"});
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
