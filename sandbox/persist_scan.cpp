@@ -153,11 +153,12 @@ std::optional<std::string> named_gitdir(int root, const std::string& real, const
 // A path a git config names (`value`, relative to `base`), when it is
 // below the root `real`: as it is (a symlink too: not covered), or its
 // first missing component. Not followed through a symlink or a mount.
-void named_path(int root, const std::string& real, const std::string& base, const std::string& value, bool file,
-                std::vector<PersistFound>& out) {
-  if (value[0] == '~') return;  // the home's: protected where the home is shown writable
+// Returns the path of a regular file that is there (an include to read).
+std::optional<std::string> named_path(int root, const std::string& real, const std::string& base,
+                                      const std::string& value, bool file, std::vector<PersistFound>& out) {
+  if (value[0] == '~') return std::nullopt;  // the home's: protected where the home is shown writable
   const std::string at = ns::clean_path(value[0] == '/' ? value : base + "/" + value);
-  if (at == real || !base::is_within(at, real)) return;
+  if (at == real || !base::is_within(at, real)) return std::nullopt;
   const std::string rel = at.substr(real.size() + (real == "/" ? 0 : 1));
   for (size_t slash = 0;; ++slash) {
     slash = rel.find('/', slash);
@@ -168,25 +169,35 @@ void named_path(int root, const std::string& real, const std::string& base, cons
     Fd fd(static_cast<int>(::syscall(SYS_openat2, root, part.c_str(), &how, sizeof how)));
     struct stat st;
     if (!fd && errno == ENOENT) out.push_back({part, false, false, false, true, true, file && slash == std::string::npos});
-    if (!fd || ::fstat(fd.get(), &st) != 0) return;
-    if (slash == std::string::npos) return out.push_back({rel, S_ISDIR(st.st_mode), S_ISLNK(st.st_mode), false, true});
+    if (!fd || ::fstat(fd.get(), &st) != 0) return std::nullopt;
+    if (slash == std::string::npos) {
+      out.push_back({rel, S_ISDIR(st.st_mode), S_ISLNK(st.st_mode), false, true});
+      return S_ISREG(st.st_mode) ? std::optional<std::string>(rel) : std::nullopt;
+    }
   }
 }
 
-// What the config of the git directory `git` (of the work tree `tree`)
-// names below the root: core.hooksPath, relative to the work tree, and
-// include.path / includeIf.*.path, relative to the config's directory.
-void config_paths(int root, const std::string& real, const std::string& git, const std::string& tree,
-                  std::vector<PersistFound>& out) {
-  Fd dir(open_below(root, git));
-  Fd file(dir ? ::openat(dir.get(), "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1);
+// What the config file `rel` of the work tree `tree` names below the root:
+// core.hooksPath, relative to the work tree, and include.path /
+// includeIf.*.path, relative to the file's directory; and what the files
+// it includes name, `depth` includes deep (a loop ends there too).
+void config_paths(int root, const std::string& real, const std::string& rel, const std::string& tree,
+                  std::vector<PersistFound>& out, int depth = 3) {
+  const size_t slash = rel.rfind('/');
+  const std::string dir_rel = slash == std::string::npos ? "" : rel.substr(0, slash);
+  Fd dir(open_below(root, dir_rel));
+  Fd file(dir ? ::openat(dir.get(), rel.c_str() + dir_rel.size() + (dir_rel.empty() ? 0 : 1),
+                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+              : -1);
   std::string text(65536, '\0');  // git's own config is a few hundred bytes
   const ssize_t n = file ? ::read(file.get(), text.data(), text.size()) : -1;
   if (n <= 0) return;
   text.resize(static_cast<size_t>(n));
   const GitConfigPaths paths = git_config_paths(text);
   for (const auto& h : paths.hooks) named_path(root, real, join(real, tree), h, false, out);
-  for (const auto& i : paths.includes) named_path(root, real, join(real, git), i, true, out);
+  for (const auto& i : paths.includes)
+    if (auto inc = named_path(root, real, join(real, dir_rel), i, true, out); inc && depth > 0)
+      config_paths(root, real, *inc, tree, out, depth - 1);
 }
 
 }  // namespace
@@ -210,12 +221,12 @@ std::vector<PersistFound> scan_persist(const std::string& root, const std::vecto
       if (auto named = named_gitdir(top.get(), root, rel, e.type == DT_LNK); named && named_seen.insert(*named).second) {
         out.push_back({*named, true, false, true});
         scan_gitdir(top.get(), root, *named, 2, budget, out);
-        config_paths(top.get(), root, *named, rel, out);
+        config_paths(top.get(), root, join(*named, "config"), rel, out);
       }
     if (e.type != DT_DIR || skipped.count(path)) return false;
     if (e.name == ".git") {
       scan_gitdir(top.get(), root, path, 2, budget, out);
-      config_paths(top.get(), root, path, rel, out);
+      config_paths(top.get(), root, join(path, "config"), rel, out);
       return false;
     }
     if (path == ".config")  // a home's: what runs from there (persist.cpp)

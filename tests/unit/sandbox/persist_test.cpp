@@ -304,11 +304,14 @@ TEST_CASE("persist: what the repository's config names is protected", "[sandbox]
                                           "path = ../conf/x.cfg\npath = /etc/gitconfig\npath = ~/.gitcfg\n"
                                           "path = ../lnk/y\n[includeIf \"gitdir:x\"]\npath = ../../elsewhere\n";
   REQUIRE(::symlink("out", (root + "/lnk").c_str()) == 0);
+  // An included file includes another, and itself (a loop ends at the bound).
+  std::ofstream(root + "/local.cfg") << "[include]\npath = out/more.cfg\npath = local.cfg\n";
+  std::ofstream(root + "/out/more.cfg") << "[core]\nhooksPath = out/hooks\n";
   std::set<std::string> got;
   for (const auto& f : scan_persist(root, {}))
     if (f.named) got.insert(f.rel + (f.missing ? "?" : "") + (f.file ? "f" : ""));
   // ../lnk/y goes through a symlink: not followed (nor covered).
-  CHECK(got == std::set<std::string>{".husky", "local.cfg?f", "conf?"});
+  CHECK(got == std::set<std::string>{".husky", "local.cfg", "out/more.cfg", "out/hooks?", "conf?"});
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
