@@ -379,9 +379,20 @@ void mount_persist(ojson& mounts, const SandboxOptions& o, const SandboxHost& h,
     std::vector<std::string> skip = hidden.dirs;
     for (const auto& b : s.given) skip.push_back(b.real);
     const std::vector<PersistFound> found = h.scan ? h.scan(a.real, skip) : std::vector<PersistFound>{};
-    for (auto& m : persist_mounts(plan_protection(found, home && *home == a.real), a.dest, a.real, allow, used,
-                                  out.placeholders, out.guarded))
+    out.writable.push_back(a.real);
+    if (!found.empty() && found.back().rel.empty())
+      out.notes.push_back("the persistence walk of " + a.real + " reached its bound of names: files in nested "
+                          "repositories it did not reach there are not protected");
+    const std::vector<Protection> plan = plan_protection(found, home && *home == a.real);
+    for (auto& m : persist_mounts(plan, a.dest, a.real, allow, used, out.placeholders, out.guarded))
       mounts.push_back(std::move(m));
+    for (const auto& p : plan) {
+      if (p.kind != Protection::kWatch) continue;
+      auto open = std::find_if(allow.begin(), allow.end(),
+                               [&](const std::string& w) { return base::is_within(a.dest + "/" + p.rel, w); });
+      if (open == allow.end()) out.watched.push_back(a.real + "/" + p.rel);
+      else used.push_back(*open);
+    }
   }
   for (size_t i = 0; i < allow.size(); ++i)
     if (std::find(used.begin(), used.end(), allow[i]) == used.end())

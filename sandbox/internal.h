@@ -5,6 +5,7 @@
 #include <termios.h>
 
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <optional>
 #include <set>
@@ -96,6 +97,8 @@ class Workdir {
   Temp work_, layers_;
 };
 
+class NewFiles;
+
 // The empty directories made on the host for missing protected names
 // (SandboxConfig::placeholders), as the user. Each is known by an fd of its
 // directory, its name, its inode and change time (an inode number is
@@ -126,13 +129,47 @@ class Placeholders {
   static void send(int sock, const One& one);
   // The guardian's side: one more placeholder, husk done, or husk gone.
   enum class Heard { placeholder, done, gone };
-  Heard receive(int sock);
+  // A NewFiles::One is added to `watch`.
+  Heard receive(int sock, NewFiles* watch = nullptr);
 
  private:
   uint32_t uid_, gid_;
   std::vector<One> made_;
   std::vector<base::Fd> held_;
 };
+
+// The names of SandboxConfig::watched, missing at start: what the command
+// made there (a commondir would give git another config and hooks) is
+// moved aside at exit, as the user (renamed in the directory held by its
+// fd: no symlink followed), and said. By husk, or by the guardian when husk
+// was killed.
+class NewFiles {
+ public:
+  struct One {
+    int dir;           // its directory (held in dirs_)
+    std::string path;  // its real path, for the message
+  };
+  NewFiles(uint32_t uid, uint32_t gid) : uid_(uid), gid_(gid) {}
+  ~NewFiles() { move_aside(); }
+  // Opens their directories (no symlink followed); `opened` is told of
+  // each still missing (the guardian).
+  void watch(const std::vector<std::string>& paths, const std::function<void(const One&)>& opened);
+  static void send(int sock, const One& one);
+  // The guardian's side of send().
+  void add(base::Fd dir, const std::string& path);
+  void move_aside();
+
+ private:
+  uint32_t uid_, gid_;
+  std::vector<base::Fd> dirs_;
+  std::vector<One> watched_;
+};
+
+// Says at exit each git repository (a .git, or a bare layout) made since
+// `start` at the top of a writable directory or one level below it:
+// created during the run, its config and hooks are the command's.
+void say_new_repositories(uint32_t uid, uint32_t gid, const std::vector<std::string>& writable,
+                          const timespec& start);
 
 // A process outside the sandbox that outlives a killed husk: the sandbox's
 // pid 1 gets no parent-death signal (the kernel does not force it on a pid
@@ -145,6 +182,7 @@ class Guardian {
   Guardian(const Context& g, const std::string& id, const Workdir& work, int keep_fd);
   ~Guardian();
   void placeholder(const Placeholders::One& one) { Placeholders::send(tell_.get(), one); }
+  void watch(const NewFiles::One& one) { NewFiles::send(tell_.get(), one); }
 
  private:
   pid_t pid_ = -1;

@@ -65,6 +65,10 @@ const std::vector<std::string> kPresentNames = {".gitmodules", ".ripgreprc", ".n
 // are in config. modules/* and worktrees/* are git directories of their own.
 const std::vector<std::string> kGitDirNames = {"config", "config.worktree", "commondir", "hooks"};
 
+// Made in a git directory, they give git another config and hooks
+// (commondir: the main repository's too), or another git directory.
+const char* const kGitDirWatched[] = {"commondir", "config.worktree", "gitdir"};
+
 std::string base_name(const std::string& rel) { return rel.substr(rel.rfind('/') + 1); }
 std::string dir_name(const std::string& rel) {
   size_t slash = rel.rfind('/');
@@ -95,6 +99,18 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   for (const auto& f : found) present.insert(f.rel);
   for (const auto& f : found) {
     if (f.link) continue;
+    if (f.named) {
+      if (!f.missing) plan.push_back({f.rel, Protection::kReadOnly});
+      else plan.push_back({f.rel, f.file ? Protection::kWatch : Protection::kAbsent});
+      continue;
+    }
+    if (f.gitdir) {  // as a .git directory (a submodule's is one already)
+      if (gitdirs.insert(f.rel).second) {
+        plan.push_back({f.rel, Protection::kPin});
+        hooked.insert(f.rel);
+      }
+      continue;
+    }
     const std::string name = base_name(f.rel), parent = dir_name(f.rel), above = dir_name(parent);
     const bool in_git = gitdirs.count(parent) > 0;
     // A submodule's or a worktree's git directory (it has a HEAD; a
@@ -112,8 +128,7 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
     } else if (in_git && in(kGitDirNames, name)) {
       plan.push_back({f.rel, Protection::kReadOnly});
     } else if (git_child && f.dir) {
-      plan.push_back({f.rel, Protection::kPin});
-      gitdirs.insert(f.rel);
+      if (gitdirs.insert(f.rel).second) plan.push_back({f.rel, Protection::kPin});
       if (base_name(parent) == "modules") hooked.insert(f.rel);
     } else if (!in_git && !git_child && (in(kTopNames, name) || in(kHomeNames, name) || in(kPresentNames, name))) {
       plan.push_back({f.rel, Protection::kReadOnly});
@@ -144,6 +159,9 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
     for (const auto& n : kClaudeNames)
       if (const std::string rel = dir_name(c).empty() ? n : dir_name(c) + "/" + n; !present.count(rel))
         plan.push_back({rel, Protection::kAbsent});
+  for (const auto& g : gitdirs)
+    for (const char* n : kGitDirWatched)
+      if (!present.count(g + "/" + n)) plan.push_back({g + "/" + n, Protection::kWatch});
   std::vector<std::string> top = kTopNames;
   top.push_back(kClaudeDir);
   if (home) top.insert(top.end(), kHomeNames.begin(), kHomeNames.end());
@@ -152,6 +170,10 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   // A pinned directory is bound before what is bound inside it.
   std::stable_sort(plan.begin(), plan.end(),
                    [](const Protection& a, const Protection& b) { return depth(a.rel) < depth(b.rel); });
+  // A git directory found twice (a worktree's, named by its .git file too).
+  std::set<std::string> once;
+  plan.erase(std::remove_if(plan.begin(), plan.end(), [&](const Protection& p) { return !once.insert(p.rel).second; }),
+             plan.end());
   return plan;
 }
 
@@ -175,6 +197,7 @@ ojson persist_mounts(const std::vector<Protection>& plan, const std::string& des
         used_allow.push_back(a);
       }
     if (allowed) continue;
+    if (p.kind == Protection::kWatch) continue;  // no mount: SandboxConfig::watched
     if (p.kind == Protection::kAbsent) {
       placeholders.push_back(host);
       mounts.push_back(empty_read_only_dir(at));

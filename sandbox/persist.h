@@ -27,14 +27,24 @@ struct PersistFound {
   std::string rel;
   bool dir = false;
   bool link = false;
+  // A git directory that a `.git` file ("gitdir: PATH") or symlink names.
+  bool gitdir = false;
+  // A path a repository's config names (core.hooksPath, include.path):
+  // `missing` when it is not there (rel: the first of its components that
+  // is not), `file` when that is the included file itself (a placeholder,
+  // a directory, would break git: "bad config").
+  bool named = false, missing = false, file = false;
 };
 
 // How one path is protected. Pin: a directory bound on itself (writable),
 // so that it cannot be renamed away and rebuilt with a hook in it; ReadOnly:
 // bound on itself read-only; Absent: missing, an empty read-only directory
-// stands in for it (placeholder: git does not see an empty directory).
+// stands in for it (placeholder: git does not see an empty directory);
+// Watch: missing where git refuses a directory (commondir, config.worktree,
+// gitdir, an included file): what the command makes there is moved aside
+// at exit (NewFiles, internal.h).
 struct Protection {
-  enum Kind { kPin, kReadOnly, kAbsent };
+  enum Kind { kPin, kReadOnly, kAbsent, kWatch };
   std::string rel;
   Kind kind;
 };
@@ -46,6 +56,7 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
 // The walk (persist_scan.cpp): below the real directory `root`, bounded (see
 // kMaxDepth and kMaxEntries there), no symlink followed, nothing mounted
 // separately and nothing in `skip` (real paths shown otherwise) entered.
+// Its last entry has an empty rel when it stopped at its bound of names.
 std::vector<PersistFound> scan_persist(const std::string& root, const std::vector<std::string>& skip);
 
 // The OCI mounts of the protections of a directory shown writable at `dest`

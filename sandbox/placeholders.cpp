@@ -195,15 +195,19 @@ void Placeholders::send(int sock, const One& one) {
     throw sys_error("husk sandbox: tell the guardian of " + one.name);
 }
 
-Placeholders::Heard Placeholders::receive(int sock) {
+Placeholders::Heard Placeholders::receive(int sock, NewFiles* watch) {
   constexpr size_t kHead = 1 + sizeof(One::id);
-  char buf[kHead + 256];
+  char buf[kHead + 4096];
   int fd = -1;
   ssize_t n;
   while ((n = base::recv_with_fd(sock, buf, sizeof buf, &fd)) < 0 && errno == EINTR) {
   }
   if (n <= 0) return Heard::gone;  // or the socket broke: the same to us
   Fd dir(fd);
+  if (buf[0] == 'W' && dir && watch) {
+    watch->add(std::move(dir), std::string(buf + 1, buf + n));
+    return Heard::placeholder;
+  }
   if (buf[0] != 'P' || !dir || n <= static_cast<ssize_t>(kHead)) return Heard::done;
   One one{std::move(dir), std::string(buf + kHead, buf + n), {}, {}};
   std::memcpy(one.id, buf + 1, sizeof one.id);

@@ -275,6 +275,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   Placeholders placeholders(host.uid, host.gid);
   placeholders.hold(sc.guarded);
   drop_mounts(sc, placeholders.make(sc.placeholders, [&](const Placeholders::One& one) { guardian.placeholder(one); }));
+  NewFiles made(host.uid, host.gid);
+  made.watch(sc.watched, [&](const NewFiles::One& one) { guardian.watch(one); });
   ScratchHome scratch(sc.config, host.home);
 
   std::unique_ptr<Proxy> proxy;
@@ -286,6 +288,8 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   extras.on_late_error = [](const std::string& error) {
     std::cerr << "husk sandbox: " << base::printable(error) << std::endl;
   };
+  timespec started{};
+  ::clock_gettime(CLOCK_REALTIME, &started);
   int status;
   try {
     status = run_own_config(sg, co, sc.config.dump() + "\n", extras);
@@ -294,6 +298,9 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
     if (reason.empty()) throw;
     return run_without_userns(sg, o, host, work, reason, true);
   }
+  made.move_aside();
+  placeholders.remove();  // ours would look new
+  say_new_repositories(host.uid, host.gid, sc.writable, started);
   report_kept_changes(kept, sc, host);
   return status;
 }

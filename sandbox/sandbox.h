@@ -95,6 +95,11 @@ struct SandboxConfig {
   std::vector<std::string> placeholders;
   // The protected paths that are there (real paths): held while it runs.
   std::vector<std::string> guarded;
+  // Missing names that a placeholder cannot stand for (Protection::kWatch):
+  // what is made there is moved aside at exit (NewFiles, internal.h).
+  std::vector<std::string> watched;
+  // The writable directories walked (real paths): new repositories there are said at exit.
+  std::vector<std::string> writable;
 };
 // `empty_file`: an empty read-only file, shown in place of each hidden file
 // ("": the null device, as maskedPaths has it, which takes writes).

@@ -68,8 +68,9 @@ Guardian::Guardian(const Context& g, const std::string& id, const Workdir& work,
     ::setpgid(0, 0);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU}) ::signal(sig, SIG_IGN);
     Placeholders placeholders(work.uid(), work.gid());
+    NewFiles made(work.uid(), work.gid());
     Placeholders::Heard heard;
-    while ((heard = placeholders.receive(p[0])) == Placeholders::Heard::placeholder) {
+    while ((heard = placeholders.receive(p[0], &made)) == Placeholders::Heard::placeholder) {
     }
     if (heard == Placeholders::Heard::gone) {
       try {
@@ -79,6 +80,7 @@ Guardian::Guardian(const Context& g, const std::string& id, const Workdir& work,
       work.remove();
       if (keep_fd >= 0) remove_users_tree(work.uid(), work.gid(), keep_fd, "work");
       placeholders.remove();
+      made.move_aside();
     }
     _exit(0);
   }

@@ -100,6 +100,132 @@ fi
 rm -rf "$REPO"
 fi
 
+# --- a git directory a .git file or symlink names --------------------------------
+# `git init --separate-git-dir` leaves a .git file ("gitdir: ..."); a .git
+# symlink does the same: the git directory they name is protected as .git.
+if command -v git >/dev/null; then
+SEP=$HOME_DIR/sep
+mkdir -p "$SEP" && chown "$U:$G" "$SEP"
+as_user "$SEP" -- sh -c 'git init -q --separate-git-dir=.gitdata . && git config user.email t@t &&
+  git config user.name t && echo a >f && git add f && git commit -qm one && git init -q lnk &&
+  mv lnk/.git gd && ln -s ../gd lnk/.git' || fail "persistence: make the separated repositories" ok failed
+run_sb "$SEP" -- -- sh -c '
+  git config core.fsmonitor "touch /tmp/pwn; false" 2>/dev/null && echo "wrote .gitdata/config"
+  (echo x >.gitdata/hooks/pre-commit) 2>/dev/null && echo "wrote .gitdata/hooks"
+  (cd lnk && git config core.fsmonitor x) 2>/dev/null && echo "wrote gd/config"
+  (echo x >gd/hooks/pre-commit) 2>/dev/null && echo "wrote gd/hooks"
+  echo b >f && git commit -qam two && echo git-ok'
+seen=$(as_user "$SEP" -- sh -c 'git config core.fsmonitor; git -C lnk config core.fsmonitor; ls .gitdata/hooks gd/hooks | grep -x pre-commit; git log --format=%s | head -1')
+if [ "$RC" = 0 ] && [[ "$OUT" == *git-ok* ]] && [[ "$OUT" != *wrote* ]] && [ "$seen" = two ]; then
+  pass "persistence: a .git file (--separate-git-dir) and a .git symlink: the git directory they name is protected, git commit works"
+else
+  fail "persistence: the git directory a .git file or symlink names" "nothing written, git-ok; host: two" \
+    "exit $RC: $OUT; host: $seen"
+fi
+rm -rf "$SEP"
+# A symlinked .git/config or .git/hooks: what it names in the tree is protected.
+mkdir -p "$SEP" && chown "$U:$G" "$SEP"
+as_user "$SEP" -- sh -c 'git init -q . && mv .git/config gitcfg && ln -s ../gitcfg .git/config &&
+  mv .git/hooks myhooks && ln -s ../myhooks .git/hooks' || fail "persistence: make the symlinked config" ok failed
+run_sb "$SEP" -- -- sh -c '(echo "[core] fsmonitor = x" >>gitcfg) 2>/dev/null && echo "wrote gitcfg"
+  (echo x >myhooks/pre-commit) 2>/dev/null && echo "wrote myhooks"; git status >/dev/null && echo git-ok'
+[ -e "$SEP/myhooks/pre-commit" ] && OUT="$OUT (pre-commit on the host)"
+expect "persistence: a symlinked .git/config and .git/hooks: what they name is read-only" 0 git-ok wrote
+rm -rf "$SEP"
+fi
+
+# --- paths the repository's config names ------------------------------------------
+# core.hooksPath (husky's .husky) and include.path naming files of the work
+# tree: read-only as the config is; a missing hooks directory not made.
+if command -v git >/dev/null; then
+NAMED=$HOME_DIR/named
+mkdir -p "$NAMED" && chown "$U:$G" "$NAMED"
+as_user "$NAMED" -- sh -c 'git init -q . && git config user.email t@t && git config user.name t && mkdir .husky &&
+  touch .gitconfig.local && git config core.hooksPath .husky && git config --add include.path ../.gitconfig.local &&
+  echo a >f && git add f && git commit -qm one && git init -q sub && git -C sub config core.hooksPath .githooks' ||
+  fail "persistence: make the repositories with hooksPath and include.path" ok failed
+run_sb "$NAMED" -- -- sh -c '
+  (printf "#!/bin/sh\ntouch x\n" >.husky/pre-commit && chmod +x .husky/pre-commit) 2>/dev/null && echo "wrote .husky"
+  (printf "[core]\n fsmonitor = x\n" >>.gitconfig.local) 2>/dev/null && echo "wrote .gitconfig.local"
+  (mkdir -p sub/.githooks && echo x >sub/.githooks/pre-commit) 2>/dev/null && echo "made sub/.githooks"
+  echo b >f && git commit -qam two && echo git-ok'
+seen=$(as_user "$NAMED" -- sh -c 'ls -A .husky sub/; cat .gitconfig.local; git log -1 --format=%s' | tr '\n' ' ')
+if [ "$RC" = 0 ] && [[ "$OUT" == *git-ok* ]] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" != *made* ]] &&
+   [ "$seen" = ".husky:  sub/: .git two " ]; then
+  pass "persistence: core.hooksPath and include.path of the repository's config: read-only, a missing hooks directory not made; git commit works"
+else
+  fail "persistence: the paths the repository's config names" "nothing written, git-ok; host: .husky: sub/: .git two" \
+    "exit $RC: $OUT; host: $seen"
+fi
+rm -rf "$NAMED"
+fi
+
+# --- names made in a protected git directory --------------------------------------
+# A new .git/commondir makes git take config and hooks from the directory it
+# names; config.worktree, gitdir and a missing included file are read as
+# well. A placeholder cannot stand for them: moved aside at exit, and said.
+if command -v git >/dev/null; then
+NEW=$HOME_DIR/newfiles
+mkdir -p "$NEW" && chown "$U:$G" "$NEW"
+rm -f "$HOME_DIR/pwn" "$HOME_DIR/pwn2"
+as_user "$NEW" -- sh -c 'git init -q . && git config user.email t@t && git config user.name t &&
+  git config include.path ../.gitconfig.local && echo a >f && git add f && git commit -qm one' ||
+  fail "persistence: make the repository for new names" ok failed
+run_sb "$NEW" -- -- sh -c '
+  mkdir .c && cp -r .git/objects .git/refs .git/HEAD .git/config .c/ &&
+  git config -f .c/config core.fsmonitor "touch '"$HOME_DIR"'/pwn; false" && echo ../.c >.git/commondir &&
+  echo "[core]" >.git/config.worktree && echo x >.git/gitdir &&
+  printf "[core]\n fsmonitor = touch '"$HOME_DIR"'/pwn2; false\n" >.gitconfig.local && echo made'
+as_user "$NEW" -- git status >/dev/null 2>&1
+seen=$(cd "$NEW" && ls -A .git . | grep -E "^(commondir|config.worktree|gitdir|.gitconfig.local)" | sed 's/-[0-9]*$//' | sort | tr '\n' ' ')
+if [ "$RC" = 0 ] && [[ "$OUT" == *made* ]] && [ ! -e "$HOME_DIR/pwn" ] && [ ! -e "$HOME_DIR/pwn2" ] &&
+   [[ "$OUT" == *"husk sandbox: the command made $NEW/.git/commondir, which would give git another config and hooks: moved to commondir.husk-sandbox-"* ]] &&
+   [ "$seen" = ".gitconfig.local.husk-sandbox commondir.husk-sandbox config.worktree.husk-sandbox gitdir.husk-sandbox " ]; then
+  pass "persistence: a .git/commondir, config.worktree, gitdir or included config made by the command is moved aside at exit and said; git status runs nothing"
+else
+  fail "persistence: names made in a git directory" "moved aside, said; no pwn" \
+    "exit $RC: $OUT; host: $seen; pwn: $(ls "$HOME_DIR"/pwn* 2>&1)"
+fi
+rm -rf "$NEW"/.git/*.husk-sandbox-* "$NEW"/.gitconfig.local* "$HOME_DIR/pwn" "$HOME_DIR/pwn2"
+# husk killed: the guardian moves it aside.
+(cd "$NEW" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c 'echo ../.c >.git/commondir; sleep 30' \
+  >"$WORK/newfiles.out" 2>&1) &
+sb=$!
+for _ in $(seq 100); do [ -e "$NEW/.git/commondir" ] && break; sleep 0.05; done
+kill -9 "$sb"; wait "$sb" 2>/dev/null
+for _ in $(seq 100); do [ -e "$NEW/.git/commondir" ] || break; sleep 0.1; done
+if [ ! -e "$NEW/.git/commondir" ] && ls "$NEW/.git" | grep -q "^commondir.husk-sandbox-" &&
+   grep -q "made $NEW/.git/commondir" "$WORK/newfiles.out"; then
+  pass "persistence: husk killed with SIGKILL: the guardian moves a new .git/commondir aside and says so"
+else
+  fail "persistence: a new commondir after SIGKILL" "moved aside by the guardian, said" \
+    "$(ls -A "$NEW/.git" | tr '\n' ' '); $(cat "$WORK/newfiles.out")"
+fi
+rm -rf "$NEW"
+fi
+
+# --- repositories made during the run, the walk's bound ----------------------------
+# A repository the command makes at the top of a writable directory or one
+# level below is its own (config, hooks): said at exit. One there before is not.
+if command -v git >/dev/null; then
+MADE=$HOME_DIR/made
+mkdir -p "$MADE" && chown "$U:$G" "$MADE"
+as_user "$MADE" -- git init -q old || fail "persistence: make the old repository" ok failed
+run_sb "$MADE" -- -- sh -c 'git init -q src && git -C src config core.fsmonitor x && mkdir bare &&
+  git -C bare init -q --bare . && git init -q --bare . && git -C old status >/dev/null && echo ok'
+said=$(printf '%s\n' "$OUT" | grep -o "made a git repository in [^:]*" | sort | tr '\n' ' ')
+if [ "$RC" = 0 ] && [ "$said" = "made a git repository in $MADE made a git repository in $MADE/bare made a git repository in $MADE/src " ]; then
+  pass "persistence: repositories made during the run (a .git, bare layouts) are said at exit, an old one is not"
+else
+  fail "persistence: repositories made during the run" "said: $MADE, $MADE/bare, $MADE/src" "exit $RC: $OUT"
+fi
+rm -rf "$MADE"
+mkdir -p "$HOME_DIR/big" && (cd "$HOME_DIR/big" && seq 1100 | xargs touch) && chown -R "$U:$G" "$HOME_DIR/big"
+run_sb "$HOME_DIR/big" -- -- true
+expect "persistence: a walk stopped at its bound of names says so at start" 0 "persistence walk of $HOME_DIR/big reached its bound"
+rm -rf "$HOME_DIR/big"
+fi
+
 # --- the home as the working directory -----------------------------------------
 mkdir -p "$HOME_DIR/.config/git" && echo "[user]" >"$HOME_DIR/.config/git/config" && chown -R "$U:$G" "$HOME_DIR/.config"
 echo "machine x password netrc-secret" >"$HOME_DIR/.netrc" && chown "$U:$G" "$HOME_DIR/.netrc"

@@ -23,7 +23,10 @@ namespace {
 std::vector<std::string> lines(const std::vector<Protection>& plan) {
   std::vector<std::string> out;
   for (const auto& p : plan)
-    out.push_back(p.rel + (p.kind == Protection::kPin ? " pin" : p.kind == Protection::kReadOnly ? " ro" : " absent"));
+    out.push_back(p.rel + (p.kind == Protection::kPin        ? " pin"
+                           : p.kind == Protection::kReadOnly ? " ro"
+                           : p.kind == Protection::kAbsent   ? " absent"
+                                                             : " watch"));
   return out;
 }
 
@@ -90,7 +93,11 @@ TEST_CASE("persist: a repository's git directories pinned, what runs read-only, 
       ".cursor absent", ".gemini absent", ".claude absent",
       ".git/config ro", ".git/modules pin", ".git/worktrees pin", ".git/hooks absent", "sub/.git ro",
       "pkg/.vscode ro", "pkg/.envrc ro", ".git/modules/lib pin", ".git/worktrees/w pin",
-      ".git/modules/lib/config ro", ".git/worktrees/w/commondir ro", ".git/modules/lib/hooks absent"};
+      ".git/modules/lib/config ro", ".git/worktrees/w/commondir ro", ".git/modules/lib/hooks absent",
+      // What a placeholder cannot stand for, in every git directory: moved aside at exit if made.
+      ".git/commondir watch", ".git/config.worktree watch", ".git/gitdir watch", ".git/modules/lib/commondir watch",
+      ".git/modules/lib/config.worktree watch", ".git/modules/lib/gitdir watch",
+      ".git/worktrees/w/config.worktree watch", ".git/worktrees/w/gitdir watch"};
   std::sort(plan.begin(), plan.end());
   std::sort(want.begin(), want.end());
   CHECK(plan == want);
@@ -184,6 +191,9 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
                                                     "/home/ann/proj/.claude"});
   CHECK(sc.guarded == std::vector<std::string>{"/home/ann/proj/.git", "/home/ann/proj/.git/config",
                                                "/home/ann/proj/.git/hooks"});
+  CHECK(sc.watched == std::vector<std::string>{"/home/ann/proj/.git/commondir", "/home/ann/proj/.git/config.worktree",
+                                               "/home/ann/proj/.git/gitdir"});
+  CHECK(sc.writable == std::vector<std::string>{"/home/ann/proj"});
 
   SandboxOptions o = cmd();
   o.allow_write = {".git/hooks", "/home/ann/proj/.vscode"};
@@ -193,6 +203,9 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
   CHECK_FALSE(has(m, "/home/ann/proj/.vscode" + kEmpty));
   CHECK_FALSE(has(sc.placeholders, "/home/ann/proj/.vscode"));
   CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev rro"));
+  o.allow_write = {".git/commondir"};  // not moved aside at exit then
+  CHECK(sandbox_config(o, h, "r").watched ==
+        std::vector<std::string>{"/home/ann/proj/.git/config.worktree", "/home/ann/proj/.git/gitdir"});
 
   o.allow_write = {"src/main.c"};
   REQUIRE_THROWS_WITH(sandbox_config(o, h, "r"), Contains("--allow-write src/main.c: protects nothing"));
@@ -270,12 +283,107 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   // A top directory filled past the budget: its protected names are still found.
   for (int i = 0; i < 3000; ++i) touch("f" + std::to_string(i));
   got.clear();
-  for (const auto& f : scan_persist(root, {})) got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
+  const auto spent = scan_persist(root, {});
+  CHECK(spent.back().rel.empty());  // said at start: the walk reached its bound
+  for (const auto& f : spent) got.insert(f.rel + (f.dir ? "/" : "") + (f.link ? "@" : ""));
   CHECK(got.count(".git/"));
   CHECK(got.count(".git/config"));
   CHECK(got.count(".vscode@"));
   CHECK(got.count(".claude/settings.json"));
   CHECK(got.count(".local/share/systemd/"));
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+TEST_CASE("persist: a .git file or symlink names a git directory, protected as .git", "[sandbox]") {
+  auto plan = lines(plan_protection({{".git"}, {".gitdata", true, false, true}, {".gitdata/config"},
+                                     {".git/modules/s", true, false, true}, {"s/.git"}},
+                                    false));
+  for (const char* l : {".git ro", ".gitdata pin", ".gitdata/config ro", ".gitdata/hooks absent"})
+    CHECK(has(plan, l));
+  CHECK(std::count(plan.begin(), plan.end(), ".git/modules/s pin") == 1);
+
+  char tmpl[] = "/tmp/husk-gitfile-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  auto write = [&](const std::string& rel, const std::string& text) { std::ofstream(root + "/" + rel) << text; };
+  for (const char* d : {".gitdata", ".gitdata/hooks", "a", "b", "gd", "c", "d", "e"})
+    REQUIRE(::mkdir((root + "/" + d).c_str(), 0755) == 0);
+  write(".git", "gitdir: .gitdata\r\n");
+  write(".gitdata/config", "[core]\n");
+  write("a/.git", "gitdir: " + root + "/gd\n");  // absolute, as git writes it
+  REQUIRE(::symlink("../gd", (root + "/b/.git").c_str()) == 0);  // the same one again
+  write("c/.git", "gitdir: /tmp\n");                             // outside: read-only there
+  write("d/.git", "gitdir: ../missing\n");
+  write("e/.git", "not a gitdir line");
+  // Symlinked config and hooks: what they name below the root is protected.
+  write("my.cfg", "[core]\n");
+  REQUIRE(::mkdir((root + "/myhooks").c_str(), 0755) == 0);
+  REQUIRE(::symlink("../my.cfg", (root + "/gd/config").c_str()) == 0);
+  REQUIRE(::symlink(("/" + root + "/myhooks").c_str(), (root + "/gd/hooks").c_str()) == 0);
+  std::set<std::string> got, named;
+  for (const auto& f : scan_persist(root, {})) {
+    if (f.gitdir) got.insert(f.rel);
+    if (f.named) named.insert(f.rel + (f.dir ? "/" : ""));
+  }
+  CHECK(got == std::set<std::string>{".gitdata", "gd"});
+  CHECK(named == std::set<std::string>{"my.cfg", "myhooks/"});
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+TEST_CASE("persist: what the repository's config names is protected", "[sandbox]") {
+  auto plan = lines(plan_protection({{".git", true},
+                                     {".husky", true, false, false, true},
+                                     {".gitconfig.local", false, false, false, true},
+                                     {"hooks", false, false, false, true, true},
+                                     {"conf", false, false, false, true, true},
+                                     {"inc.local", false, false, false, true, true, true},
+                                     {"lnk", false, true, false, true}},
+                                    false));
+  for (const char* l : {".husky ro", ".gitconfig.local ro", "hooks absent", "conf absent", "inc.local watch"})
+    CHECK(has(plan, l));
+  for (const auto& l : plan) CHECK(l.rfind("lnk", 0) != 0);
+
+  char tmpl[] = "/tmp/husk-named-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  for (const char* d : {".git", ".husky", "out"}) REQUIRE(::mkdir((root + "/" + d).c_str(), 0755) == 0);
+  std::ofstream(root + "/.git/config") << "[core]\nhooksPath = .husky\n[include]\npath = ../local.cfg\n"
+                                          "path = ../conf/x.cfg\npath = /etc/gitconfig\npath = ~/.gitcfg\n"
+                                          "path = ../lnk/y\n[includeIf \"gitdir:x\"]\npath = ../../elsewhere\n";
+  REQUIRE(::symlink("out", (root + "/lnk").c_str()) == 0);
+  // An included file includes another, and itself (a loop ends at the bound).
+  std::ofstream(root + "/local.cfg") << "[include]\npath = out/more.cfg\npath = local.cfg\n";
+  std::ofstream(root + "/out/more.cfg") << "[core]\nhooksPath = out/hooks\n";
+  std::set<std::string> got;
+  for (const auto& f : scan_persist(root, {}))
+    if (f.named) got.insert(f.rel + (f.missing ? "?" : "") + (f.file ? "f" : ""));
+  // ../lnk/y goes through a symlink: not followed (nor covered).
+  CHECK(got == std::set<std::string>{".husky", "local.cfg", "out/more.cfg", "out/hooks?", "conf?"});
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+TEST_CASE("persist: names made in a git directory are moved aside, a symlink as it is", "[sandbox]") {
+  char tmpl[] = "/tmp/husk-newfiles-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl, pid = std::to_string(::getpid());
+  REQUIRE(::mkdir((root + "/.git").c_str(), 0755) == 0);
+  std::ofstream(root + "/.git/config.worktree") << "[core]\n";  // there at start: not ours
+  std::vector<std::string> told;
+  {
+    NewFiles made(::geteuid(), ::getegid());
+    made.watch({root + "/.git/commondir", root + "/.git/config.worktree", root + "/.git/gitdir", root + "/inc"},
+               [&](const NewFiles::One& one) { told.push_back(one.path); });
+    CHECK(told == std::vector<std::string>{root + "/.git/commondir", root + "/.git/gitdir", root + "/inc"});
+    std::ofstream(root + "/.git/commondir") << "../.c\n";
+    REQUIRE(::symlink("/etc/passwd", (root + "/.git/gitdir").c_str()) == 0);
+  }
+  struct stat st;
+  CHECK(::stat((root + "/.git/commondir").c_str(), &st) != 0);
+  CHECK(::stat((root + "/.git/commondir.husk-sandbox-" + pid).c_str(), &st) == 0);
+  CHECK(::lstat((root + "/.git/gitdir.husk-sandbox-" + pid).c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  CHECK(::stat((root + "/.git/config.worktree").c_str(), &st) == 0);
+  CHECK(::stat("/etc/passwd", &st) == 0);
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
