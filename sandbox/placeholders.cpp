@@ -1,10 +1,12 @@
 // Placeholders: the empty directories that stand in, on the host, for the
 // missing protected names while a sandbox runs (a mount needs a point).
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +18,7 @@
 #include <system_error>
 #include <thread>
 
+#include "base/dir.h"
 #include "base/error.h"
 #include "base/fdpass.h"
 #include "base/printable.h"
@@ -37,6 +40,29 @@ Fd open_parent(const std::string& path) {
   Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, parent.c_str(), &how, sizeof how)));
   if (!fd) throw sys_error("husk sandbox: open " + parent + " to make " + path + " (a symlink is not followed)");
   return fd;
+}
+
+// Marks a placeholder on the host, so that another sandbox that finds it
+// there (and keeps it protected) can remove it when it is the last one out.
+constexpr char kMark[] = "user.husk-sandbox-placeholder";
+
+bool marked(int fd) {
+  char mark;
+  return ::fgetxattr(fd, kMark, &mark, 1) == 1;
+}
+
+// A marked directory holding nothing but marked directories (another
+// sandbox's .git with .git/hooks in it), a few levels deep.
+bool only_placeholders(int fd, int depth = 3) {
+  if (!marked(fd)) return false;
+  base::Dir d = base::open_dir(fd);
+  if (!d) return false;
+  while (dirent* e = ::readdir(d.get())) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    Fd sub(::openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (depth == 0 || !sub || !only_placeholders(sub.get(), depth - 1)) return false;
+  }
+  return true;
 }
 
 void identify(const struct stat& st, uint64_t id[4]) {
@@ -64,7 +90,12 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
       // An ordinary directory on the host: what the user makes in it while
       // the sandbox runs (the sandbox sees the read-only mount over it) is
       // theirs, and stays.
-      if (!with_owner_write(w.dir.get(), [&] { return ::mkdirat(w.dir.get(), w.name.c_str(), 0755); })) {
+      if (with_owner_write(w.dir.get(), [&] { return ::mkdirat(w.dir.get(), w.name.c_str(), 0755); })) {
+        // A file system without user xattrs: the mark is missing, and a
+        // sandbox that finds the placeholder leaves it.
+        Fd made(::openat(w.dir.get(), w.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (made) ::fsetxattr(made.get(), kMark, "1", 1, 0);
+      } else {
         // Not the user's to write, a read-only mount: nor the command's.
         const bool none_needed = errno == EACCES || errno == EPERM || errno == EROFS;
         out[0] = errno == EEXIST ? 2 : none_needed ? 0 : 3;
@@ -110,8 +141,11 @@ namespace {
 // One placeholder removed if it is still ours ("", also when it is held
 // by another sandbox, which found ours and mounted over it: removed, its
 // mount would go with it); else what stays and why. Its fd closed here,
-// where the last one frees it. `writing`: with_owner_write's way.
-std::string remove_one(Placeholders::One& m, const std::function<bool(int, const std::function<int()>&)>& writing) {
+// where the last one frees it. `writing`: with_owner_write's way. `err`:
+// why it stays (0: removed, or not ours).
+std::string remove_one(Placeholders::One& m, const std::function<bool(int, const std::function<int()>&)>& writing,
+                       int& err) {
+  err = 0;
   Fd opened;
   if (!m.lock)  // the guardian's: opened in a directory the command may have closed (chmod 0)
     writing(m.dir.get(), [&] {
@@ -123,14 +157,22 @@ std::string remove_one(Placeholders::One& m, const std::function<bool(int, const
   uint64_t id[4];
   if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &st) != 0) return "";
   // The same directory, and rmdir removes only an empty one: what the user
-  // put there in the meantime stays.
+  // put there in the meantime stays. A marked one is known by its inode,
+  // still at its name (a placeholder made and removed in it changed its
+  // ctime); any other by its ctime too, which a rename or rmdir changes.
   identify(st, id);
-  if (std::memcmp(id, m.id, sizeof id) != 0 ||
+  struct stat now;
+  const bool same =
+      marked(fd) ? std::memcmp(id, m.id, 2 * sizeof id[0]) == 0 && writing(m.dir.get(), [&] {
+        return ::fstatat(m.dir.get(), m.name.c_str(), &now, AT_SYMLINK_NOFOLLOW);
+      }) && now.st_dev == st.st_dev && now.st_ino == st.st_ino
+                 : std::memcmp(id, m.id, sizeof id) == 0;
+  if (!same ||
       writing(m.dir.get(), [&] { return ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR); })) {
     m.lock.reset();
     return "";
   }
-  const int err = errno;
+  err = errno;
   m.lock.reset();
   return placeholder_path(m.dir.get(), m.name) + " (" + left_reason(err) + ")";
 }
@@ -146,15 +188,15 @@ void Placeholders::remove() {
       // turn. A directory the command closed (chmod) is opened again one at
       // a time: its mode is changed and put back around each step.
       std::mutex reopening;
-      std::vector<std::string> left(made_.size());
-      auto remove_at = [&](size_t i) {
-        left[i] = remove_one(made_[i], [&](int dir, const std::function<int()>& step) {
-          if (step() == 0) return true;
-          if (errno != EACCES) return false;
-          std::lock_guard<std::mutex> one(reopening);
-          return with_owner_write(dir, step);
-        });
+      auto writing = [&](int dir, const std::function<int()>& step) {
+        if (step() == 0) return true;
+        if (errno != EACCES) return false;
+        std::lock_guard<std::mutex> one(reopening);
+        return with_owner_write(dir, step);
       };
+      std::vector<std::string> left(made_.size());
+      std::vector<int> errs(made_.size());
+      auto remove_at = [&](size_t i) { left[i] = remove_one(made_[i], writing, errs[i]); };
       std::vector<std::thread> removing;
       for (size_t i = 0; i < made_.size(); ++i) {
         try {
@@ -164,6 +206,10 @@ void Placeholders::remove() {
         }
       }
       for (auto& t : removing) t.join();
+      // One that held another (another sandbox's .git with our .git/hooks
+      // in it) is empty once the other is gone.
+      for (size_t i = 0; i < made_.size(); ++i)
+        if (errs[i] == ENOTEMPTY || errs[i] == EEXIST) remove_at(i);
       std::string said;
       for (const auto& l : left)
         if (!l.empty()) said += (said.empty() ? "" : ", ") + l;
@@ -179,11 +225,25 @@ void Placeholders::remove() {
 
 void Placeholders::hold(const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
-    open_how how{};
-    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, p.c_str(), &how, sizeof how)));
-    if (fd && ::flock(fd.get(), LOCK_SH) == 0) held_.push_back(std::move(fd));
+    Fd parent;
+    try {
+      parent = open_parent(p);
+    } catch (const Error&) {
+      continue;
+    }
+    const std::string name = p.substr(p.rfind('/') + 1);
+    Fd fd(::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd || ::flock(fd.get(), LOCK_SH) != 0) continue;
+    // Another sandbox's placeholder, still empty: ours to remove too, by the
+    // same checks, if we are the last one holding it.
+    struct stat st;
+    if (only_placeholders(fd.get()) && ::fstat(fd.get(), &st) == 0) {
+      One one{std::move(parent), name, {}, std::move(fd)};
+      identify(st, one.id);
+      made_.push_back(std::move(one));
+      continue;
+    }
+    held_.push_back(std::move(fd));
   }
 }
 

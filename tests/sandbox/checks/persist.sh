@@ -91,11 +91,12 @@ sb_b=$!
 wait_for "$REPO/b-up"
 touch "$REPO/go-a"; wait "$sb_a"
 touch "$REPO/go-b"; wait "$sb_b"; rc=$?
-if [ "$rc" = 0 ] && ! grep -q made "$WORK/persist-b.out" && [ ! -e "$REPO/.vscode/x" ]; then
-  pass "persistence: two sandboxes in one directory: the first leaves the placeholders the second holds"
+left=$(ls -d "$REPO"/.vscode "$REPO"/.mcp.json "$REPO"/.envrc 2>/dev/null | tr '\n' ' ')
+if [ "$rc" = 0 ] && ! grep -q made "$WORK/persist-b.out" && [ ! -e "$REPO/.vscode/x" ] && [ -z "$left" ]; then
+  pass "persistence: two sandboxes in one directory: the first leaves the placeholders the second holds, the second removes them"
 else
-  fail "persistence: two sandboxes in one directory" "exit 0, .vscode/x not made" \
-    "exit $rc: $(cat "$WORK/persist-b.out"); .vscode: $(ls -A "$REPO/.vscode" 2>&1)"
+  fail "persistence: two sandboxes in one directory" "exit 0, .vscode/x not made, no placeholder left" \
+    "exit $rc: $(cat "$WORK/persist-b.out"); .vscode: $(ls -A "$REPO/.vscode" 2>&1); left: $left"
 fi
 rm -rf "$REPO"
 fi
