@@ -31,8 +31,8 @@ base::Fd Pipeline::cgroup_fd() const { return base::Fd(cgroup ? cgroup->clone_in
 pid_t Pipeline::clone_first(uint64_t flags, bool self_attach, Placement& placed) const {
   base::Fd fd = cgroup_fd();
   pid_t pid = clone3_raw(flags, fd.get());
-  if (pid < 0 && errno == EINVAL && fd) {
-    fd.reset();  // a kernel without CLONE_INTO_CGROUP
+  if (pid < 0 && (errno == EINVAL || errno == ENOSYS) && fd) {
+    fd.reset();  // a kernel without CLONE_INTO_CGROUP, or clone3 refused
     pid = clone3_raw(flags, -1);
   }
   placed = {.cloned_into = fd.get() >= 0, .by_itself = self_attach && cgroup && cgroup->self_attachable()};

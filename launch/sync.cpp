@@ -88,7 +88,14 @@ pid_t clone3_raw(uint64_t flags, int cgroup_fd) {
     args.flags |= CLONE_INTO_CGROUP;
     args.cgroup = static_cast<uint64_t>(cgroup_fd);
   }
-  return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
+  pid_t pid = static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof args));
+  // Docker's and containerd's default seccomp profiles answer clone3 with
+  // ENOSYS (its flags are out of a filter's reach) so that callers fall back
+  // to clone(2), whose flags the filter judges: husk inside their containers.
+  // Without a stack clone(2) forks; CLONE_INTO_CGROUP has no equivalent there.
+  if (pid < 0 && errno == ENOSYS && cgroup_fd < 0)
+    pid = static_cast<pid_t>(::syscall(SYS_clone, flags | args.exit_signal, 0, 0, 0, 0));
+  return pid;
 }
 
 void child_prologue(bool stay_dumpable) {

@@ -52,6 +52,7 @@ void hand_listener_to_parent(int sock, int listener);
 void hand_listener_to_agent(int listener, const spec::Spec& spec, pid_t pid, const spec::State& state);
 
 // clone3 returning in the child like fork; cgroup_fd >= 0 adds CLONE_INTO_CGROUP.
+// Where a seccomp filter answers clone3 with ENOSYS, clone(2) without it.
 pid_t clone3_raw(uint64_t flags, int cgroup_fd);
 
 // Report an exception from a child over the sync socket and exit; the
