@@ -101,6 +101,23 @@ else
   fail "nested: Landlock's TCP rules hold inside" "in-ns, PermissionError, not bound" "exit $RC: $OUT"
 fi
 
+# --pids holds across the user namespaces made inside: 45 processes asked of
+# 20, once the three forkers run (a file says go); each counts the processes
+# of the sandbox after its forks.
+nested_forker='print "in-ns\n"; select(undef, undef, undef, 0.01) until -e "/tmp/go";
+my $refused = 0;
+for (1 .. 15) { my $p = fork; if (!defined $p) { $refused++ } elsif (!$p) { sleep 2; exit 0 } }
+opendir(my $d, "/proc"); my $n = grep { /^[0-9]+$/ } readdir $d;
+print "count=$n refused=$refused\n"; 1 while wait != -1;'
+run_sb -- --allow-nested --pids 20 -- sh -c 'for i in 1 2 3; do unshare -Ur perl -e "$0" & done; : >/tmp/go; wait' \
+  "$nested_forker"
+count=$(sed -n 's/^count=\([0-9]*\).*/\1/p' <<<"$OUT" | sort -n | tail -1)
+if [ "$(grep -c '^count=' <<<"$OUT")" = 3 ] && [[ "$OUT" == *"refused="[1-9]* ]] && [ "$count" -le 20 ]; then
+  pass "nested: --pids 20 holds for the processes of the user namespaces made inside"
+else
+  fail "nested: --pids holds inside" "three counts, a refused fork, at most 20 processes" "exit $RC: $OUT"
+fi
+
 # --- without --allow-nested --------------------------------------------------
 run_sb -- -- sh -c 'unshare -Ur true && echo userns-made; unshare -m true && echo mountns-made;
   '"$husk"' sandbox -- true && echo husk-ran; bwrap --ro-bind / / -- true && echo bwrap-ran; true'
