@@ -61,6 +61,26 @@ else
 fi
 rm -f "/usr/husk-nested-$$"
 
+# Persistence files: read-only mounts over them, locked inside too.
+if command -v git >/dev/null; then
+  nested_repo=$(mktemp -d "$HOME_DIR/nested-repo.XXXXXX")
+  chown "$U:$G" "$nested_repo"
+  as_user "$nested_repo" -- git init -q . || fail "nested: make a repository" "ok" "failed"
+  nested_before=$(cd "$nested_repo" && ls -A .git/hooks; md5sum .git/config)
+  run_sb "$nested_repo" -- --allow-nested -- unshare -Urm sh -c 'echo in-ns
+    umount .git/hooks; umount -l .git/config; mount -o remount,bind,rw .git/hooks
+    mkdir -p /tmp/g; mount --bind . /tmp/g && ls /tmp/g/.git
+    (echo "#!/bin/sh" >.git/hooks/post-checkout) 2>/dev/null && echo wrote-hook
+    (echo "[core] fsmonitor = x" >>.git/config) 2>/dev/null && echo wrote-config; true'
+  nested_after=$(cd "$nested_repo" && ls -A .git/hooks; md5sum .git/config)
+  if [[ "$OUT" == in-ns* ]] && [[ "$OUT" != *wrote-* ]] && [ "$nested_before" = "$nested_after" ]; then
+    pass "nested: .git/hooks and .git/config stay read-only inside a nested user namespace"
+  else
+    fail "nested: persistence files inside a nested user namespace" "in-ns, no wrote-, the repo as before" "exit $RC: $OUT"
+  fi
+  rm -rf "$nested_repo"
+fi
+
 # The network: closed inside too, whatever namespace the inner one keeps.
 nested_port_file=$(mktemp "$WORK/nested-port.XXXXXX")
 python3 -c 'import socket, sys
