@@ -138,6 +138,18 @@ else
   fail "nested: --pids holds inside" "three counts, a refused fork, at most 20 processes" "exit $RC: $OUT"
 fi
 
+# The kernel keyring stays out of reach (not namespaced: the keys of the
+# user's uid), refused as ENOSYS so that a runtime inside skips its own.
+keyring='import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+r = libc.syscall(nr, 0, -3, 0, 0, 0)  # keyctl(KEYCTL_GET_KEYRING_ID, the session keyring)
+print("keyctl", r, ctypes.get_errno())'
+run_sb -- --allow-nested -- python3 -c "$keyring"
+expect "nested: keyctl stays refused under --allow-nested, as ENOSYS" 0 "keyctl -1 38"
+run_sb -- -- python3 -c "$keyring"
+expect "nested: keyctl refused without --allow-nested (EPERM)" 0 "keyctl -1 1"
+
 # --- without --allow-nested --------------------------------------------------
 run_sb -- -- sh -c 'unshare -Ur true && echo userns-made; unshare -m true && echo mountns-made;
   '"$husk"' sandbox -- true && echo husk-ran; bwrap --ro-bind / / -- true && echo bwrap-ran; true'
