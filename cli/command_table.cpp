@@ -131,7 +131,7 @@ void sandbox_flags(po::options_description& d) {
       ("pids", po::value<std::string>(), "at most this many processes")
       ("cpus", po::value<std::string>(), "CPU time, in CPUs (e.g. 0.5)")
       ("timeout", po::value<std::string>(), "seconds; then SIGTERM, SIGKILL 2 s later, exit 124")
-      ("allow-nested", po::bool_switch(), "allow user namespaces and mounts (a sandbox inside)")
+      ("allow-nested", po::bool_switch(), "allow user namespaces and mounts, for husk, bwrap or another sandbox inside; it also unmasks /proc and /sys and drops Landlock's file rules (the kernel refuses mounts under them): the mounts alone, locked inside, hide credentials and keep the host read-only. Not for root")
       ("overlay", po::bool_switch(), "the host's directories and the working directory writable, changes discarded")
       ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
       ("print-config", po::bool_switch(), "print the OCI config instead of running it")

@@ -142,7 +142,8 @@ Fd build(const Plan& plan, const Rights& r, std::vector<std::string>& notes) {
   Fd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size(r.abi), 0)));
   if (!ruleset) throw sys_error("landlock: create ruleset (ABI " + std::to_string(r.abi) + ")");
   Builder b(ruleset.get(), r, notes);
-  for (const auto& t : plan.trees) b.tree(t);
+  if (r.handled_fs)
+    for (const auto& t : plan.trees) b.tree(t);
   if (r.handled_net)
     for (uint16_t p : plan.connect_ports) b.port(p);
   return ruleset;

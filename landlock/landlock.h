@@ -51,6 +51,10 @@ struct Plan {
   // and a directory that cannot be listed or has too many entries is never
   // granted whole.
   bool mount_view = true;
+  // false: no file system access is handled, `trees` and `hidden` unused. A
+  // domain that handles any refuses every mount, unmount and pivot_root, even
+  // in a user namespace of its own: a sandbox nested inside needs them.
+  bool file_system = true;
 };
 
 // The masks for one ABI, and what the plan asks that this kernel cannot do.

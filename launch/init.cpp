@@ -243,7 +243,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
 Fd landlock_ruleset(const ChildContext& c) {
   if (!c.req.landlock) return Fd();
   const landlock::Rights r = landlock::rights(*c.req.landlock, landlock::abi());
-  if (r.abi < 1) return Fd();
+  if (r.abi < 1 || !(r.handled_fs || r.handled_net || r.scoped)) return Fd();
   std::vector<std::string> notes;
   Fd built = landlock::build(*c.req.landlock, r, notes);
   for (const auto& n : notes) log::debug(n);

@@ -241,6 +241,17 @@ Hidden hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<s
   return out;
 }
 
+// The default config's masks over /proc and /sys; none under --allow-nested
+// (see set_isolation), where what they cover is what the user reads outside:
+// refused for root, whose uid owns /proc/sysrq-trigger and /proc/sys.
+std::vector<std::string> kernel_masks(const SandboxOptions& o, const SandboxHost& h, std::vector<std::string> masks) {
+  if (!o.allow_nested) return masks;
+  if (h.uid == 0)
+    throw Error("--allow-nested: the command would run as root, which owns /proc/sysrq-trigger and /proc/sys; a "
+                "nested sandbox needs them unmasked: run it as a user");
+  return {};
+}
+
 // The default config's kernel views, as a user namespace of the user's own can have them.
 ojson kernel_mounts(const ojson& defaults, const SandboxOptions& o) {
   ojson mounts = ojson::array();
@@ -424,6 +435,9 @@ void set_isolation(ojson& lx, const SandboxOptions& o, const SandboxHost& h, con
   lx["uidMappings"] = {{{"containerID", h.uid}, {"hostID", h.uid}, {"size", 1}}};
   lx["gidMappings"] = {{{"containerID", h.gid}, {"hostID", h.gid}, {"size", 1}}};
   lx["maskedPaths"] = hidden.masked;
+  // The kernel mounts a nested proc or sysfs only beside one with nothing
+  // mounted over it (masked or read-only paths).
+  if (o.allow_nested) lx["readonlyPaths"] = ojson::array();
   lx["seccomp"] = spec::default_seccomp(o.allow_nested);
   lx.erase("resources");
 }
@@ -501,7 +515,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // rlimit: without a cgroup each of the sandbox's tmpfs is capped instead.
   const int64_t tmpfs_size = h.cgroup ? 0 : memory;
   const ShownPaths shown = shown_paths(o, h);
-  const Hidden hidden = hidden_paths(o, h, cfg["linux"]["maskedPaths"], shown);
+  const Hidden hidden = hidden_paths(o, h, kernel_masks(o, h, cfg["linux"]["maskedPaths"]), shown);
 
   ojson mounts = kernel_mounts(cfg["mounts"], o);
   Overlays overlays(o, h, overlay_dir, out);

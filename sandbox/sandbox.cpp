@@ -120,6 +120,9 @@ Context sandbox_context(const Context& g, const Workdir& work, const SandboxHost
 void say_landlock(const landlock::Plan& plan) {
   const landlock::Rights r = landlock::rights(plan, landlock::abi());
   for (const auto& l : r.lacking) log::debug("husk sandbox: Landlock ABI " + std::to_string(r.abi) + ": " + l);
+  if (!plan.file_system)
+    log::debug("husk sandbox: --allow-nested: Landlock has no file rules (they would refuse the nested sandbox's "
+               "mounts): the mount view alone hides and keeps read-only");
   for (const auto& h : r.not_hidden)
     log::debug("husk sandbox: Landlock: " + h + " is inside a writable directory: hidden by the mount view alone");
 }

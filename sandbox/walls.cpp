@@ -53,6 +53,9 @@ landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, cons
   // would be a read-only exception there, which Landlock cannot make (a
   // right on a directory holds below it): the mounts alone protect them.
   plan.scope_abstract_unix = plan.scope_signal = true;
+  // A file system domain would refuse the nested sandbox's every mount: the
+  // mount view alone stays, its mounts locked in any namespace made inside.
+  plan.file_system = !o.allow_nested;
   // --allow-host: the proxy is the only way out; nothing listens.
   if (!o.allow_hosts.empty()) {
     plan.limit_tcp = true;

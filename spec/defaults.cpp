@@ -112,6 +112,12 @@ ojson default_seccomp(bool allow_nested) {
                         {"args", {{{"index", 0}, {"value", p}, {"op", "SCMP_CMP_EQ"}}}}});
   if (allow_nested) {
     syscalls.push_back({{"names", names({"clone", "clone3"})}, {"action", "SCMP_ACT_ALLOW"}});
+    // The keyring stays denied, as ENOSYS: a runtime inside (husk, runc,
+    // crun) then skips its own session keyring instead of failing, and its
+    // commands, under this filter too, cannot reach the one they inherit.
+    syscalls.push_back({{"names", names({"keyctl", "add_key", "request_key"})},
+                        {"action", "SCMP_ACT_ERRNO"},
+                        {"errnoRet", ENOSYS}});
   } else {
     // clone's flags are its first argument on every architecture husk builds
     // for but s390x (second there): a masked compare there would test the stack.

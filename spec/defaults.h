@@ -29,6 +29,8 @@ std::string default_config_json(const ConfigDefaults& d);
 // allow_nested: namespaces and mounts are allowed (clone/clone3 with
 // CLONE_NEW*, unshare, setns, the mount API), for a sandbox or runtime run
 // inside; they still need capabilities, which a new user namespace gives.
+// The keyring calls fail with ENOSYS there instead of EPERM (runtimes skip
+// their session keyring on ENOSYS).
 nlohmann::ordered_json default_seccomp(bool allow_nested);
 
 }  // namespace husk::spec

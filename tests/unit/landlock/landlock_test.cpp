@@ -3,6 +3,8 @@
 // process may restrict itself once no_new_privs is set.
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -96,6 +98,43 @@ TEST_CASE("rights: nothing asked, nothing handled beyond the file system", "[lan
   CHECK(r.handled_net == 0);
   CHECK(r.scoped == 0);
   CHECK(r.lacking.empty());
+}
+
+TEST_CASE("rights: without file system rules only the network and the scopes are handled", "[landlock]") {
+  Plan p;
+  p.trees = {{"/", false}, {"/home/u", true}};
+  p.hidden = {"/etc/shadow"};
+  p.limit_tcp = p.scope_abstract_unix = p.scope_signal = true;
+  p.file_system = false;
+  Rights r = rights(p, 7);
+  CHECK(r.handled_fs == 0);
+  CHECK(r.handled_net == (kBindTcp | kConnectTcp));
+  CHECK(r.scoped == (kScopeAbstractUnix | kScopeSignal));
+  CHECK(r.read == 0);
+  CHECK(r.write == 0);
+  CHECK(r.hidden.empty());
+  CHECK(r.not_hidden.empty());
+  // Nothing lacking is said about file system rights it does not ask for.
+  CHECK(rights(p, 1).lacking.size() == 3);
+  CHECK(rights(p, 0).lacking.size() == 1);
+}
+
+TEST_CASE("build: a file system domain refuses mounts even in a user namespace of its own; none without it",
+          "[landlock]") {
+  if (abi() < 4) HUSK_SKIP("Landlock ABI < 4: no network rules to enforce alone");
+  husk_test::TempDir tmp{"husk-landlock-"};
+  auto mount_inside = [&] {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return 200;
+    return ::mount("none", tmp.path.c_str(), "tmpfs", 0, nullptr) == 0 ? 0 : errno == EPERM ? 201 : 202;
+  };
+  Plan p;
+  p.trees = {{"/", true}};
+  p.limit_tcp = true;
+  int with_fs = restricted(p, mount_inside);
+  if (with_fs == 200) HUSK_SKIP("no unprivileged user namespaces here");
+  CHECK(with_fs == 201);
+  p.file_system = false;
+  CHECK(restricted(p, mount_inside) == 0);
 }
 
 TEST_CASE("rights: a hidden path inside a writable tree is left to the mount view", "[landlock]") {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -349,6 +350,48 @@ TEST_CASE("sandbox: --allow-nested loosens only the namespace calls", "[sandbox]
   auto nested = sandbox_config(o, host(), "r").config["linux"]["seccomp"];
   CHECK(strict != nested);
   CHECK(nested["defaultAction"] == "SCMP_ACT_ERRNO");
+}
+
+TEST_CASE("sandbox: --allow-nested leaves /proc and /sys bare and Landlock off the files, credentials hidden",
+          "[sandbox]") {
+  SandboxOptions o = cmd();
+  const SandboxConfig strict = sandbox_config(o, host({"/home/ann/.ssh"}), "r");
+  CHECK(has(strict.config["linux"]["maskedPaths"].get<std::vector<std::string>>(), "/proc/kcore"));
+  CHECK_FALSE(strict.config["linux"]["readonlyPaths"].empty());
+  CHECK(strict.landlock.file_system);
+  o.allow_nested = true;
+  o.allow_hosts = {"example.org"};
+  const SandboxConfig nested = sandbox_config(o, host({"/home/ann/.ssh"}), "r");
+  // A nested proc or sysfs is mounted only beside one nothing is mounted over.
+  for (const auto& m : masked(nested.config)) {
+    CHECK(m.rfind("/proc", 0) != 0);
+    CHECK(m.rfind("/sys", 0) != 0);
+  }
+  CHECK(nested.config["linux"]["readonlyPaths"].empty());
+  // The credentials keep their mounts, locked in any namespace made inside.
+  CHECK(has(masked(nested.config), "/home/ann/.ssh"));
+  CHECK(has(masked(nested.config), "/etc/shadow"));
+  // Landlock keeps the network and the scopes, not the files (a file system
+  // domain refuses every mount).
+  CHECK_FALSE(nested.landlock.file_system);
+  CHECK(nested.landlock.limit_tcp);
+  CHECK(nested.landlock.scope_signal);
+  CHECK(nested.landlock.scope_abstract_unix);
+  // The keyring stays closed, as ENOSYS: a runtime inside skips its own.
+  bool keyring = false;
+  for (const auto& r : nested.config["linux"]["seccomp"]["syscalls"])
+    if (has(r["names"].get<std::vector<std::string>>(), "keyctl")) keyring = r["action"] == "SCMP_ACT_ERRNO" && r["errnoRet"] == ENOSYS;
+  CHECK(keyring);
+}
+
+TEST_CASE("sandbox: --allow-nested refuses a command run as root", "[sandbox]") {
+  SandboxOptions o = cmd();
+  o.allow_nested = true;
+  SandboxHost h = host();
+  h.uid = h.gid = 0;
+  CHECK_THROWS_WITH(sandbox_config(o, h, "r"), StartsWith("--allow-nested: the command would run as root"));
+  o.allow_nested = false;
+  CHECK_NOTHROW(sandbox_config(o, h, "r"));
 }
 
 TEST_CASE("sandbox: --overlay makes the shown directories and the working directory overlays", "[sandbox]") {

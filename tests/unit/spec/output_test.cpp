@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -122,6 +123,15 @@ TEST_CASE("default_seccomp names no syscall twice; nested adds the namespace and
   std::set<std::string> more(nested.begin(), nested.end());
   for (const char* n : {"unshare", "setns", "mount", "pivot_root", "clone", "clone3"}) CHECK(more.count(n) == 1);
   CHECK(more.count("ptrace") == 0);
+  // Nested: the keyring stays denied, as ENOSYS (runtimes inside skip their session keyring).
+  for (bool n : {false, true}) {
+    int keyring = 0;
+    const nlohmann::ordered_json profile = default_seccomp(n);
+    for (const auto& rule : profile["syscalls"])
+      for (const auto& name : rule["names"])
+        if (name == "keyctl") keyring = rule["errnoRet"].get<int>();
+    CHECK(keyring == (n ? ENOSYS : 0));
+  }
 }
 
 TEST_CASE("default_seccomp survives tools that read numbers as doubles (jq): every value below 2^53", "[bundle]") {
