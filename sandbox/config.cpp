@@ -7,6 +7,7 @@
 #include "container/args.h"
 #include "namespaces/namespaces.h"
 #include "policy/policy.h"
+#include "sandbox/glob.h"
 #include "sandbox/internal.h"
 #include "sandbox/proxy.h"
 #include "sandbox/sandbox.h"
@@ -94,6 +95,7 @@ struct ShownPaths {
   // The fresh mounts' directories as the host has them: one may be a symlink
   // (/home -> var/home on Fedora Atomic), its target under a shown directory.
   std::map<std::string, std::string> fresh_real;
+  std::vector<std::string> notes;  // a --deny-write not there
 };
 
 // The flags judged on their own, before the host is looked at.
@@ -103,6 +105,14 @@ void check_flags(const SandboxOptions& o) {
   if (!o.allow_hosts.empty() && o.net != "none")
     throw Error("--allow-host: the proxy is the way out of --net none; --net " + o.net + " has no use for it");
   for (const auto& a : o.allow_hosts) parse_allowed_host(a);
+  // Without the proxy nothing is reached by name but under --net host, where nothing would refuse it.
+  if (!o.deny_hosts.empty() && o.net != "none")
+    throw Error("--deny-host: the proxy refuses it under --net none; --net " + o.net + " has no proxy to refuse it");
+  for (const auto& d : o.deny_hosts) try {
+      parse_allowed_host(d);
+    } catch (const Error&) {
+      throw Error("--deny-host " + d + ": NAME, *.SUFFIX or either with :PORT");
+    }
   if (o.allow_host_loopback && o.allow_hosts.empty()) throw Error("--allow-host-loopback: no --allow-host is given");
   if (o.allow_host_private && o.allow_hosts.empty()) throw Error("--allow-host-private: no --allow-host is given");
 }
@@ -160,6 +170,14 @@ ShownPaths shown_paths(const SandboxOptions& o, const SandboxHost& h) {
   if (h.cwd != "/") show_given(s, h, kWorkingDirectory, h.cwd, true);
   for (const auto& p : o.ro) show_given(s, h, "--ro", p, false);
   for (const auto& p : o.rw) show_given(s, h, "--rw", p, true);
+  // Read-only inside a writable directory; elsewhere the host is read-only (or hidden) already.
+  for (const auto& p : o.deny_write) {
+    std::optional<std::string> real = h.real(flag_path("--deny-write", p, h.cwd));
+    if (!real) s.notes.push_back("--deny-write " + p + ": not there, so not protected: the command may make it");
+    else if (std::any_of(s.given.begin(), s.given.end(),
+                         [&](const Shown& a) { return a.writable && base::is_within(*real, a.real); }))
+      show_given(s, h, "--deny-write", p, false);
+  }
   std::stable_sort(s.given.begin(), s.given.end(), [](const Shown& a, const Shown& b) {
     return std::count(a.dest.begin(), a.dest.end(), '/') < std::count(b.dest.begin(), b.dest.end(), '/');
   });
@@ -196,7 +214,27 @@ std::vector<std::string> credentials(const SandboxHost& h) {
 // mount a device stays writable).
 struct Hidden {
   std::vector<std::string> masked, dirs, files;
+  std::vector<std::string> notes;  // a glob's walk stopped at its bound
 };
+
+// A --hide pattern: each match in the trees shown by flag (the working
+// directory, --rw, --ro) is hidden as a --hide of it would be.
+void hide_matches(const Glob& g, const SandboxHost& h, const ShownPaths& s,
+                  const std::function<void(const std::string&)>& mask, Hidden& out) {
+  std::vector<std::string> shown;
+  for (const auto& d : s.given) shown.push_back(d.dest);
+  for (const auto& root : glob_walk_roots(g, shown)) {
+    const GlobFound found = h.glob(g, root);
+    for (const auto& m : found.paths)
+      // Inside a directory hidden already: nothing there to hide again.
+      if (std::none_of(out.dirs.begin(), out.dirs.end(), [&](const std::string& d) { return base::is_within(m, d); }))
+        mask(m);
+    if (found.stopped)
+      out.notes.push_back("--hide " + g.text + ": the walk of " + root + " stopped at its bound (" +
+                      std::to_string(kGlobMaxNames) + " names, " + std::to_string(kGlobMaxDepth) +
+                      " levels): matches past it are not hidden");
+  }
+}
 
 ojson hidden_file(const std::string& dest, const std::string& empty_file) {
   if (empty_file.empty())  // no nodev: the null device is opened there
@@ -234,6 +272,10 @@ Hidden hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<s
   }
   for (const auto& p : o.hide) {
     std::string path = flag_path("--hide", p, h.cwd);
+    if (is_glob(p)) {
+      hide_matches(parse_glob(p, path), h, s, mask, out);
+      continue;
+    }
     if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");
     mask(path);
   }
@@ -502,6 +544,8 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   const int64_t tmpfs_size = h.cgroup ? 0 : memory;
   const ShownPaths shown = shown_paths(o, h);
   const Hidden hidden = hidden_paths(o, h, cfg["linux"]["maskedPaths"], shown);
+  for (const auto* notes : {&shown.notes, &hidden.notes})
+    out.notes.insert(out.notes.end(), notes->begin(), notes->end());
 
   ojson mounts = kernel_mounts(cfg["mounts"], o);
   Overlays overlays(o, h, overlay_dir, out);
