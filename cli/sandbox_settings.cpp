@@ -71,25 +71,38 @@ struct Merge {
     if (!text) return {};
     return settings_values(settings_document(*text, path), path, keys, user.place);
   }
+  // A list's items not in it already: two layers may give the same --rw.
+  std::vector<std::string> news(const SettingKey& k, const std::vector<std::string>& values) const {
+    if (k.kind != SettingKey::list) return values;
+    std::vector<std::string> out, now = current(vm, k).value_or(std::vector<std::string>{});
+    for (const auto& v : values)
+      if (std::find(now.begin(), now.end(), v) == now.end() && std::find(out.begin(), out.end(), v) == out.end())
+        out.push_back(v);
+    return out;
+  }
   // Stored as the command line's values are: a scalar set before stays.
   void store(const std::vector<SettingValue>& layer) {
     for (const auto& v : layer) {
-      const bool kept = vm.count(v.key) && !vm[v.key].defaulted() && key(v.key).kind != SettingKey::list;
+      const SettingKey& k = key(v.key);
+      const bool kept = vm.count(v.key) && !vm[v.key].defaulted() && k.kind != SettingKey::list;
+      const std::vector<std::string> values = news(k, v.values);
+      if (values.empty()) continue;
       po::parsed_options p(&d);
-      p.options.emplace_back(v.key, v.values);
+      p.options.emplace_back(v.key, values);
       try {
         po::store(p, vm);
       } catch (const po::error& e) {
         throw Error(v.origin + ": " + e.what());
       }
       if (!kept)
-        for (const auto& value : v.values) origins[v.key].push_back({value, v.origin});
+        for (const auto& value : values) origins[v.key].push_back({value, v.origin});
     }
   }
   void narrow_by(const std::vector<SettingValue>& layer) {
     for (const auto& v : layer) {
       const SettingKey& k = key(v.key);
       Narrowed n = narrow(v, current(vm, k), user.place.cwd);
+      if (!n.replaces) n.values = news(k, n.values);
       if (n.values.empty()) continue;
       std::vector<std::string> values = n.values;
       auto& o = origins[v.key];

@@ -97,7 +97,7 @@ rm -f "$HOME_DIR"/proj/{widen.yaml,widen-net.json,narrow.yaml,link.yaml,fifo.yam
 
 # --- the default file, precedence, --print-settings ------------------------------
 mkdir -p "$HOME_DIR/.config/husk"
-printf 'pids: 100\nhide: [secret.txt]\nmemory: 1g\n' >"$HOME_DIR/.config/husk/sandbox.yaml"
+printf 'pids: 100\nhide: [secret.txt]\nmemory: 1g\nrw: [%s]\n' "$SRV_DIR" >"$HOME_DIR/.config/husk/sandbox.yaml"
 printf 'pids: 50\ntimeout: 30\n' >"$st_dir/named.yaml"
 chown -R "$U:$G" "$HOME_DIR/.config"
 run_sb -- --settings "$st_dir/named.yaml" --timeout 5 --print-settings -- true
@@ -109,8 +109,10 @@ if [ "$RC" = 0 ] && grep -qxF "pids: 50	($st_dir/named.yaml: pids)" <<<"$OUT" &&
 else
   fail "settings: --print-settings" "pids from named.yaml, timeout from --timeout, memory and hide from the default file, net default" "exit $RC: $OUT"
 fi
-run_sb -- -- cat secret.txt
-expect "settings: the user's default file applies" 0 "" "$st_secret"
+# A list item given twice (here and on the command line) counts once.
+run_sb -- --rw "$SRV_DIR" -- sh -c "cat secret.txt; echo x >$SRV_DIR/w && echo wrote"
+expect "settings: the user's default file applies (its rw given again as a flag too)" 0 "wrote" "$st_secret"
+rm -f "$SRV_DIR/w"
 # As root for the user: the user's file, read as the user: one linked to a
 # file only root may read is not read.
 OUT=$(cd "$HOME_DIR/proj" && timeout 60 "$husk" sandbox --user "$U:$G" -- cat secret.txt 2>&1); RC=$?
