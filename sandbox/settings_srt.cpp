@@ -40,6 +40,7 @@ struct Srt {
   }
   // srt's "~" is the home; the rest is as a flag has it (relative to the working directory).
   std::string path(const std::string& p) const {
+    if (p[0] == '~' && place.home.empty()) throw Error(file + ": " + p + ": the user has no home directory");
     if (p == "~") return place.home;
     if (p.rfind("~/", 0) == 0) return place.home + p.substr(1);
     return p;
@@ -51,7 +52,7 @@ struct Srt {
     std::vector<std::string> names = strings(key, v);
     for (const auto& n : names) try {
         parse_allowed_host(n);
-      } catch (const Error& e) {
+      } catch (const Error&) {
         throw error(key, n + ": not a host name or *.SUFFIX");
       }
     add(flag, key, names);
@@ -68,8 +69,8 @@ void network(Srt& s, const json& net) {
     if (k == "allowedDomains") s.domains("allow-host", key, v);
     else if (k == "deniedDomains") s.domains("deny-host", key, v);
     else if (k == "allowUnixSockets")
-      s.only_default(key, v.is_array() && v.empty() ? json::array() : v, json::array(),
-                     "srt's macOS list; husk has none: a Unix socket is reached where its path is shown");
+      s.only_default(key, v, json::array(), "srt's macOS list; husk has none: a Unix socket is reached where its "
+                                             "path is shown");
     else if (k == "allowAllUnixSockets")
       s.only_default(key, s.boolean(key, v), false, "husk has no switch that opens every Unix socket");
     else if (k == "allowLocalBinding") s.boolean(key, v);  // a bind is in the sandbox's own network namespace
@@ -120,8 +121,7 @@ const std::map<std::string, Top>& top_keys() {
       {"filesystem", [](Srt& s, const std::string&, const json& v) { filesystem(s, v); }},
       {"ignoreViolations",
        [](Srt& s, const std::string& k, const json& v) {
-         s.only_default(k, v.is_object() && v.empty() ? json::object() : v, json::object(),
-                        "husk has no violation log to filter (refused hosts are said at exit)");
+         s.only_default(k, v, json::object(), "husk has no violation log to filter (refused hosts are said at exit)");
        }},
       // husk picks its mode without user namespaces by itself where it must, and says so.
       {"enableWeakerNestedSandbox", [](Srt& s, const std::string& k, const json& v) { s.boolean(k, v); }},
