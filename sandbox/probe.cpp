@@ -257,6 +257,7 @@ SettingsUser settings_user(const std::string& user_flag) {
   char cwd[PATH_MAX];
   if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
   u.place.cwd = cwd;
+  u.place.exists = [](const std::string& p) { return real_path(p).has_value(); };
   return u;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,9 +30,11 @@ struct SettingValue {
   std::string origin;
 };
 
-// What srt's paths are relative to: "~" the home, others the working directory.
+// What srt's paths are relative to: "~" the home, others the working
+// directory; whether an absolute path is there (null: all are).
 struct SettingsPlace {
   std::string cwd, home;
+  std::function<bool(const std::string&)> exists;
 };
 
 // The text of FILE as JSON (a .json name) or YAML (else), as one JSON

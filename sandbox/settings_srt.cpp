@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/path.h"
 #include "namespaces/namespaces.h"
+#include "sandbox/glob.h"
 #include "sandbox/proxy.h"
 #include "sandbox/settings.h"
 
@@ -44,6 +45,15 @@ struct Srt {
     if (p == "~") return place.home;
     if (p.rfind("~/", 0) == 0) return place.home + p.substr(1);
     return p;
+  }
+  // What is there of `paths` (a pattern is matched at start): srt passes
+  // over a missing one, where --hide and --rw would stop the start.
+  std::vector<std::string> present(const std::vector<std::string>& paths) const {
+    std::vector<std::string> out;
+    for (const auto& p : paths)
+      if (is_glob(p) || !place.exists || place.exists(ns::clean_path(p[0] == '/' ? p : place.cwd + "/" + p)))
+        out.push_back(p);
+    return out;
   }
   void add(const std::string& flag, const std::string& key, std::vector<std::string> values) {
     if (!values.empty()) out.push_back({flag, std::move(values), file + ": " + key});
@@ -83,13 +93,14 @@ void network(Srt& s, const json& net) {
 void filesystem(Srt& s, const json& fs) {
   if (!fs.is_object()) throw s.error("filesystem", "must be a map");
   // srt writes nowhere without it; husk always writes the working directory.
-  if (!fs.contains("allowWrite")) throw s.error("filesystem.allowWrite", "missing: it must name the working directory");
+  if (!fs.contains("allowWrite"))
+    throw s.error("filesystem.allowWrite", "missing: it must name the working directory");
   for (const auto& [k, v] : fs.items()) {
     const std::string key = "filesystem." + k;
     std::vector<std::string> paths;
     if (k == "denyRead" || k == "allowWrite" || k == "denyWrite" || k == "allowRead")
       for (const auto& p : s.strings(key, v)) paths.push_back(s.path(p));
-    if (k == "denyRead") s.add("hide", key, paths);
+    if (k == "denyRead") s.add("hide", key, s.present(paths));
     else if (k == "denyWrite") s.add("deny-write", key, paths);
     else if (k == "allowWrite") {
       std::vector<std::string> rw;
@@ -103,7 +114,7 @@ void filesystem(Srt& s, const json& fs) {
       if (!cwd)
         throw s.error(key, "does not name the working directory " + s.place.cwd +
                                ", which husk sandbox always lets the command write");
-      s.add("rw", key, rw);
+      s.add("rw", key, s.present(rw));
     } else if (k == "allowRead") {
       if (!paths.empty()) throw s.error(key, "husk shows the host read-only: it has no allow-only read mode");
     } else if (k == "autoAllowSystemPaths") s.boolean(key, v);  // only with allowRead, refused above

@@ -11,7 +11,8 @@ chown "$U:$G" "$HOME_DIR/proj/secret.txt"
 
 # --- an srt file gives what the equivalent flags give ---------------------------
 # In a network namespace made here (as proxy.sh does): allowed.test and
-# denied.test on loopback, both allowed by name, denied.test denied again.
+# denied.test on loopback, both allowed by name, denied.test denied again;
+# a missing denyRead path is passed over, as srt does.
 cat >"$st_dir/hosts" <<HOSTS
 127.0.0.1 localhost
 127.0.0.2 allowed.test
@@ -19,7 +20,7 @@ cat >"$st_dir/hosts" <<HOSTS
 HOSTS
 cat >"$st_dir/srt.json" <<JSON
 {"network": {"allowedDomains": ["allowed.test", "denied.test"], "deniedDomains": ["denied.test"]},
- "filesystem": {"denyRead": ["secret.txt"], "allowWrite": [".", "$SRV_DIR"], "denyWrite": []}}
+ "filesystem": {"denyRead": ["secret.txt", "~/.not-there"], "allowWrite": [".", "$SRV_DIR"], "denyWrite": []}}
 JSON
 cat >"$st_dir/check.sh" <<'CHECK'
 #!/bin/bash

@@ -105,6 +105,17 @@ TEST_CASE("settings: srt's format", "[sandbox][settings][srt]") {
     if (v.key == "hide") CHECK(v.origin == "/home/u/.srt-settings.json: filesystem.denyRead");
 }
 
+TEST_CASE("settings: srt's missing paths are passed over, as srt does", "[sandbox][settings][srt]") {
+  SettingsPlace place = kPlace;
+  place.exists = [](const std::string& p) { return p != "/home/u/.aws" && p != "/home/u/proj/gone"; };
+  auto vs = settings_values(
+      settings_document(R"({"filesystem": {"denyRead": ["~/.aws", "~/.ssh", "**/.env"], "allowWrite": [".", "gone"]}})",
+                        "s.json"),
+      "s.json", kKeys, place);
+  CHECK(of(vs, "hide") == std::vector<std::string>{"/home/u/.ssh", "**/.env"});
+  CHECK(of(vs, "rw") == std::vector<std::string>{"."});
+}
+
 TEST_CASE("settings: srt keys without a husk meaning are errors naming them", "[sandbox][settings][srt]") {
   const std::string fs = R"("filesystem": {"allowWrite": ["."]})";
   auto srt = [&](const std::string& more) { return values("{" + fs + ", " + more + "}", "s.json"); };
