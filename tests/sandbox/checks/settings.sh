@@ -100,15 +100,16 @@ rm -f "$HOME_DIR"/proj/{widen.yaml,widen-net.json,narrow.yaml,link.yaml,fifo.yam
 mkdir -p "$HOME_DIR/.config/husk"
 printf 'pids: 100\nhide: [secret.txt]\nmemory: 1g\nrw: [%s]\n' "$SRV_DIR" >"$HOME_DIR/.config/husk/sandbox.yaml"
 printf 'pids: 50\ntimeout: 30\n' >"$st_dir/named.yaml"
+printf 'pids: 60\n' >"$st_dir/later.yaml"
 chown -R "$U:$G" "$HOME_DIR/.config"
-run_sb -- --settings "$st_dir/named.yaml" --timeout 5 --print-settings -- true
+run_sb -- --settings "$st_dir/named.yaml" --settings "$st_dir/later.yaml" --timeout 5 --print-settings -- true
 st_cfg=$HOME_DIR/.config/husk/sandbox.yaml
-if [ "$RC" = 0 ] && grep -qxF "pids: 50	($st_dir/named.yaml: pids)" <<<"$OUT" &&
+if [ "$RC" = 0 ] && grep -qxF "pids: 60	($st_dir/later.yaml: pids)" <<<"$OUT" && ! grep -q "^pids: [15]0" <<<"$OUT" &&
    grep -qxF "timeout: 5	(--timeout)" <<<"$OUT" && grep -qxF "memory: 1g	($st_cfg: memory)" <<<"$OUT" &&
    grep -qxF "hide: secret.txt	($st_cfg: hide)" <<<"$OUT" && grep -qxF "net: none	(default)" <<<"$OUT"; then
-  pass "settings: --print-settings names each value's origin (flag < --settings < default file), exit 0"
+  pass "settings: --print-settings names each value's origin (the flag, then the last --settings, then the default file), exit 0"
 else
-  fail "settings: --print-settings" "pids from named.yaml, timeout from --timeout, memory and hide from the default file, net default" "exit $RC: $OUT"
+  fail "settings: --print-settings" "pids from later.yaml, timeout from --timeout, memory and hide from the default file, net default" "exit $RC: $OUT"
 fi
 # A list item given twice (here and on the command line) counts once.
 run_sb -- --rw "$SRV_DIR" -- sh -c "cat secret.txt; echo x >$SRV_DIR/w && echo wrote"
