@@ -98,6 +98,14 @@ struct ShownPaths {
   std::vector<std::string> notes;  // a --deny-write not there
 };
 
+// Where patterns are matched: the trees given (the working directory, --rw, --ro), or the writable ones.
+std::vector<std::string> given_dests(const ShownPaths& s, bool writable_only) {
+  std::vector<std::string> out;
+  for (const auto& d : s.given)
+    if (d.writable || !writable_only) out.push_back(d.dest);
+  return out;
+}
+
 // The flags judged on their own, before the host is looked at.
 void check_flags(const SandboxOptions& o) {
   if (o.args.empty()) throw Error("sandbox: no command given (husk sandbox [options] -- COMMAND [ARGS...])");
@@ -171,12 +179,21 @@ ShownPaths shown_paths(const SandboxOptions& o, const SandboxHost& h) {
   for (const auto& p : o.ro) show_given(s, h, "--ro", p, false);
   for (const auto& p : o.rw) show_given(s, h, "--rw", p, true);
   // Read-only inside a writable directory; elsewhere the host is read-only (or hidden) already.
+  auto in_writable = [&](const std::string& real) {
+    return std::any_of(s.given.begin(), s.given.end(),
+                       [&](const Shown& a) { return a.writable && base::is_within(real, a.real); });
+  };
   for (const auto& p : o.deny_write) {
-    std::optional<std::string> real = h.real(flag_path("--deny-write", p, h.cwd));
+    const std::string path = flag_path("--deny-write", p, h.cwd);
+    if (is_glob(p)) {
+      // A symlink matched: what it names is writable or not where it is.
+      for (const auto& m : glob_matches("--deny-write", p, path, given_dests(s, true), h.glob, s.notes))
+        if (h.real(m) == m && in_writable(m)) show_given(s, h, "--deny-write", m, false);
+      continue;
+    }
+    std::optional<std::string> real = h.real(path);
     if (!real) s.notes.push_back("--deny-write " + p + ": not there, so not protected: the command may make it");
-    else if (std::any_of(s.given.begin(), s.given.end(),
-                         [&](const Shown& a) { return a.writable && base::is_within(*real, a.real); }))
-      show_given(s, h, "--deny-write", p, false);
+    else if (in_writable(*real)) show_given(s, h, "--deny-write", p, false);
   }
   std::stable_sort(s.given.begin(), s.given.end(), [](const Shown& a, const Shown& b) {
     return std::count(a.dest.begin(), a.dest.end(), '/') < std::count(b.dest.begin(), b.dest.end(), '/');
@@ -217,25 +234,6 @@ struct Hidden {
   std::vector<std::string> notes;  // a glob's walk stopped at its bound
 };
 
-// A --hide pattern: each match in the trees shown by flag (the working
-// directory, --rw, --ro) is hidden as a --hide of it would be.
-void hide_matches(const Glob& g, const SandboxHost& h, const ShownPaths& s,
-                  const std::function<void(const std::string&)>& mask, Hidden& out) {
-  std::vector<std::string> shown;
-  for (const auto& d : s.given) shown.push_back(d.dest);
-  for (const auto& root : glob_walk_roots(g, shown)) {
-    const GlobFound found = h.glob(g, root);
-    for (const auto& m : found.paths)
-      // Inside a directory hidden already: nothing there to hide again.
-      if (std::none_of(out.dirs.begin(), out.dirs.end(), [&](const std::string& d) { return base::is_within(m, d); }))
-        mask(m);
-    if (found.stopped)
-      out.notes.push_back("--hide " + g.text + ": the walk of " + root + " stopped at its bound (" +
-                      std::to_string(kGlobMaxNames) + " names, " + std::to_string(kGlobMaxDepth) +
-                      " levels): matches past it are not hidden");
-  }
-}
-
 ojson hidden_file(const std::string& dest, const std::string& empty_file) {
   if (empty_file.empty())  // no nodev: the null device is opened there
     return {
@@ -273,7 +271,10 @@ Hidden hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<s
   for (const auto& p : o.hide) {
     std::string path = flag_path("--hide", p, h.cwd);
     if (is_glob(p)) {
-      hide_matches(parse_glob(p, path), h, s, mask, out);
+      for (const auto& m : glob_matches("--hide", p, path, given_dests(s, false), h.glob, out.notes))
+        // Inside a directory hidden already: nothing there to hide again.
+        if (std::none_of(out.dirs.begin(), out.dirs.end(), [&](const std::string& d) { return base::is_within(m, d); }))
+          mask(m);
       continue;
     }
     if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");

@@ -61,7 +61,7 @@ Glob parse_glob(const std::string& typed, const std::string& absolute) {
   g.parts.assign(comps.begin() + static_cast<std::ptrdiff_t>(first), comps.end());
   for (const auto& p : g.parts)
     if (p.find("**") != std::string::npos && p != "**")
-      throw Error("--hide " + typed + ": '**' is a whole component (a/**/b), not part of a name");
+      throw Error(typed + ": '**' is a whole component (a/**/b), not part of a name");
   return g;
 }
 
@@ -84,6 +84,23 @@ std::vector<std::string> glob_walk_roots(const Glob& g, const std::vector<std::s
     bool nested = false;
     for (const auto& t : inside) nested |= t != s && base::is_within(s, t);
     if (!nested && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::string> glob_matches(const std::string& flag, const std::string& typed, const std::string& absolute,
+                                      const std::vector<std::string>& shown,
+                                      const std::function<GlobFound(const Glob&, const std::string&)>& walk,
+                                      std::vector<std::string>& notes) {
+  const Glob g = parse_glob(typed, absolute);
+  std::vector<std::string> out;
+  for (const auto& root : glob_walk_roots(g, shown)) {
+    GlobFound found = walk(g, root);
+    out.insert(out.end(), found.paths.begin(), found.paths.end());
+    if (found.stopped)
+      notes.push_back(flag + " " + typed + ": the walk of " + root + " stopped at its bound (" +
+                      std::to_string(kGlobMaxNames) + " names, " + std::to_string(kGlobMaxDepth) +
+                      " levels): matches past it are not " + (flag == "--hide" ? "hidden" : "protected"));
   }
   return out;
 }

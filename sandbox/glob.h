@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,13 @@ struct GlobFound {
 // symlink is a match as itself (hidden as --hide hides it), never entered.
 // root itself matches a pattern of no parts ("/dir/**").
 GlobFound walk_glob(const Glob& g, const std::string& root);
+
+// The matches of the pattern `typed` (`absolute` once made absolute) that
+// `walk` (walk_glob, as the user) finds from glob_walk_roots(g, shown); a
+// walk stopped at its bound is said in `notes`, naming `flag`.
+std::vector<std::string> glob_matches(const std::string& flag, const std::string& typed, const std::string& absolute,
+                                      const std::vector<std::string>& shown,
+                                      const std::function<GlobFound(const Glob&, const std::string&)>& walk,
+                                      std::vector<std::string>& notes);
 
 }  // namespace husk::rt

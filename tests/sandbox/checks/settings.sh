@@ -151,4 +151,14 @@ run_sb -- --settings "$st_dir/globs.json" -- sh -c "$st_cat"
 [ "$RC" = 0 ] && [ "$OUT" = "$st_globbed" ] &&
   pass "glob hides: srt's denyRead takes the same patterns" ||
   fail "glob hides from denyRead" "exit 0: $st_globbed" "exit $RC: $OUT"
+# srt's denyWrite takes them too: read-only where they are, the rest writable.
+printf '{"filesystem": {"allowWrite": ["."], "denyWrite": ["**/.env"]}}\n' >"$st_dir/denywrite.json"
+run_sb -- --settings "$st_dir/denywrite.json" -- sh -c \
+  'for f in .env a/b/.env a/b/keep.txt; do (echo w >>$f) 2>/dev/null && echo "$f: written" || echo "$f: refused"; done'
+st_dw=".env: refused
+a/b/.env: refused
+a/b/keep.txt: written"
+[ "$RC" = 0 ] && [ "$OUT" = "$st_dw" ] && [ "$(cat "$HOME_DIR/proj/a/b/.env")" = "env-deep-$$" ] &&
+  pass "glob: srt's denyWrite '**/.env' makes each .env read-only (depth 2 too), the rest stays writable" ||
+  fail "glob in denyWrite" "exit 0: $st_dw" "exit $RC: $OUT"
 rm -rf "$HOME_DIR/proj/a" "$HOME_DIR/proj/s" "$HOME_DIR/proj/.env" "$HOME_DIR/proj/k.pem" "$HOME_DIR/proj/secret.txt" "$st_dir"

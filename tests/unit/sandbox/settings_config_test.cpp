@@ -72,6 +72,29 @@ TEST_CASE("sandbox: --deny-write is read-only inside a writable directory, else 
   CHECK_THROWS_WITH(refuse_without_userns(o, "why"), Contains("--deny-write: needs a mount namespace"));
 }
 
+TEST_CASE("sandbox: a --deny-write pattern: its matches in writable trees read-only", "[sandbox][settings][glob]") {
+  SandboxOptions o = cmd();
+  o.deny_write = {"**/.env"};
+  o.ro = {"/srv/data"};
+  SandboxHost h = host({"/home/ann/proj/a/.env", "/home/ann/proj/link.env"});
+  std::vector<std::string> walked;
+  h.glob = [&](const Glob&, const std::string& root) {
+    walked.push_back(root);
+    GlobFound f;
+    f.paths = {"/home/ann/proj/a/.env", "/home/ann/proj/.env"};
+    return f;
+  };
+  // /home/ann/proj/.env is a symlink here (its real path is not itself): passed over.
+  h.real = [real = h.real](const std::string& p) -> std::optional<std::string> {
+    if (p == "/home/ann/proj/.env") return "/home/ann/other";
+    return real(p);
+  };
+  SandboxConfig sc = sandbox_config(o, h, "/r");
+  CHECK(walked == std::vector<std::string>{"/home/ann/proj"});  // not the read-only /srv/data
+  CHECK(has(binds(sc), "/home/ann/proj/a/.env /home/ann/proj/a/.env ro"));
+  for (const auto& b : binds(sc)) CHECK(b.rfind("/home/ann/proj/.env ", 0) != 0);
+}
+
 TEST_CASE("sandbox: --deny-host is the proxy's, refused where no proxy runs", "[sandbox][settings]") {
   SandboxOptions o = cmd();
   o.deny_hosts = {"bad.example.com"};
