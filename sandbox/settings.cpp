@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <regex>
+#include <set>
 
 #include "base/error.h"
 #include "base/path.h"
@@ -28,6 +29,7 @@ json from_yaml(const YAML::Node& n, const std::string& file, size_t& nodes) {
       json out = json::object();
       for (const auto& kv : n) {
         if (!kv.first.IsScalar()) throw Error(file + ": a key that is not a name");
+        if (out.contains(kv.first.Scalar())) throw Error(file + ": " + kv.first.Scalar() + ": given twice");
         out[kv.first.Scalar()] = from_yaml(kv.second, file, nodes);
       }
       return out;
@@ -96,11 +98,22 @@ json settings_document(const std::string& text, const std::string& file) {
   const bool is_json = file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0;
   json doc;
   if (is_json) {
+    // A key given twice is an error, not the last one silently.
+    std::vector<std::set<std::string>> seen;
+    std::string twice;
+    auto keys = [&](int, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) seen.emplace_back();
+      else if (event == json::parse_event_t::object_end) seen.pop_back();
+      else if (event == json::parse_event_t::key && !seen.back().insert(parsed.get<std::string>()).second)
+        twice = parsed.get<std::string>();
+      return true;
+    };
     try {
-      doc = json::parse(text);
+      doc = json::parse(text, keys);
     } catch (const json::parse_error& e) {
       throw Error(file + ": not valid JSON (at byte " + std::to_string(e.byte) + ")");
     }
+    if (!twice.empty()) throw Error(file + ": " + twice + ": given twice");
   } else {
     try {
       size_t nodes = 0;

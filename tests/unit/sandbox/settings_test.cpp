@@ -68,6 +68,9 @@ TEST_CASE("settings: unknown keys and wrong types name the key and file", "[sand
   CHECK_THROWS_WITH(values("- a\n"), Contains("s.yaml: must be a map"));
   CHECK_THROWS_WITH(values("{\"rw\": [", "s.json"), Contains("s.json: not valid JSON"));
   CHECK(values("").empty());
+  CHECK_THROWS_WITH(values("pids: 1\npids: 2\n"), Contains("s.yaml: pids: given twice"));
+  CHECK_THROWS_WITH(values(R"({"network": {"allowedDomains": [], "allowedDomains": ["x.com"]}})", "s.json"),
+                    Contains("s.json: allowedDomains: given twice"));
 }
 
 TEST_CASE("settings: a hostile file neither quotes itself nor blows up", "[sandbox][settings]") {
