@@ -238,6 +238,19 @@ std::vector<PersistFound> scan_as_user(uid_t uid, gid_t gid, const std::string& 
   return scan_persist(real, skip);
 }
 
+// The walks for persistence files and for --hide patterns, with the
+// sandbox user's file access.
+void set_walks(SandboxHost& h) {
+  h.scan = [uid = h.uid, gid = h.gid](const std::string& real, const std::vector<std::string>& skip) {
+    return scan_as_user(uid, gid, real, skip);
+  };
+  h.glob = [uid = h.uid, gid = h.gid](const Glob& g, const std::string& root) {
+    if (::geteuid() != 0) return walk_glob(g, root);
+    FileAccessAs as(uid, gid);
+    return walk_glob(g, root);
+  };
+}
+
 }  // namespace
 
 SettingsUser settings_user(const std::string& user_flag) {
@@ -360,14 +373,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
                                                                                              : S_IROTH | S_IWOTH;
     return (st.st_mode & rw) == 0;
   };
-  h.scan = [uid = h.uid, gid = h.gid](const std::string& real, const std::vector<std::string>& skip) {
-    return scan_as_user(uid, gid, real, skip);
-  };
-  h.glob = [uid = h.uid, gid = h.gid](const Glob& g, const std::string& root) {
-    if (::geteuid() != 0) return walk_glob(g, root);
-    FileAccessAs as(uid, gid);
-    return walk_glob(g, root);
-  };
+  set_walks(h);
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     size_t eq = kv.find('=');
