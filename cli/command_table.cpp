@@ -137,7 +137,9 @@ void sandbox_flags(po::options_description& d) {
       ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
       ("print-config", po::bool_switch(), "print the OCI config instead of running it")
       ("as-pid-1", po::bool_switch(), "the command is pid 1 itself: no init in front that reaps orphans and passes signals on")
-      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)")
+      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)");
+  // The settings files (cli/sandbox_settings.cpp) and the deny lists srt's have.
+  d.add_options()
       ("deny-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] the proxy refuses even where --allow-host allows it (repeatable)")
       ("deny-write", po::value<std::vector<std::string>>()->composing(), "a path inside a writable directory made read-only (repeatable)")
       ("settings", po::value<std::vector<std::string>>()->composing(), "a settings file: YAML or JSON, husk's keys (the flags' names) or srt's (repeatable; the later wins)")
