@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "cli/print.h"
+#include "cli/sandbox_settings.h"
 #include "container/args.h"
 #include "container/commands.h"
 #include "launch/self_exe.h"
@@ -137,9 +138,21 @@ void sandbox_flags(po::options_description& d) {
       ("print-config", po::bool_switch(), "print the OCI config instead of running it")
       ("as-pid-1", po::bool_switch(), "the command is pid 1 itself: no init in front that reaps orphans and passes signals on")
       ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)");
+  // The settings files (cli/sandbox_settings.cpp) and the deny lists srt's have.
+  d.add_options()
+      ("deny-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] the proxy refuses even where --allow-host allows it (repeatable)")
+      ("deny-write", po::value<std::vector<std::string>>()->composing(), "a path inside a writable directory made read-only (repeatable)")
+      ("settings", po::value<std::vector<std::string>>()->composing(), "a settings file: YAML or JSON, husk's keys (the flags' names) or srt's (repeatable; the later wins)")
+      ("project-settings", po::value<std::vector<std::string>>()->composing(), "a settings file the project wrote: it may only narrow (repeatable)")
+      ("print-settings", po::bool_switch(), "print the settings in force and where each came from, then exit");
 }
 
-int run_sandbox(const Invocation& in) {
+int run_sandbox(const Invocation& given) {
+  po::variables_map vm = given.vm;
+  po::options_description d;
+  sandbox_flags(d);
+  if (apply_sandbox_settings(vm, d)) return 0;
+  const Invocation in{vm, given.args, given.g, given.preserve_fds};
   SandboxOptions o;
   o.args = in.args;
   o.rw = in.strs("rw");
@@ -167,6 +180,8 @@ int run_sandbox(const Invocation& in) {
   o.keep_changes = in.str("keep-changes");
   o.as_pid_1 = in.flag("as-pid-1");
   o.allow_write = in.strs("allow-write");
+  o.deny_hosts = in.strs("deny-host");
+  o.deny_write = in.strs("deny-write");
   return cmd_sandbox(in.g, o);
 }
 

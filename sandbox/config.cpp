@@ -7,6 +7,7 @@
 #include "container/args.h"
 #include "namespaces/namespaces.h"
 #include "policy/policy.h"
+#include "sandbox/glob.h"
 #include "sandbox/internal.h"
 #include "sandbox/proxy.h"
 #include "sandbox/sandbox.h"
@@ -94,7 +95,16 @@ struct ShownPaths {
   // The fresh mounts' directories as the host has them: one may be a symlink
   // (/home -> var/home on Fedora Atomic), its target under a shown directory.
   std::map<std::string, std::string> fresh_real;
+  std::vector<std::string> notes;  // a --deny-write not there
 };
+
+// Where patterns are matched: the trees given (the working directory, --rw, --ro), or the writable ones.
+std::vector<std::string> given_dests(const ShownPaths& s, bool writable_only) {
+  std::vector<std::string> out;
+  for (const auto& d : s.given)
+    if (d.writable || !writable_only) out.push_back(d.dest);
+  return out;
+}
 
 // The flags judged on their own, before the host is looked at.
 void check_flags(const SandboxOptions& o) {
@@ -103,6 +113,14 @@ void check_flags(const SandboxOptions& o) {
   if (!o.allow_hosts.empty() && o.net != "none")
     throw Error("--allow-host: the proxy is the way out of --net none; --net " + o.net + " has no use for it");
   for (const auto& a : o.allow_hosts) parse_allowed_host(a);
+  // Without the proxy nothing is reached by name but under --net host, where nothing would refuse it.
+  if (!o.deny_hosts.empty() && o.net != "none")
+    throw Error("--deny-host: the proxy refuses it under --net none; --net " + o.net + " has no proxy to refuse it");
+  for (const auto& d : o.deny_hosts) try {
+      parse_allowed_host(d);
+    } catch (const Error&) {
+      throw Error("--deny-host " + d + ": NAME, *.SUFFIX or either with :PORT");
+    }
   if (o.allow_host_loopback && o.allow_hosts.empty()) throw Error("--allow-host-loopback: no --allow-host is given");
   if (o.allow_host_private && o.allow_hosts.empty()) throw Error("--allow-host-private: no --allow-host is given");
 }
@@ -160,6 +178,23 @@ ShownPaths shown_paths(const SandboxOptions& o, const SandboxHost& h) {
   if (h.cwd != "/") show_given(s, h, kWorkingDirectory, h.cwd, true);
   for (const auto& p : o.ro) show_given(s, h, "--ro", p, false);
   for (const auto& p : o.rw) show_given(s, h, "--rw", p, true);
+  // Read-only inside a writable directory; elsewhere the host is read-only (or hidden) already.
+  auto in_writable = [&](const std::string& real) {
+    return std::any_of(s.given.begin(), s.given.end(),
+                       [&](const Shown& a) { return a.writable && base::is_within(real, a.real); });
+  };
+  for (const auto& p : o.deny_write) {
+    const std::string path = flag_path("--deny-write", p, h.cwd);
+    if (is_glob(p)) {
+      // A symlink matched: what it names is writable or not where it is.
+      for (const auto& m : glob_matches("--deny-write", p, path, given_dests(s, true), h.glob, s.notes))
+        if (h.real(m) == m && in_writable(m)) show_given(s, h, "--deny-write", m, false);
+      continue;
+    }
+    std::optional<std::string> real = h.real(path);
+    if (!real) s.notes.push_back("--deny-write " + p + ": not there, so not protected: the command may make it");
+    else if (in_writable(*real)) show_given(s, h, "--deny-write", p, false);
+  }
   std::stable_sort(s.given.begin(), s.given.end(), [](const Shown& a, const Shown& b) {
     return std::count(a.dest.begin(), a.dest.end(), '/') < std::count(b.dest.begin(), b.dest.end(), '/');
   });
@@ -196,6 +231,7 @@ std::vector<std::string> credentials(const SandboxHost& h) {
 // mount a device stays writable).
 struct Hidden {
   std::vector<std::string> masked, dirs, files;
+  std::vector<std::string> notes;  // a glob's walk stopped at its bound
 };
 
 ojson hidden_file(const std::string& dest, const std::string& empty_file) {
@@ -234,6 +270,13 @@ Hidden hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<s
   }
   for (const auto& p : o.hide) {
     std::string path = flag_path("--hide", p, h.cwd);
+    if (is_glob(p)) {
+      for (const auto& m : glob_matches("--hide", p, path, given_dests(s, false), h.glob, out.notes))
+        // Inside a directory hidden already: nothing there to hide again.
+        if (std::none_of(out.dirs.begin(), out.dirs.end(), [&](const std::string& d) { return base::is_within(m, d); }))
+          mask(m);
+      continue;
+    }
     if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");
     mask(path);
   }
@@ -516,6 +559,8 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   const int64_t tmpfs_size = h.cgroup ? 0 : memory;
   const ShownPaths shown = shown_paths(o, h);
   const Hidden hidden = hidden_paths(o, h, kernel_masks(o, h, cfg["linux"]["maskedPaths"]), shown);
+  for (const auto* notes : {&shown.notes, &hidden.notes})
+    out.notes.insert(out.notes.end(), notes->begin(), notes->end());
 
   ojson mounts = kernel_mounts(cfg["mounts"], o);
   Overlays overlays(o, h, overlay_dir, out);

@@ -31,6 +31,8 @@ void refuse_without_userns(const SandboxOptions& o, const std::string& reason) {
   const std::string why = " (no user namespace here: " + reason + ")";
   if (o.overlay) throw Error("--overlay: needs a mount namespace" + why);
   if (!o.keep_changes.empty()) throw Error("--keep-changes: needs a mount namespace for its overlay" + why);
+  // A Landlock right on the writable directory holds below it: only a mount makes a path there read-only.
+  if (!o.deny_write.empty()) throw Error("--deny-write: needs a mount namespace" + why);
   // The proxy would listen on the host's loopback, where any process may
   // use it, and TCP alone is what Landlock limits: UDP would go anywhere.
   if (!o.allow_hosts.empty())

@@ -1,4 +1,5 @@
 // probe_sandbox_host: who runs the command, and what of the host the config is built from.
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <sys/fsuid.h>
@@ -24,6 +25,7 @@
 #include "launch/self_exe.h"
 #include "namespaces/namespaces.h"
 #include "sandbox/internal.h"
+#include "sandbox/settings.h"
 
 extern char** environ;
 
@@ -236,7 +238,74 @@ std::vector<PersistFound> scan_as_user(uid_t uid, gid_t gid, const std::string& 
   return scan_persist(real, skip);
 }
 
+// The walks for persistence files and for --hide patterns, with the
+// sandbox user's file access.
+void set_walks(SandboxHost& h) {
+  h.scan = [uid = h.uid, gid = h.gid](const std::string& real, const std::vector<std::string>& skip) {
+    return scan_as_user(uid, gid, real, skip);
+  };
+  h.glob = [uid = h.uid, gid = h.gid](const Glob& g, const std::string& root) {
+    if (::geteuid() != 0) return walk_glob(g, root);
+    FileAccessAs as(uid, gid);
+    return walk_glob(g, root);
+  };
+}
+
 }  // namespace
+
+SettingsUser settings_user(const std::string& user_flag) {
+  SandboxOptions o;
+  o.user = user_flag;
+  SandboxHost h;
+  choose_user(o, h);
+  SettingsUser u{h.uid, h.gid, {}, {}};
+  std::optional<PasswdEntry> pw = read_passwd(h.uid, h.homes);
+  if (pw) u.place.home = pw->home;
+  // Unprivileged: the caller's own environment; as root it is root's, the user's home is taken.
+  const char* home = std::getenv("HOME");
+  const char* config = std::getenv("XDG_CONFIG_HOME");
+  if (::geteuid() != 0 && home && home[0] == '/') u.place.home = ns::clean_path(home);
+  if (::geteuid() != 0 && config && config[0] == '/') u.config_dir = ns::clean_path(config) + "/husk";
+  else if (!u.place.home.empty()) u.config_dir = u.place.home + "/.config/husk";
+  char cwd[PATH_MAX];
+  if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
+  u.place.cwd = cwd;
+  u.place.exists = [](const std::string& p) { return real_path(p).has_value(); };
+  return u;
+}
+
+std::optional<std::string> read_settings_file(const std::string& path, const SettingsUser* as, bool untrusted,
+                                              bool missing_ok) {
+  base::Fd fd;
+  int err = 0;  // open's: taking root's file access back may set errno
+  {
+    // Unprivileged, husk is that user already.
+    std::optional<FileAccessAs> access;
+    if (as && ::geteuid() == 0) access.emplace(as->uid, as->gid);
+    fd = base::Fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | (untrusted ? O_NOFOLLOW : 0)));
+    err = errno;
+  }
+  if (!fd) {
+    errno = err;
+    if (missing_ok && (errno == ENOENT || errno == ENOTDIR)) return std::nullopt;
+    if (errno == ELOOP && untrusted) throw Error(path + ": is a symlink; a project file is read only as itself");
+    throw sys_error("sandbox: open settings " + path);
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) throw sys_error("sandbox: stat settings " + path);
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file");
+  constexpr off_t kMax = 1 << 20;
+  if (st.st_size > kMax) throw Error(path + ": larger than 1 MiB");
+  std::string text;
+  char buf[8192];
+  ssize_t n;
+  while ((n = ::read(fd.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+    if (text.size() > static_cast<size_t>(kMax)) throw Error(path + ": larger than 1 MiB");
+  }
+  if (n < 0) throw sys_error("sandbox: read settings " + path);
+  return text;
+}
 
 SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   SandboxHost h;
@@ -304,9 +373,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
                                                                                              : S_IROTH | S_IWOTH;
     return (st.st_mode & rw) == 0;
   };
-  h.scan = [uid = h.uid, gid = h.gid](const std::string& real, const std::vector<std::string>& skip) {
-    return scan_as_user(uid, gid, real, skip);
-  };
+  set_walks(h);
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     size_t eq = kv.find('=');

@@ -247,14 +247,16 @@ std::string no_proxy_list(const std::vector<std::string>& allow_hosts, bool loca
 
 bool host_allowed(const std::vector<AllowedHost>& allowed, const std::string& host, uint16_t port) {
   const std::string h = lower(host);
+  bool found = false;
   for (const auto& a : allowed) {
     if (a.port && *a.port != port) continue;
-    if (a.name == h) return true;
-    if (a.name.rfind("*.", 0) == 0 && h.size() > a.name.size() - 1 &&
-        h.compare(h.size() - (a.name.size() - 1), a.name.size() - 1, a.name, 1) == 0)
-      return true;
+    if (a.name == h || (a.name.rfind("*.", 0) == 0 && h.size() > a.name.size() - 1 &&
+                        h.compare(h.size() - (a.name.size() - 1), a.name.size() - 1, a.name, 1) == 0)) {
+      if (a.denied) return false;
+      found = true;
+    }
   }
-  return false;
+  return found;
 }
 
 namespace {

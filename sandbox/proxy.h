@@ -24,9 +24,11 @@ namespace husk::rt {
 struct AllowedHost {
   std::string name;
   std::optional<uint16_t> port;
+  bool denied = false;  // a --deny-host: refused even where an allowed one matches
 };
 // "NAME[:PORT]", "[V6]:PORT"; errors name the flag.
 AllowedHost parse_allowed_host(const std::string& text);
+// An allowed entry matches, no denied one does.
 bool host_allowed(const std::vector<AllowedHost>& allowed, const std::string& host, uint16_t port);
 
 // The request head of a proxy client, parsed. `forward` is what goes to the

@@ -214,6 +214,10 @@ void drop_mounts(SandboxConfig& sc, const std::vector<std::string>& refused) {
 std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<Proxy>& proxy) {
   std::vector<AllowedHost> allowed;
   for (const auto& a : o.allow_hosts) allowed.push_back(parse_allowed_host(a));
+  for (const auto& d : o.deny_hosts) {
+    allowed.push_back(parse_allowed_host(d));
+    allowed.back().denied = true;
+  }
   return [&proxy, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private](pid_t init) {
     proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok, private_ok);
   };

@@ -20,6 +20,7 @@
 #include "base/fd.h"
 #include "container/commands.h"
 #include "landlock/landlock.h"
+#include "sandbox/glob.h"
 #include "sandbox/persist.h"
 
 namespace husk::rt {
@@ -42,6 +43,8 @@ struct SandboxOptions {
   std::string keep_changes;                // --keep-changes DIR: overlay, changes kept in DIR/upper
   bool as_pid_1 = false;                   // the command is pid 1 itself, no reaper in front
   std::vector<std::string> allow_write;    // --allow-write PATH: a protected persistence file writable again
+  std::vector<std::string> deny_hosts;     // --deny-host NAME[:PORT]: refused by the proxy even when allowed
+  std::vector<std::string> deny_write;     // --deny-write PATH: read-only inside a writable directory
 
   bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
   bool overlaid() const { return overlay || !keep_changes.empty(); }
@@ -70,6 +73,8 @@ struct SandboxHost {
   std::function<bool(const std::string&)> closed_to_user;
   // scan_persist (persist.h): the persistence files below a writable directory.
   std::function<std::vector<PersistFound>(const std::string& real, const std::vector<std::string>& skip)> scan;
+  // walk_glob (glob.h) with the sandbox user's file access: a --hide pattern's matches below a root.
+  std::function<GlobFound(const Glob& g, const std::string& root)> glob;
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be

@@ -1,0 +1,164 @@
+# Settings files and glob hides (issue 28): husk's keys and srt's format,
+# the user's default file, a project file that may only narrow,
+# --print-settings, --hide '**/.env'. Sourced by tests/sandbox/test-sandbox
+# (its user, helpers and $husk). 1be2de1 has none of these flags.
+
+st_dir=$(mktemp -d "$WORK/settings.XXXXXX")
+chmod 755 "$st_dir"
+st_secret="settings-secret-$$"
+echo "$st_secret" >"$HOME_DIR/proj/secret.txt"
+chown "$U:$G" "$HOME_DIR/proj/secret.txt"
+
+# --- an srt file gives what the equivalent flags give ---------------------------
+# In a network namespace made here (as proxy.sh does): allowed.test and
+# denied.test on loopback, both allowed by name, denied.test denied again;
+# a missing denyRead path is passed over, as srt does.
+cat >"$st_dir/hosts" <<HOSTS
+127.0.0.1 localhost
+127.0.0.2 allowed.test
+127.0.0.3 denied.test
+HOSTS
+cat >"$st_dir/srt.json" <<JSON
+{"network": {"allowedDomains": ["allowed.test", "denied.test"], "deniedDomains": ["denied.test"]},
+ "filesystem": {"denyRead": ["secret.txt", "~/.not-there"], "allowWrite": [".", "$SRV_DIR"], "denyWrite": []}}
+JSON
+cat >"$st_dir/check.sh" <<'CHECK'
+#!/bin/bash
+husk=$1; shift
+busybox ip link set lo up
+mount --bind "$ST_DIR/hosts" /etc/hosts
+busybox httpd -f -p 127.0.0.2:8080 -h "$WORK/www" & a=$!
+busybox httpd -f -p 127.0.0.3:8080 -h "$WORK/www" & b=$!
+for _ in $(seq 50); do bash -c 'exec 3<>/dev/tcp/127.0.0.2/8080' 2>/dev/null && bash -c 'exec 3<>/dev/tcp/127.0.0.3/8080' 2>/dev/null && break; sleep 0.1; done
+cd "$HOME_DIR/proj" || exit 1
+probe='echo "read: $(cat secret.txt 2>&1)"
+rm -f "$1/w"; (echo x >"$1/w") 2>/dev/null && echo "write $1: ok" || echo "write $1: refused"
+for h in allowed.test denied.test; do
+  exec 3<>/dev/tcp/127.0.0.1/3128 || { echo "$h: no proxy"; continue; }
+  printf "CONNECT $h:8080 HTTP/1.1\r\n\r\n" >&3; read -r s <&3; echo "$h: ${s%$'"'"'\r'"'"'}"; exec 3>&-
+done'
+echo "== flags"
+"$@" "$husk" sandbox --hide secret.txt --rw "$SRV_DIR" --allow-host allowed.test \
+  --allow-host denied.test --deny-host denied.test --allow-host-loopback -- bash -c "$probe" probe "$SRV_DIR" 2>&1
+echo "== srt"
+"$@" "$husk" sandbox --settings "$ST_DIR/srt.json" --allow-host-loopback -- bash -c "$probe" probe "$SRV_DIR" 2>&1
+kill $a $b
+CHECK
+chmod +x "$st_dir/check.sh"
+mkdir -p "$WORK/www" && echo served >"$WORK/www/index.html"
+OUT=$(WORK=$WORK HOME_DIR=$HOME_DIR ST_DIR=$st_dir SRV_DIR=$SRV_DIR unshare --net --mount "$st_dir/check.sh" "$husk" "${AS_USER[@]}" 2>&1)
+st_one="read: 
+write $SRV_DIR: ok
+allowed.test: HTTP/1.1 200 Connection established
+denied.test: HTTP/1.1 403 Forbidden
+husk sandbox: --allow-host refused: denied.test:8080 (1)"
+st_want="== flags
+$st_one
+== srt
+$st_one"
+[ "$OUT" = "$st_want" ] &&
+  pass "settings: an srt file (denyRead, allowWrite, allowedDomains, deniedDomains) gives what the flags give: hidden, writable, reached, refused" ||
+  fail "settings: srt file as the flags" "$st_want" "$OUT"
+rm -f "$SRV_DIR/w"
+
+# --- unknown keys and wrong types are errors naming the key and the file ---------
+printf 'rw: []\nbogus-key: 1\n' >"$st_dir/unknown.yaml"
+run_sb -- --settings "$st_dir/unknown.yaml" -- true
+expect "settings: an unknown key is an error naming it and the file" 1 "$st_dir/unknown.yaml: unknown key bogus-key"
+printf '{"filesystem": {"allowWrite": ["."], "denyReed": ["x"]}}\n' >"$st_dir/unknown-srt.json"
+run_sb -- --settings "$st_dir/unknown-srt.json" -- true
+expect "settings: an unknown srt key is an error naming it" 1 "filesystem.denyReed"
+printf '{"filesystem": {"allowWrite": ["."]}, "network": {"httpProxyPort": 8080}}\n' >"$st_dir/proxyport.json"
+run_sb -- --settings "$st_dir/proxyport.json" -- true
+expect "settings: an srt key without a husk meaning is an error, not dropped" 1 "network.httpProxyPort"
+printf 'pids: [1]\n' >"$st_dir/type.yaml"
+run_sb -- --settings "$st_dir/type.yaml" -- true
+expect "settings: a wrong type is an error naming the key" 1 "$st_dir/type.yaml: pids: must be a string"
+
+# --- a project file may only narrow ----------------------------------------------
+printf 'rw: [%s]\n' "$SRV_DIR" >"$HOME_DIR/proj/widen.yaml"
+printf '{"filesystem": {"allowWrite": ["."]}, "network": {"allowedDomains": ["example.com"]}}\n' >"$HOME_DIR/proj/widen-net.json"
+printf 'hide: [secret.txt]\npids: 50\n' >"$HOME_DIR/proj/narrow.yaml"
+chown "$U:$G" "$HOME_DIR"/proj/{widen.yaml,widen-net.json,narrow.yaml}
+run_sb -- --project-settings widen.yaml -- sh -c "echo x >$SRV_DIR/w"
+expect "settings: a project file cannot add a writable directory" 1 "widen.yaml: rw: a project file may only narrow"
+[ -e "$SRV_DIR/w" ] && fail "settings: project rw" "nothing written" "$SRV_DIR/w written"
+run_sb -- --project-settings widen-net.json -- true
+expect "settings: a project file cannot allow a host" 1 "widen-net.json: network.allowedDomains: a project file may only narrow"
+run_sb -- --project-settings narrow.yaml -- cat secret.txt
+expect "settings: a project file hides more" 0 "" "$st_secret"
+# Written by the sandboxed code: never followed as a symlink, a FIFO does not block.
+ln -sf narrow.yaml "$HOME_DIR/proj/link.yaml"; mkfifo "$HOME_DIR/proj/fifo.yaml"
+chown -h "$U:$G" "$HOME_DIR/proj/link.yaml" "$HOME_DIR/proj/fifo.yaml"
+run_sb -- --project-settings link.yaml -- true
+expect "settings: a project file that is a symlink is refused" 1 "link.yaml: is a symlink"
+run_sb -- --project-settings fifo.yaml -- true
+expect "settings: a project file that is a FIFO is refused without blocking" 1 "fifo.yaml: not a regular file"
+rm -f "$HOME_DIR"/proj/{widen.yaml,widen-net.json,narrow.yaml,link.yaml,fifo.yaml}
+
+# --- the default file, precedence, --print-settings ------------------------------
+mkdir -p "$HOME_DIR/.config/husk"
+printf 'pids: 100\nhide: [secret.txt]\nmemory: 1g\nrw: [%s]\n' "$SRV_DIR" >"$HOME_DIR/.config/husk/sandbox.yaml"
+printf 'pids: 50\ntimeout: 30\n' >"$st_dir/named.yaml"
+printf 'pids: 60\n' >"$st_dir/later.yaml"
+chown -R "$U:$G" "$HOME_DIR/.config"
+run_sb -- --settings "$st_dir/named.yaml" --settings "$st_dir/later.yaml" --timeout 5 --print-settings -- true
+st_cfg=$HOME_DIR/.config/husk/sandbox.yaml
+if [ "$RC" = 0 ] && grep -qxF "pids: 60	($st_dir/later.yaml: pids)" <<<"$OUT" && ! grep -q "^pids: [15]0" <<<"$OUT" &&
+   grep -qxF "timeout: 5	(--timeout)" <<<"$OUT" && grep -qxF "memory: 1g	($st_cfg: memory)" <<<"$OUT" &&
+   grep -qxF "hide: secret.txt	($st_cfg: hide)" <<<"$OUT" && grep -qxF "net: none	(default)" <<<"$OUT"; then
+  pass "settings: --print-settings names each value's origin (the flag, then the last --settings, then the default file), exit 0"
+else
+  fail "settings: --print-settings" "pids from later.yaml, timeout from --timeout, memory and hide from the default file, net default" "exit $RC: $OUT"
+fi
+# A list item given twice (here and on the command line) counts once.
+run_sb -- --rw "$SRV_DIR" -- sh -c "cat secret.txt; echo x >$SRV_DIR/w && echo wrote"
+expect "settings: the user's default file applies (its rw given again as a flag too)" 0 "wrote" "$st_secret"
+rm -f "$SRV_DIR/w"
+# As root for the user: the user's file, read as the user: one linked to a
+# file only root may read is not read.
+OUT=$(cd "$HOME_DIR/proj" && timeout 60 "$husk" sandbox --user "$U:$G" -- cat secret.txt 2>&1); RC=$?
+expect "settings: as root for a user, that user's default file applies" 0 "" "$st_secret"
+printf 'root-only: 1\n' >"$st_dir/root-only.yaml"; chmod 600 "$st_dir/root-only.yaml"
+ln -sf "$st_dir/root-only.yaml" "$st_cfg"; chown -h "$U:$G" "$st_cfg"
+OUT=$(cd "$HOME_DIR/proj" && timeout 60 "$husk" sandbox --user "$U:$G" -- true 2>&1); RC=$?
+expect "settings: as root, the user's default file is opened as the user (a link to root's file is not read)" 1 \
+  "Permission denied" "root-only"
+rm -rf "$HOME_DIR/.config"
+
+# --- glob hides ------------------------------------------------------------------
+mkdir -p "$HOME_DIR/proj/a/b" "$HOME_DIR/proj/s/secrets/deep"
+echo "env-top-$$" >"$HOME_DIR/proj/.env"
+echo "env-deep-$$" >"$HOME_DIR/proj/a/b/.env"
+echo "envrc-$$" >"$HOME_DIR/proj/a/.envrc"
+echo "keep-$$" >"$HOME_DIR/proj/a/b/keep.txt"
+echo "pem-$$" >"$HOME_DIR/proj/k.pem"
+echo "sec-$$" >"$HOME_DIR/proj/s/secrets/deep/x"
+chown -R "$U:$G" "$HOME_DIR/proj/a" "$HOME_DIR/proj/s" "$HOME_DIR/proj/.env" "$HOME_DIR/proj/k.pem"
+st_cat='for f in .env a/b/.env a/.envrc a/b/keep.txt k.pem s/secrets/deep/x; do echo "$f: $(cat $f 2>/dev/null)"; done'
+st_globbed=".env: 
+a/b/.env: 
+a/.envrc: envrc-$$
+a/b/keep.txt: keep-$$
+k.pem: 
+s/secrets/deep/x: "
+run_sb -- --hide '**/.env' --hide '*.pem' --hide '**/secrets/**' -- sh -c "$st_cat"
+[ "$RC" = 0 ] && [ "$OUT" = "$st_globbed" ] &&
+  pass "glob hides: '**/.env' (depth 2 too), '*.pem', '**/secrets/**' unreadable, the others readable" ||
+  fail "glob hides" "exit 0: $st_globbed" "exit $RC: $OUT"
+printf '{"filesystem": {"allowWrite": ["."], "denyRead": ["**/.env", "*.pem", "**/secrets/**"]}}\n' >"$st_dir/globs.json"
+run_sb -- --settings "$st_dir/globs.json" -- sh -c "$st_cat"
+[ "$RC" = 0 ] && [ "$OUT" = "$st_globbed" ] &&
+  pass "glob hides: srt's denyRead takes the same patterns" ||
+  fail "glob hides from denyRead" "exit 0: $st_globbed" "exit $RC: $OUT"
+# srt's denyWrite takes them too: read-only where they are, the rest writable.
+printf '{"filesystem": {"allowWrite": ["."], "denyWrite": ["**/.env"]}}\n' >"$st_dir/denywrite.json"
+run_sb -- --settings "$st_dir/denywrite.json" -- sh -c \
+  'for f in .env a/b/.env a/b/keep.txt; do (echo w >>$f) 2>/dev/null && echo "$f: written" || echo "$f: refused"; done'
+st_dw=".env: refused
+a/b/.env: refused
+a/b/keep.txt: written"
+[ "$RC" = 0 ] && [ "$OUT" = "$st_dw" ] && [ "$(cat "$HOME_DIR/proj/a/b/.env")" = "env-deep-$$" ] &&
+  pass "glob: srt's denyWrite '**/.env' makes each .env read-only (depth 2 too), the rest stays writable" ||
+  fail "glob in denyWrite" "exit 0: $st_dw" "exit $RC: $OUT"
+rm -rf "$HOME_DIR/proj/a" "$HOME_DIR/proj/s" "$HOME_DIR/proj/.env" "$HOME_DIR/proj/k.pem" "$HOME_DIR/proj/secret.txt" "$st_dir"
