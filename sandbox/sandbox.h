@@ -70,6 +70,7 @@ struct SandboxHost {
   std::function<bool(const std::string&)> closed_to_user;
   // scan_persist (persist.h): the persistence files below a writable directory.
   std::function<std::vector<PersistFound>(const std::string& real, const std::vector<std::string>& skip)> scan;
+  std::string husk_binary;  // husk's own binary (its real path), "" when unknown
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be

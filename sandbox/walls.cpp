@@ -7,6 +7,7 @@
 #include "base/path.h"
 #include "sandbox/internal.h"
 #include "sandbox/proxy.h"
+#include "sandbox/socks.h"
 
 namespace husk::rt {
 namespace {
@@ -53,10 +54,10 @@ landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, cons
   // would be a read-only exception there, which Landlock cannot make (a
   // right on a directory holds below it): the mounts alone protect them.
   plan.scope_abstract_unix = plan.scope_signal = true;
-  // --allow-host: the proxy is the only way out; nothing listens.
+  // --allow-host: the proxies are the only way out; nothing listens.
   if (!o.allow_hosts.empty()) {
     plan.limit_tcp = true;
-    plan.connect_ports = {kProxyPort};
+    plan.connect_ports = {kProxyPort, socks::kPort};
   }
   return plan;
 }

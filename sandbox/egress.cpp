@@ -1,0 +1,41 @@
+#include "sandbox/egress.h"
+
+#include "sandbox/proxy.h"
+#include "sandbox/socks.h"
+
+namespace husk::rt {
+
+void proxy_environment(std::map<std::string, std::string>& env, const SandboxOptions& o, bool husk_inside) {
+  const std::string http = "http://127.0.0.1:" + std::to_string(kProxyPort);
+  // curl, wget, git, pip (requests), Go, gRPC (grpc_proxy first), npm (HTTPS_PROXY when no npm_config_*).
+  for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "grpc_proxy",
+                        "npm_config_proxy", "npm_config_https_proxy"})
+    env[k] = http;
+  const std::string direct = no_proxy_list(o.allow_hosts, o.allow_host_loopback);
+  env["NO_PROXY"] = env["no_proxy"] = direct;
+  // What the HTTP variables do not cover: curl and git for other schemes,
+  // the SOCKS-aware (socks5h: the proxy resolves the name, as it judges it).
+  env["ALL_PROXY"] = env["all_proxy"] = "socks5h://127.0.0.1:" + std::to_string(socks::kPort);
+  // The JVM reads no variable: system properties, after the user's own
+  // options (the JVM says "Picked up JAVA_TOOL_OPTIONS" on stderr).
+  std::string non_proxy;
+  for (size_t at = 0; at <= direct.size();) {
+    size_t comma = std::min(direct.find(',', at), direct.size());
+    const std::string name = direct.substr(at, comma - at);
+    if (!name.empty()) non_proxy += (non_proxy.empty() ? "" : "|") + (name == "::1" ? "[::1]" : name);
+    at = comma + 1;
+  }
+  std::string java;
+  for (const char* scheme : {"http", "https"})
+    java += std::string(" -D") + scheme + ".proxyHost=127.0.0.1 -D" + scheme +
+            ".proxyPort=" + std::to_string(kProxyPort);
+  if (!non_proxy.empty()) java += " -Dhttp.nonProxyHosts=" + non_proxy;
+  std::string& tool = env["JAVA_TOOL_OPTIONS"];
+  tool = tool.empty() ? java.substr(1) : tool + java;
+  // git over ssh: ssh reaches the name through the proxy. git prefers
+  // GIT_SSH_COMMAND to GIT_SSH: either one the user set stays.
+  if (husk_inside && !env.count("GIT_SSH_COMMAND") && !env.count("GIT_SSH"))
+    env["GIT_SSH_COMMAND"] = std::string("ssh -o 'ProxyCommand ") + kHuskInside + " connect %h %p'";
+}
+
+}  // namespace husk::rt
