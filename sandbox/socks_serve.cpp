@@ -41,7 +41,7 @@ socks::Reply refusal(const DialFailure& why) {
     case ENETUNREACH: return socks::network_unreachable;
     case EHOSTUNREACH:
     case ETIMEDOUT:
-    case EAGAIN: return socks::host_unreachable;  // SO_SNDTIMEO's connect timeout
+    case EINPROGRESS: return socks::host_unreachable;  // SO_SNDTIMEO's connect timeout
     default: return socks::general_failure;
   }
 }
