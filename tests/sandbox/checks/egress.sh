@@ -100,7 +100,13 @@ echo "== socks"
 "$@" "$husk" sandbox --allow-host allowed.test:8080 $lo -- bash -c '
   curl -s --max-time 20 --socks5-hostname 127.0.0.1:1080 http://allowed.test:8080/; echo "socks: $?"
   env -u http_proxy -u HTTP_PROXY curl -s --max-time 20 http://allowed.test:8080/; echo "ALL_PROXY alone: $?"
-  curl -s --max-time 20 --socks5-hostname 127.0.0.1:1080 http://other.test:8080/; echo "other name: $?"' 2>&1
+  curl -s --max-time 20 --socks5-hostname 127.0.0.1:1080 http://other.test:8080/; echo "other name: $?"
+  # Raw replies: the greeting and a request sent at once; BIND and UDP
+  # ASSOCIATE get 07, a client without method 0 gets ff.
+  raw() { exec 3<>/dev/tcp/127.0.0.1/1080; printf "$2" >&3; echo "$1: $(timeout 10 head -c $3 <&3 | od -An -tx1 | tr -d " \n")"; exec 3>&-; }
+  raw bind "\x05\x01\x00\x05\x02\x00\x03\x0callowed.test\x1f\x90" 12
+  raw udp "\x05\x01\x00\x05\x03\x00\x01\x00\x00\x00\x00\x00\x35" 12
+  raw password "\x05\x01\x02" 2' 2>&1
 echo "== git"
 "$@" "$husk" sandbox --allow-host git.test:2222 $lo -- bash -c '
   git clone -q "ssh://git.test:2222$0/repo/repo.git" c1 2>&1 && cat c1/README
@@ -111,6 +117,15 @@ echo "== pip"
   python3 -m pip install -q --no-cache-dir --disable-pip-version-check --index-url http://pypi.test:8081/simple/ \
     --trusted-host pypi.test --no-build-isolation --target pipdir eg-tiny "eg-git @ git+ssh://git.test:2222$0/pyrepo/pyrepo.git" \
     2>&1 && PYTHONPATH=pipdir python3 -c "import eg_tiny, eg_git; print(eg_tiny.VALUE + \", \" + eg_git.VALUE)"' "$E" 2>&1
+echo "== clients"
+# The JVM from JAVA_TOOL_OPTIONS (it says so on stderr), wget from http_proxy.
+"$@" "$husk" sandbox --allow-host allowed.test:8080 $lo -- bash -c '
+  if command -v java >/dev/null; then
+    printf "%s\n" "public class Fetch { public static void main(String[] a) throws Exception {" \
+      "System.out.print(\"java: \" + new String(new java.net.URL(a[0]).openStream().readAllBytes())); } }" >Fetch.java
+    java Fetch.java http://allowed.test:8080/ 2>/dev/null || echo "java: failed"
+  fi
+  ! command -v wget >/dev/null || wget -q -O- http://allowed.test:8080/ | sed "s/^/wget: /"' 2>&1
 if command -v npm >/dev/null; then
   echo "== npm"
   "$@" "$husk" sandbox --allow-host npm.test:8082 --allow-host git.test:2222 $lo -- bash -c '
@@ -126,10 +141,12 @@ section() { awk -v s="== $1" '$0 == s { on = 1; next } /^== / { on = 0 } on' <<<
 
 OUT=$(section socks)
 if [[ "$OUT" == *"served over socks"$'\n'"socks: 0"* ]] && [[ "$OUT" == *"served over socks"$'\n'"ALL_PROXY alone: 0"* ]] &&
-   [[ "$OUT" == *"other name: 97"* ]] && [[ "$OUT" == *"--allow-host refused: other.test:8080 (1)"* ]]; then
-  pass "egress: SOCKS5 (curl --socks5-hostname, ALL_PROXY alone) reaches an allowed name; another name is refused and listed"
+   [[ "$OUT" == *"other name: 97"* ]] && [[ "$OUT" == *"--allow-host refused: other.test:8080 (1)"* ]] &&
+   [[ "$OUT" == *"bind: 050005070001000000000000"* ]] && [[ "$OUT" == *"udp: 050005070001000000000000"* ]] &&
+   [[ "$OUT" == *"password: 05ff"* ]]; then
+  pass "egress: SOCKS5 (curl --socks5-hostname, ALL_PROXY alone) reaches an allowed name; another name is refused and listed; BIND, UDP ASSOCIATE and other methods refused"
 else
-  fail "egress: SOCKS5 to an allowed name, another refused" "served twice, other name: 97, listed at exit" "$OUT"
+  fail "egress: SOCKS5 to an allowed name, another refused" "served twice, other name: 97, listed at exit, 07 for BIND/UDP, ff" "$OUT"
 fi
 OUT=$(section git)
 if [[ "$OUT" == *"cloned over ssh"* ]] &&
@@ -143,6 +160,12 @@ OUT=$(section pip)
 [ "$OUT" = "eg-tiny from the local index, eg-git over ssh" ] &&
   pass "egress: pip install from a local index and a git+ssh requirement through the proxies, no proxy flag" ||
   fail "egress: pip install through the proxies" "eg-tiny from the local index, eg-git over ssh" "$OUT"
+OUT=$(section clients)
+want=$(! command -v java >/dev/null || echo "java: served over socks"; ! command -v wget >/dev/null || echo "wget: served over socks")
+if [ -z "$want" ]; then
+  skip "egress: the JVM and wget: neither is installed"
+else [ "$OUT" = "$want" ] && pass "egress: the JVM (JAVA_TOOL_OPTIONS) and wget reach an allowed name with no proxy flag" ||
+  fail "egress: the JVM and wget through the proxy" "$want" "$OUT"; fi
 if ! command -v npm >/dev/null; then
   skip "egress: npm install: npm is not installed"
 else
