@@ -1,7 +1,6 @@
 #include "sandbox/egress.h"
 
 #include "sandbox/proxy.h"
-#include "sandbox/socks.h"
 
 namespace husk::rt {
 
@@ -13,9 +12,13 @@ void proxy_environment(std::map<std::string, std::string>& env, const SandboxOpt
     env[k] = http;
   const std::string direct = no_proxy_list(o.allow_hosts, o.allow_host_loopback);
   env["NO_PROXY"] = env["no_proxy"] = direct;
-  // What the HTTP variables do not cover: curl and git for other schemes,
-  // the SOCKS-aware (socks5h: the proxy resolves the name, as it judges it).
-  env["ALL_PROXY"] = env["all_proxy"] = "socks5h://127.0.0.1:" + std::to_string(socks::kPort);
+  // curl and git for other schemes. The HTTP proxy, not socks5h:// on
+  // socks::kPort: httpx (the OpenAI and Anthropic SDKs) builds a transport
+  // for ALL_PROXY whatever the URL, and refuses socks5h (0.23: "Unknown
+  // scheme for proxy URL") or lacks socksio for socks5: every client fails.
+  // SOCKS5 is for who asks for it (curl --socks5-hostname, nc -X 5, proxychains).
+  env["ALL_PROXY"] = env["all_proxy"] = http;
+  env["RSYNC_PROXY"] = "127.0.0.1:" + std::to_string(kProxyPort);  // rsync:// by CONNECT
   // The JVM reads no variable: system properties, after the user's own
   // options (the JVM says "Picked up JAVA_TOOL_OPTIONS" on stderr).
   std::string non_proxy;

@@ -11,7 +11,7 @@ if ! command -v curl >/dev/null || ! command -v git >/dev/null || [ ! -x /usr/sb
   skip "egress: curl, git, openssh-server and python3 are needed (scripts/setup installs openssh-server)"
 else
 mkdir -p "$E/proj/keys" "$E/srv" "$E/pypi/simple/eg-tiny" "$E/www" "$E/repo" "$E/dep" "$E/pyrepo"
-echo "served over socks" >"$E/www/index.html"
+echo "served by the test" >"$E/www/index.html"
 cat >"$E/hosts" <<HOSTS
 127.0.0.1 localhost
 127.0.0.2 allowed.test other.test git.test pypi.test npm.test
@@ -118,14 +118,18 @@ echo "== pip"
     --trusted-host pypi.test --no-build-isolation --target pipdir eg-tiny "eg-git @ git+ssh://git.test:2222$0/pyrepo/pyrepo.git" \
     2>&1 && PYTHONPATH=pipdir python3 -c "import eg_tiny, eg_git; print(eg_tiny.VALUE + \", \" + eg_git.VALUE)"' "$E" 2>&1
 echo "== clients"
-# The JVM from JAVA_TOOL_OPTIONS (it says so on stderr), wget from http_proxy.
+# The JVM from JAVA_TOOL_OPTIONS (it says so on stderr), wget from
+# http_proxy, httpx from them all (a socks5h:// ALL_PROXY made it refuse to
+# make any client).
 "$@" "$husk" sandbox --allow-host allowed.test:8080 $lo -- bash -c '
   if command -v java >/dev/null; then
     printf "%s\n" "public class Fetch { public static void main(String[] a) throws Exception {" \
       "System.out.print(\"java: \" + new String(new java.net.URL(a[0]).openStream().readAllBytes())); } }" >Fetch.java
     java Fetch.java http://allowed.test:8080/ 2>/dev/null || echo "java: failed"
   fi
-  ! command -v wget >/dev/null || wget -q -O- http://allowed.test:8080/ | sed "s/^/wget: /"' 2>&1
+  ! command -v wget >/dev/null || wget -q -O- http://allowed.test:8080/ | sed "s/^/wget: /"
+  ! python3 -c "import httpx" 2>/dev/null ||
+    python3 -c "import httpx; print(\"httpx: \" + httpx.get(\"http://allowed.test:8080/\").text, end=\"\")" 2>&1' 2>&1
 if command -v npm >/dev/null; then
   echo "== npm"
   "$@" "$husk" sandbox --allow-host npm.test:8082 --allow-host git.test:2222 $lo -- bash -c '
@@ -140,11 +144,11 @@ EOUT=$(E=$E PY=$PY REGISTRY=$repo/tests/sandbox/checks/npm-registry.py unshare -
 section() { awk -v s="== $1" '$0 == s { on = 1; next } /^== / { on = 0 } on' <<<"$EOUT"; }
 
 OUT=$(section socks)
-if [[ "$OUT" == *"served over socks"$'\n'"socks: 0"* ]] && [[ "$OUT" == *"served over socks"$'\n'"ALL_PROXY alone: 0"* ]] &&
+if [[ "$OUT" == *"served by the test"$'\n'"socks: 0"* ]] && [[ "$OUT" == *"served by the test"$'\n'"ALL_PROXY alone: 0"* ]] &&
    [[ "$OUT" == *"other name: 97"* ]] && [[ "$OUT" == *"--allow-host refused: other.test:8080 (1)"* ]] &&
    [[ "$OUT" == *"bind: 050005070001000000000000"* ]] && [[ "$OUT" == *"udp: 050005070001000000000000"* ]] &&
    [[ "$OUT" == *"password: 05ff"* ]]; then
-  pass "egress: SOCKS5 (curl --socks5-hostname, ALL_PROXY alone) reaches an allowed name; another name is refused and listed; BIND, UDP ASSOCIATE and other methods refused"
+  pass "egress: SOCKS5 (curl --socks5-hostname) and ALL_PROXY alone reach an allowed name; another name is refused and listed; BIND, UDP ASSOCIATE and other methods refused"
 else
   fail "egress: SOCKS5 to an allowed name, another refused" "served twice, other name: 97, listed at exit, 07 for BIND/UDP, ff" "$OUT"
 fi
@@ -161,11 +165,12 @@ OUT=$(section pip)
   pass "egress: pip install from a local index and a git+ssh requirement through the proxies, no proxy flag" ||
   fail "egress: pip install through the proxies" "eg-tiny from the local index, eg-git over ssh" "$OUT"
 OUT=$(section clients)
-want=$(! command -v java >/dev/null || echo "java: served over socks"; ! command -v wget >/dev/null || echo "wget: served over socks")
+want=$(! command -v java >/dev/null || echo "java: served by the test"; ! command -v wget >/dev/null || echo "wget: served by the test"
+  ! $PY -c "import httpx" 2>/dev/null || echo "httpx: served by the test")
 if [ -z "$want" ]; then
-  skip "egress: the JVM and wget: neither is installed"
-else [ "$OUT" = "$want" ] && pass "egress: the JVM (JAVA_TOOL_OPTIONS) and wget reach an allowed name with no proxy flag" ||
-  fail "egress: the JVM and wget through the proxy" "$want" "$OUT"; fi
+  skip "egress: the JVM, wget and httpx: none is installed"
+else [ "$OUT" = "$want" ] && pass "egress: the JVM (JAVA_TOOL_OPTIONS), wget and httpx reach an allowed name with no proxy flag" ||
+  fail "egress: the JVM, wget and httpx through the proxy" "$want" "$OUT"; fi
 if ! command -v npm >/dev/null; then
   skip "egress: npm install: npm is not installed"
 else

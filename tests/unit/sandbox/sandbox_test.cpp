@@ -319,7 +319,7 @@ TEST_CASE("sandbox: --allow-host binds husk read-only for ssh's ProxyCommand", "
   SandboxConfig sc = sandbox_config(o, h, "r");
   CHECK(has(mounts(sc.config), "/run/husk/husk bind /opt/husk/bin/husk rbind nosuid nodev rro"));
   std::vector<std::string> env = sc.config["process"]["env"];
-  CHECK(has(env, "ALL_PROXY=socks5h://127.0.0.1:1080"));
+  CHECK(has(env, "ALL_PROXY=http://127.0.0.1:3128"));
   CHECK(has(env, "GIT_SSH_COMMAND=ssh -o 'ProxyCommand /run/husk/husk connect %h %p'"));
   // Not without --allow-host, nor in a printed config.
   o.print_config = true;
