@@ -102,11 +102,13 @@ echo "== socks"
   env -u http_proxy -u HTTP_PROXY curl -s --max-time 20 http://allowed.test:8080/; echo "ALL_PROXY alone: $?"
   curl -s --max-time 20 --socks5-hostname 127.0.0.1:1080 http://other.test:8080/; echo "other name: $?"
   # Raw replies: the greeting and a request sent at once; BIND and UDP
-  # ASSOCIATE get 07, a client without method 0 gets ff.
+  # ASSOCIATE get 07, a client without method 0 gets ff, a name with a NUL
+  # in it (allowed.test for a resolver that stops there) 01.
   raw() { exec 3<>/dev/tcp/127.0.0.1/1080; printf "$2" >&3; echo "$1: $(timeout 10 head -c $3 <&3 | od -An -tx1 | tr -d " \n")"; exec 3>&-; }
   raw bind "\x05\x01\x00\x05\x02\x00\x03\x0callowed.test\x1f\x90" 12
   raw udp "\x05\x01\x00\x05\x03\x00\x01\x00\x00\x00\x00\x00\x35" 12
-  raw password "\x05\x01\x02" 2' 2>&1
+  raw password "\x05\x01\x02" 2
+  raw nul "\x05\x01\x00\x05\x01\x00\x03\x0eallowed.test\x00x\x1f\x90" 12' 2>&1
 echo "== git"
 "$@" "$husk" sandbox --allow-host git.test:2222 $lo -- bash -c '
   git clone -q "ssh://git.test:2222$0/repo/repo.git" c1 2>&1 && cat c1/README
@@ -147,8 +149,8 @@ OUT=$(section socks)
 if [[ "$OUT" == *"served by the test"$'\n'"socks: 0"* ]] && [[ "$OUT" == *"served by the test"$'\n'"ALL_PROXY alone: 0"* ]] &&
    [[ "$OUT" == *"other name: 97"* ]] && [[ "$OUT" == *"--allow-host refused: other.test:8080 (1)"* ]] &&
    [[ "$OUT" == *"bind: 050005070001000000000000"* ]] && [[ "$OUT" == *"udp: 050005070001000000000000"* ]] &&
-   [[ "$OUT" == *"password: 05ff"* ]]; then
-  pass "egress: SOCKS5 (curl --socks5-hostname) and ALL_PROXY alone reach an allowed name; another name is refused and listed; BIND, UDP ASSOCIATE and other methods refused"
+   [[ "$OUT" == *"password: 05ff"* ]] && [[ "$OUT" == *"nul: 050005010001000000000000"* ]]; then
+  pass "egress: SOCKS5 (curl --socks5-hostname) and ALL_PROXY alone reach an allowed name; another name is refused and listed; BIND, UDP ASSOCIATE, other methods and a NUL in a name refused"
 else
   fail "egress: SOCKS5 to an allowed name, another refused" "served twice, other name: 97, listed at exit, 07 for BIND/UDP, ff" "$OUT"
 fi
