@@ -25,9 +25,7 @@ namespace {
 // A 403 with this text: the name or port is not allowed (see Proxy::fail).
 constexpr const char* kNotAllowed = " is not in --allow-host";
 
-std::string target_of(const std::string& host, const std::string& port) {
-  return host + ":" + port;
-}
+std::string target_of(const std::string& host, const std::string& port) { return host + ":" + port; }
 
 // The proxy's answer: its head, then the body its Content-Length gives (a
 // refusal is short), or what came after a 200 (the server's first bytes).

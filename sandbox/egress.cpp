@@ -7,8 +7,8 @@ namespace husk::rt {
 void proxy_environment(std::map<std::string, std::string>& env, const SandboxOptions& o, bool husk_inside) {
   const std::string http = "http://127.0.0.1:" + std::to_string(kProxyPort);
   // curl, wget, git, pip (requests), Go, gRPC (grpc_proxy first), npm (HTTPS_PROXY when no npm_config_*).
-  for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "grpc_proxy",
-                        "npm_config_proxy", "npm_config_https_proxy"})
+  for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "grpc_proxy", "npm_config_proxy",
+                        "npm_config_https_proxy"})
     env[k] = http;
   const std::string direct = no_proxy_list(o.allow_hosts, o.allow_host_loopback);
   env["NO_PROXY"] = env["no_proxy"] = direct;
@@ -30,8 +30,8 @@ void proxy_environment(std::map<std::string, std::string>& env, const SandboxOpt
   }
   std::string java;
   for (const char* scheme : {"http", "https"})
-    java += std::string(" -D") + scheme + ".proxyHost=127.0.0.1 -D" + scheme +
-            ".proxyPort=" + std::to_string(kProxyPort);
+    java +=
+        std::string(" -D") + scheme + ".proxyHost=127.0.0.1 -D" + scheme + ".proxyPort=" + std::to_string(kProxyPort);
   if (!non_proxy.empty()) java += " -Dhttp.nonProxyHosts=" + non_proxy;
   std::string& tool = env["JAVA_TOOL_OPTIONS"];
   tool = tool.empty() ? java.substr(1) : tool + java;

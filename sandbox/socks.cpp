@@ -44,12 +44,10 @@ std::string method_reply(bool no_auth) { return {static_cast<char>(kVersion), st
 Parse parse_request(std::string_view in, size_t& used, Request& out) {
   out = Request{};
   if (in.size() < 4) {
-    if (!in.empty() && static_cast<uint8_t>(in[0]) != kVersion)
-      return refuse(out, general_failure, Parse::bad);
+    if (!in.empty() && static_cast<uint8_t>(in[0]) != kVersion) return refuse(out, general_failure, Parse::bad);
     return Parse::more;
   }
-  if (static_cast<uint8_t>(in[0]) != kVersion || in[2] != 0)
-    return refuse(out, general_failure, Parse::bad);
+  if (static_cast<uint8_t>(in[0]) != kVersion || in[2] != 0) return refuse(out, general_failure, Parse::bad);
   out.command = static_cast<uint8_t>(in[1]);
   const uint8_t type = static_cast<uint8_t>(in[3]);
   size_t at = 4, length;
@@ -68,13 +66,13 @@ Parse parse_request(std::string_view in, size_t& used, Request& out) {
   if (in.size() < at + length + 2) return Parse::more;
   used = at + length + 2;
   const std::string_view address = in.substr(at, length);
-  out.port = static_cast<uint16_t>(static_cast<uint8_t>(in[at + length]) << 8 | static_cast<uint8_t>(in[at + length + 1]));
+  out.port =
+      static_cast<uint16_t>(static_cast<uint8_t>(in[at + length]) << 8 | static_cast<uint8_t>(in[at + length + 1]));
   if (type == 3) {
     // A NUL would end the name early for the resolver: "allowed.test\0.evil".
     if (!name_ok(address)) return refuse(out, general_failure);
     out.host.assign(address);
-    std::transform(out.host.begin(), out.host.end(), out.host.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
+    std::transform(out.host.begin(), out.host.end(), out.host.begin(), [](unsigned char c) { return std::tolower(c); });
   } else {
     char text[INET6_ADDRSTRLEN];
     ::inet_ntop(type == 1 ? AF_INET : AF_INET6, address.data(), text, sizeof text);
@@ -86,8 +84,6 @@ Parse parse_request(std::string_view in, size_t& used, Request& out) {
   return Parse::done;
 }
 
-std::string reply(Reply code) {
-  return {static_cast<char>(kVersion), static_cast<char>(code), 0, 1, 0, 0, 0, 0, 0, 0};
-}
+std::string reply(Reply code) { return {static_cast<char>(kVersion), static_cast<char>(code), 0, 1, 0, 0, 0, 0, 0, 0}; }
 
 }  // namespace husk::rt::socks

@@ -16,8 +16,8 @@ namespace {
 
 // A domain-name request: VER CMD RSV ATYP(3) LEN NAME PORT.
 std::string named(const std::string& name, uint16_t port = 22, char command = 1) {
-  return "\x05"s + command + '\0' + '\x03' + static_cast<char>(name.size()) + name +
-         static_cast<char>(port >> 8) + static_cast<char>(port & 0xff);
+  return "\x05"s + command + '\0' + '\x03' + static_cast<char>(name.size()) + name + static_cast<char>(port >> 8) +
+         static_cast<char>(port & 0xff);
 }
 
 Parse request(const std::string& in, socks::Request& r, size_t& used) { return socks::parse_request(in, used, r); }
