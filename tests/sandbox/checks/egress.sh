@@ -74,7 +74,8 @@ open(f"{root}/simple/index.html", "w").write('<a href="eg-tiny/">eg-tiny</a>\n')
 WHEEL
 printf '{"name": "eg-app", "version": "1.0.0", "dependencies": {"eg-tiny": "1.0.0", "eg-dep": "git+ssh://git.test:2222%s"}}\n' \
   "$E/dep/dep.git" >"$E/proj/package.json"
-chown -R "$U:$G" "$E/proj" "$E/repo" "$E/dep" "$E/pyrepo"
+cp "$husk" "$HOME_DIR/husk-egress"
+chown -R "$U:$G" "$E/proj" "$E/repo" "$E/dep" "$E/pyrepo" "$HOME_DIR/husk-egress"
 chmod 600 "$E/proj/keys/id"
 chmod 755 "$E"
 
@@ -110,9 +111,12 @@ echo "== socks"
   raw password "\x05\x01\x02" 2
   raw nul "\x05\x01\x00\x05\x01\x00\x03\x0eallowed.test\x00x\x1f\x90" 12' 2>&1
 echo "== git"
-"$@" "$husk" sandbox --allow-host git.test:2222 $lo -- bash -c '
+# husk run from the user's home, which the sandbox hides: ssh reaches the
+# copy bound at /run/husk/husk.
+"$@" "$HOME_DIR/husk-egress" sandbox --allow-host git.test:2222 $lo -- bash -c '
+  test -e "$1" && echo "husk visible at its own path"
   git clone -q "ssh://git.test:2222$0/repo/repo.git" c1 2>&1 && cat c1/README
-  git clone -q "ssh://other.test:2222$0/repo/repo.git" c2 2>&1; echo "other name: $?"' "$E" 2>&1
+  git clone -q "ssh://other.test:2222$0/repo/repo.git" c2 2>&1; echo "other name: $?"' "$E" "$HOME_DIR/husk-egress" 2>&1
 echo "== pip"
 # Debian's setuptools builds the git one: the index has none (--no-build-isolation).
 "$@" "$husk" sandbox --allow-host pypi.test:8081 --allow-host git.test:2222 $lo -- bash -c '
@@ -142,7 +146,7 @@ fi
 kill $s $h $p $n
 CHECK
 chmod +x "$E/run.sh"
-EOUT=$(E=$E PY=$PY REGISTRY=$repo/tests/sandbox/checks/npm-registry.py unshare --net --mount "$E/run.sh" "$husk" "${AS_USER[@]}" 2>&1)
+EOUT=$(E=$E PY=$PY HOME_DIR=$HOME_DIR REGISTRY=$repo/tests/sandbox/checks/npm-registry.py unshare --net --mount "$E/run.sh" "$husk" "${AS_USER[@]}" 2>&1)
 section() { awk -v s="== $1" '$0 == s { on = 1; next } /^== / { on = 0 } on' <<<"$EOUT"; }
 
 OUT=$(section socks)
@@ -155,10 +159,10 @@ else
   fail "egress: SOCKS5 to an allowed name, another refused" "served twice, other name: 97, listed at exit, 07 for BIND/UDP, ff" "$OUT"
 fi
 OUT=$(section git)
-if [[ "$OUT" == *"cloned over ssh"* ]] &&
+if [[ "$OUT" == *"cloned over ssh"* ]] && [[ "$OUT" != *"husk visible at its own path"* ]] &&
    [[ "$OUT" == *"husk connect: other.test:2222: refused by the sandbox's proxy (not an allowed host)"* ]] &&
    [[ "$OUT" == *"other name: 128"* ]] && [[ "$OUT" == *"--allow-host refused: other.test:2222 (1)"* ]]; then
-  pass "egress: git clone over ssh (GIT_SSH_COMMAND, husk connect) from an allowed name; another name refused in one line"
+  pass "egress: git clone over ssh (GIT_SSH_COMMAND, husk connect, husk from a hidden home) from an allowed name; another name refused in one line"
 else
   fail "egress: git clone over ssh" "cloned over ssh; husk connect's refusal of other.test; git exit 128" "$OUT"
 fi
@@ -183,5 +187,5 @@ else
     pass "egress: npm install from a local registry and a git+ssh dependency through the proxies, no proxy flag" ||
     fail "egress: npm install through the proxies" "eg-tiny from the local registry, eg-dep over ssh" "$OUT"
 fi
-rm -rf "$E"
+rm -rf "$E" "$HOME_DIR/husk-egress"
 fi
