@@ -1,10 +1,17 @@
 // --allow-host beyond HTTP: the SOCKS5 side's parsing (hostile clients
-// included), `husk connect`'s request and messages, the proxy variables.
+// included), `husk connect`'s request and messages, the proxy variables,
+// the relay between two ends.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <string>
+#include <thread>
 
 #include "sandbox/connect.h"
 #include "sandbox/egress.h"
+#include "sandbox/relay.h"
 #include "sandbox/socks.h"
 
 using namespace husk::rt;
@@ -167,4 +174,50 @@ TEST_CASE("egress: the proxy variables the usual clients read", "[sandbox][egres
   env.clear();
   proxy_environment(env, o, true);
   CHECK_THAT(env["JAVA_TOOL_OPTIONS"], Catch::EndsWith("-Dhttp.nonProxyHosts=127.0.0.1|[::1]"));
+}
+
+namespace {
+
+std::string read_to_end(int fd) {
+  std::string out;
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+}  // namespace
+
+// A half close is passed on: the upstream still answers after the client's
+// end of the request, as ssh and HTTP/1.0 clients do.
+TEST_CASE("relay: half closes pass on, both ways, until both ends close", "[sandbox][egress]") {
+  int client[2], upstream[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, client) == 0);
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, upstream) == 0);
+  std::thread t([&] { relay(client[1], upstream[1]); });
+  REQUIRE(::write(client[0], "request", 7) == 7);
+  ::shutdown(client[0], SHUT_WR);
+  CHECK(read_to_end(upstream[0]) == "request");  // EOF seen: the half close came through
+  REQUIRE(::write(upstream[0], "answer", 6) == 6);
+  ::shutdown(upstream[0], SHUT_WR);
+  CHECK(read_to_end(client[0]) == "answer");
+  t.join();
+  for (int fd : {client[0], client[1], upstream[0], upstream[1]}) ::close(fd);
+}
+
+// husk connect: the socket's bytes to one pipe (stdout), another's (stdin) to it.
+TEST_CASE("relay: a socket against a pair of pipes", "[sandbox][egress]") {
+  int sock[2], in[2], out[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sock) == 0);
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  std::thread t([&] { relay(sock[1], in[0], out[1]); });
+  REQUIRE(::write(in[1], "from stdin", 10) == 10);
+  ::close(in[1]);
+  CHECK(read_to_end(sock[0]) == "from stdin");
+  REQUIRE(::write(sock[0], "to stdout", 9) == 9);
+  ::shutdown(sock[0], SHUT_WR);
+  CHECK(read_to_end(out[0]) == "to stdout");  // EOF: relay closed the write end
+  t.join();
+  for (int fd : {sock[0], sock[1], in[0], out[0]}) ::close(fd);
 }
