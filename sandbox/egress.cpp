@@ -1,5 +1,7 @@
 #include "sandbox/egress.h"
 
+#include <algorithm>
+
 #include "sandbox/proxy.h"
 
 namespace husk::rt {
@@ -32,7 +34,8 @@ void proxy_environment(std::map<std::string, std::string>& env, const SandboxOpt
   for (const char* scheme : {"http", "https"})
     java +=
         std::string(" -D") + scheme + ".proxyHost=127.0.0.1 -D" + scheme + ".proxyPort=" + std::to_string(kProxyPort);
-  if (!non_proxy.empty()) java += " -Dhttp.nonProxyHosts=" + non_proxy;
+  // Set even when empty: unset, the JVM's default list bypasses loopback names --allow-host-loopback allowed.
+  java += " -Dhttp.nonProxyHosts=" + non_proxy;
   std::string& tool = env["JAVA_TOOL_OPTIONS"];
   tool = tool.empty() ? java.substr(1) : tool + java;
   // git over ssh: ssh reaches the name through the proxy. git prefers

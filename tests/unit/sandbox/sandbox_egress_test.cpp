@@ -174,6 +174,11 @@ TEST_CASE("egress: the proxy variables the usual clients read", "[sandbox][egres
   env.clear();
   proxy_environment(env, o, true);
   CHECK_THAT(env["JAVA_TOOL_OPTIONS"], Catch::EndsWith("-Dhttp.nonProxyHosts=127.0.0.1|[::1]"));
+  // Every loopback name allowed: an empty list, not the JVM's default (which bypasses them).
+  o.allow_hosts = {"localhost", "127.0.0.1", "[::1]"};
+  env.clear();
+  proxy_environment(env, o, true);
+  CHECK_THAT(env["JAVA_TOOL_OPTIONS"], Catch::EndsWith(" -Dhttp.nonProxyHosts="));
 }
 
 namespace {
