@@ -13,6 +13,7 @@
 #include "container/args.h"
 #include "container/commands.h"
 #include "launch/self_exe.h"
+#include "sandbox/connect.h"
 #include "sandbox/sandbox.h"
 
 namespace husk::rt {
@@ -297,6 +298,13 @@ const std::vector<Command> kCommands = {
     {"sandbox", "[--rw DIR] [--ro DIR] [--hide P] [--overlay] [--allow-host H] [--pids N] [--timeout S] ... -- CMD...",
      "run a command from the host in a disposable sandbox, as you", sandbox_flags, run_sandbox, kCommandLine, true,
      "a command"},
+    {"connect", "HOST PORT",
+     "inside a husk sandbox: HOST:PORT through its proxy, on stdin/stdout (ssh's ProxyCommand)", nullptr,
+     [](In in) {
+       if (in.args.size() != 2) throw Error("\"connect\" requires a host and a port (husk connect HOST PORT)");
+       return cmd_connect(in.args[0], in.args[1]);
+     },
+     2, false, "a host and a port"},
     {"check", "[--policy baseline|restricted|FILE.yaml] BUNDLE",
      "check a bundle's config.json against a policy; exit 1 when it is broken", check_flags,
      [](In in) { return print_check(in.args[0], check_bundle(in.g, in.args[0], in.str("policy"))); }, 1, false,

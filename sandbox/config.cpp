@@ -7,6 +7,7 @@
 #include "container/args.h"
 #include "namespaces/namespaces.h"
 #include "policy/policy.h"
+#include "sandbox/egress.h"
 #include "sandbox/glob.h"
 #include "sandbox/internal.h"
 #include "sandbox/proxy.h"
@@ -70,11 +71,7 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
     }
   }
   // A printed config runs with no proxy of ours.
-  if (!o.allow_hosts.empty() && !o.print_config) {
-    const std::string proxy = "http://127.0.0.1:" + std::to_string(kProxyPort);
-    for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env[k] = proxy;
-    env["NO_PROXY"] = env["no_proxy"] = no_proxy_list(o.allow_hosts, o.allow_host_loopback);
-  }
+  if (!o.allow_hosts.empty() && !o.print_config) proxy_environment(env, o, !h.husk_binary.empty());
   ojson out = ojson::array();
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
@@ -400,6 +397,12 @@ void mount_resolver(ojson& mounts, const SandboxOptions& o, const SandboxHost& h
   }
 }
 
+// --allow-host: the host's husk at a path of its own, for `husk connect`.
+void mount_husk(ojson& mounts, const SandboxOptions& o, const SandboxHost& h) {
+  if (o.allow_hosts.empty() || o.print_config || h.husk_binary.empty()) return;
+  mounts.push_back(bind_mount(kHuskInside, h.husk_binary, false));
+}
+
 // The user's home as scratch space, then what the flags show, above it.
 void mount_given(ojson& mounts, const SandboxHost& h, const ShownPaths& s, Overlays& overlays, int64_t tmpfs_size) {
   // HOME exists and is the user's scratch space when nothing shows it.
@@ -567,6 +570,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   mount_root_dirs(mounts, shown, overlays, out.notes);
   mount_fresh(mounts, h, shown, tmpfs_size);
   mount_resolver(mounts, o, h);
+  mount_husk(mounts, o, h);
   mount_given(mounts, h, shown, overlays, tmpfs_size);
   mount_persist(mounts, o, h, shown, hidden, out);
   // Last: over everything bound above them.

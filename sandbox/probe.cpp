@@ -379,6 +379,11 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
     size_t eq = kv.find('=');
     if (eq != std::string::npos) h.env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  if (!o.allow_hosts.empty()) {
+    // A memfd copy or a deleted file has no path to bind: GIT_SSH_COMMAND is left unset.
+    const std::string self = own_binary_path();
+    if (!self.empty() && self[0] == '/') h.husk_binary = real_path(self).value_or("");
+  }
   if (o.overlaid())
     for (const auto& m : base::read_mountinfo()) h.mount_points.push_back(m.mount_point);
   // Asked only for limits: without them the sandbox gets no cgroup at all.

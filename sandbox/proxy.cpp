@@ -20,18 +20,13 @@
 #include "base/error.h"
 #include "base/fdpass.h"
 #include "container/args.h"
+#include "sandbox/relay.h"
 #include "sandbox/resolver.h"
+#include "sandbox/socks.h"
 
 namespace husk::rt {
 
 using base::Fd;
-
-// Why dial() has no connection for the client.
-struct DialFailure {
-  enum { unresolved, refused, unreachable } kind = unreachable;
-  AddressKind refused_kind = AddressKind::outside;  // the last address refused
-  dns::Resolved resolved;                           // for unresolved: the resolver's failure
-};
 
 namespace {
 
@@ -72,17 +67,6 @@ std::pair<std::string, std::optional<uint16_t>> split_host_port(const std::strin
   uint64_t n = parse_decimal(port, 65535, at + ": port");
   if (n == 0) throw Error(at + ": port 0");
   return {lower(host), static_cast<uint16_t>(n)};
-}
-
-bool write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
 }
 
 void reply(int fd, const char* status, const std::string& body) {
@@ -137,38 +121,13 @@ int dial(const std::string& host, uint16_t port, bool local_ok, bool private_ok,
     timeval tv{10, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     if (::connect(fd, addr, a.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6)) != 0) {
+      why.error = errno;
       ::close(fd);
       fd = -1;
     }
   }
   if (fd < 0 && only_refused) why.kind = DialFailure::refused;
   return fd;
-}
-
-// Bytes both ways; an end that closes its side is passed on as a half
-// close, until both have.
-void relay(int a, int b) {
-  char buf[16384];
-  bool open[2] = {true, true};  // reading from a, from b
-  while (open[0] || open[1]) {
-    pollfd fds[2] = {{open[0] ? a : -1, POLLIN, 0}, {open[1] ? b : -1, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t n = ::recv(fds[i].fd, buf, sizeof buf, 0);
-      int to = i == 0 ? b : a;
-      if (n < 0) return;
-      if (n == 0) {
-        open[i] = false;
-        ::shutdown(to, SHUT_WR);
-      } else if (!write_all(to, buf, static_cast<size_t>(n))) {
-        return;
-      }
-    }
-  }
 }
 
 constexpr size_t kMaxOpen = 512;  // sockets (two per tunnel)
@@ -243,6 +202,10 @@ std::string no_proxy_list(const std::vector<std::string>& allow_hosts, bool loca
     if (!allowed) out += (out.empty() ? "" : ",") + std::string(name);
   }
   return out;
+}
+
+std::string host_port(const std::string& host, uint16_t port) {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
 bool host_allowed(const std::vector<AllowedHost>& allowed, const std::string& host, uint16_t port) {
@@ -341,7 +304,7 @@ ProxyRequest parse_proxy_request(const std::string& head) {
   return r;
 }
 
-Fd listen_in_sandbox(pid_t init, uint16_t port) {
+std::vector<Fd> listen_in_sandbox(pid_t init, const std::vector<uint16_t>& ports) {
   const std::string proc = "/proc/" + std::to_string(init) + "/ns/";
   Fd userns(::open((proc + "user").c_str(), O_RDONLY | O_CLOEXEC));
   Fd netns(::open((proc + "net").c_str(), O_RDONLY | O_CLOEXEC));
@@ -353,39 +316,56 @@ Fd listen_in_sandbox(pid_t init, uint16_t port) {
   if (child < 0) throw sys_error("--allow-host: fork");
   if (child == 0) {
     // A process with threads cannot join a user namespace; this one has none.
+    // One message per port: its step (0: listening, else where it failed) and its socket.
     char step = 1;
-    int s = -1;
-    if (::setns(userns.get(), CLONE_NEWUSER) == 0 && ++step && ::setns(netns.get(), CLONE_NEWNET) == 0 && ++step &&
-        (s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0 && ++step) {
+    if (::setns(userns.get(), CLONE_NEWUSER) == 0 && ++step && ::setns(netns.get(), CLONE_NEWNET) == 0 && ++step) {
+      int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
       ifreq lo{};
       std::strncpy(lo.ifr_name, "lo", IFNAMSIZ - 1);
-      if (::ioctl(s, SIOCGIFFLAGS, &lo) == 0 && (lo.ifr_flags |= IFF_UP) && ::ioctl(s, SIOCSIFFLAGS, &lo) == 0 &&
-          ++step) {
+      if (s >= 0 && ++step && ::ioctl(s, SIOCGIFFLAGS, &lo) == 0 && (lo.ifr_flags |= IFF_UP) &&
+          ::ioctl(s, SIOCSIFFLAGS, &lo) == 0 && ++step)
+        ::close(s);
+    }
+    for (uint16_t port : ports) {
+      int s = -1;
+      char at = step;
+      if (step == 5 && (s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0) {
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
         addr.sin_port = htons(port);
         addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        if (::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(s, 128) == 0) step = 0;
+        at = ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(s, 128) == 0 ? 0 : 5;
       }
+      base::send_with_fd(theirs.get(), &at, 1, at == 0 ? s : -1);
     }
-    base::send_with_fd(theirs.get(), &step, 1, step == 0 ? s : -1);
     _exit(0);
   }
   theirs.reset();
-  char step = 99;
-  int fd = -1;
-  ssize_t n = base::recv_with_fd(mine.get(), &step, 1, &fd);
+  std::vector<Fd> out;
+  for (uint16_t port : ports) {
+    char step = 99;
+    int fd = -1;
+    ssize_t n = base::recv_with_fd(mine.get(), &step, 1, &fd);
+    Fd listener(fd);
+    if (n != 1 || step != 0 || !listener) {
+      while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      throw Error("--allow-host: could not listen on 127.0.0.1:" + std::to_string(port) +
+                  " in the sandbox's network namespace (step " + std::to_string(step) + ")");
+    }
+    out.push_back(std::move(listener));
+  }
   while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
   }
-  Fd listener(fd);
-  if (n != 1 || step != 0 || !listener)
-    throw Error("--allow-host: could not listen on 127.0.0.1:" + std::to_string(port) +
-                " in the sandbox's network namespace (step " + std::to_string(step) + ")");
-  return listener;
+  return out;
 }
 
-Proxy::Proxy(Fd listener, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok)
-    : listener_(std::move(listener)), allowed_(std::move(allowed)), local_ok_(local_ok), private_ok_(private_ok) {
+Proxy::Proxy(Fd listener, Fd socks, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok)
+    : listener_(std::move(listener)),
+      socks_(std::move(socks)),
+      allowed_(std::move(allowed)),
+      local_ok_(local_ok),
+      private_ok_(private_ok) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("--allow-host: pipe");
   stop_read_ = Fd(p[0]);
@@ -420,15 +400,35 @@ void Proxy::note(Tally& tally, const std::string& what) {
   tally.emplace_back(what, 1);
 }
 
+int Proxy::open_upstream(const std::string& host, uint16_t port, DialFailure& why) {
+  const std::string what = host_port(host, port);
+  if (!host_allowed(allowed_, host, port)) {
+    why.kind = DialFailure::not_allowed;
+    note(denied_, what);
+    return -1;
+  }
+  int upstream = dial(host, port, local_ok_, private_ok_, why);
+  if (upstream >= 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_.push_back(upstream);
+  } else if (why.kind == DialFailure::unresolved) {
+    note(unresolved_, what + ": " + dns::describe(why.resolved.failure, why.resolved.rcode));
+  } else if (why.kind == DialFailure::refused) {
+    const bool priv = why.refused_kind == AddressKind::private_net;
+    note(denied_, what + (priv ? " (a private network's address)" : " (a host-local address)"));
+  }
+  return upstream;
+}
+
 void Proxy::fail(int client, const std::string& what, const DialFailure& why) {
-  if (why.kind == DialFailure::unresolved) {
+  if (why.kind == DialFailure::not_allowed) {
+    reply(client, "403 Forbidden", "husk sandbox: " + what + " is not in --allow-host\n");
+  } else if (why.kind == DialFailure::unresolved) {
     const std::string error = dns::describe(why.resolved.failure, why.resolved.rcode);
-    note(unresolved_, what + ": " + error);
     reply(client, why.resolved.failure == dns::Failure::timeout ? "504 Gateway Timeout" : "502 Bad Gateway",
           "husk sandbox: cannot resolve " + what + ": " + error + "\n");
   } else if (why.kind == DialFailure::refused) {
     const bool priv = why.refused_kind == AddressKind::private_net;
-    note(denied_, what + (priv ? " (a private network's address)" : " (a host-local address)"));
     reply(client, "403 Forbidden",
           "husk sandbox: " + what +
               (priv ? " resolves to a private network's address (--allow-host-private)\n"
@@ -440,13 +440,14 @@ void Proxy::fail(int client, const std::string& what, const DialFailure& why) {
 
 void Proxy::serve() {
   for (;;) {
-    pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {stop_read_.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    pollfd fds[3] = {{stop_read_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}, {socks_.get(), POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       return;
     }
-    if (fds[1].revents) return;
-    int client = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fds[0].revents) return;
+    const bool socks = !fds[1].revents;
+    int client = ::accept4(socks ? socks_.get() : listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) {
       if (errno == EMFILE || errno == ENFILE) {  // out of fds: wait instead of spinning on the listener
         pollfd stop{stop_read_.get(), POLLIN, 0};
@@ -460,8 +461,8 @@ void Proxy::serve() {
       continue;
     }
     try {
-      std::thread([this, client] {
-        handle(client);
+      std::thread([this, client, socks] {
+        socks ? handle_socks(client) : handle(client);
         std::lock_guard<std::mutex> done(mu_);
         if (--active_ == 0) idle_.notify_all();
       }).detach();
@@ -473,12 +474,21 @@ void Proxy::serve() {
   }
 }
 
+void Proxy::forget(int fd) {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.erase(std::remove(open_.begin(), open_.end(), fd), open_.end());
+  ::close(fd);
+}
+
+void Proxy::tunnel(int client, int upstream, const std::string& to_client, const std::string& to_upstream) {
+  if (write_all(client, to_client.data(), to_client.size()) &&
+      write_all(upstream, to_upstream.data(), to_upstream.size()))
+    relay(client, upstream);
+  forget(upstream);
+  forget(client);
+}
+
 void Proxy::handle(int client) {
-  auto forget = [&](int fd) {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_.erase(std::remove(open_.begin(), open_.end(), fd), open_.end());
-    ::close(fd);
-  };
   // The request head, at most 16 KiB, within 10 s.
   timeval tv{10, 0};
   ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -505,28 +515,16 @@ void Proxy::handle(int client) {
     reply(client, "400 Bad Request", std::string("husk sandbox: ") + e.what() + "\n");
     return forget(client);
   }
-  const std::string what = (req.host.find(':') != std::string::npos ? "[" + req.host + "]" : req.host) + ":" +
-                           std::to_string(req.port);
-  if (!host_allowed(allowed_, req.host, req.port)) {
-    note(denied_, what);
-    reply(client, "403 Forbidden", "husk sandbox: " + what + " is not in --allow-host\n");
-    return forget(client);
-  }
   DialFailure why;
-  int upstream = dial(req.host, req.port, local_ok_, private_ok_, why);
+  int upstream = open_upstream(req.host, req.port, why);
   if (upstream < 0) {
-    fail(client, what, why);
+    fail(client, host_port(req.host, req.port), why);
     return forget(client);
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_.push_back(upstream);
-  }
-  bool ok = req.connect ? write_all(client, "HTTP/1.1 200 Connection established\r\n\r\n", 39)
-                        : write_all(upstream, req.forward.data(), req.forward.size());
-  if (ok && (early.empty() || write_all(upstream, early.data(), early.size()))) relay(client, upstream);
-  forget(upstream);
-  forget(client);
+  if (req.connect)
+    tunnel(client, upstream, "HTTP/1.1 200 Connection established\r\n\r\n", early);
+  else
+    tunnel(client, upstream, "", req.forward + early);
 }
 
 }  // namespace husk::rt

@@ -1,6 +1,7 @@
-// husk sandbox --allow-host: an HTTP/HTTPS proxy outside the sandbox, whose
-// listening socket lives in the sandbox's network namespace (its only way
-// out). CONNECT and absolute-URI requests reach the allowed hosts only.
+// husk sandbox --allow-host: an HTTP/HTTPS proxy and a SOCKS5 one outside
+// the sandbox, whose listening sockets live in the sandbox's network
+// namespace (its only way out). CONNECT and absolute-URI requests, and SOCKS5
+// CONNECTs, reach the allowed hosts only.
 #pragma once
 
 #include <sys/socket.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "base/fd.h"
+#include "sandbox/resolver.h"
 
 namespace husk::rt {
 
@@ -30,6 +32,8 @@ struct AllowedHost {
 AllowedHost parse_allowed_host(const std::string& text);
 // An allowed entry matches, no denied one does.
 bool host_allowed(const std::vector<AllowedHost>& allowed, const std::string& host, uint16_t port);
+// "host:port", "[v6]:port": a destination as messages name it.
+std::string host_port(const std::string& host, uint16_t port);
 
 // The request head of a proxy client, parsed. `forward` is what goes to the
 // upstream (the request line in origin form, the rest as sent); empty for CONNECT.
@@ -57,26 +61,34 @@ AddressKind classify_address(const sockaddr* a, const std::vector<sockaddr_stora
 // listening on 0.0.0.0 answer on every one), private_net --allow-host-private.
 bool address_allowed(AddressKind k, bool local_ok, bool private_ok);
 
-// The port the sandbox's programs find the proxy on (HTTP_PROXY).
+// The port the sandbox's programs find the HTTP proxy on (HTTP_PROXY); the
+// SOCKS5 one is on socks::kPort (ALL_PROXY).
 constexpr uint16_t kProxyPort = 3128;
 // NO_PROXY in the sandbox: its loopback names, reached directly (servers the
 // command runs there), but for those --allow-host names with
 // --allow-host-loopback: they mean the host's, through the proxy.
 std::string no_proxy_list(const std::vector<std::string>& allow_hosts, bool local_ok);
 
-// A listening socket on 127.0.0.1:port in the network namespace of `init`
-// (joined through its user namespace, from a child: the init must still be
-// dumpable, see InitRequest::on_init_open), with lo brought up.
-base::Fd listen_in_sandbox(pid_t init, uint16_t port);
+// A listening socket on 127.0.0.1:port for each of `ports`, in the network
+// namespace of `init` (joined through its user namespace, from a child: the
+// init must still be dumpable, see InitRequest::on_init_open), with lo brought up.
+std::vector<base::Fd> listen_in_sandbox(pid_t init, const std::vector<uint16_t>& ports);
 
-struct DialFailure;
+// Why Proxy::open_upstream has no connection for the client.
+struct DialFailure {
+  enum { not_allowed, unresolved, refused, unreachable } kind = unreachable;
+  AddressKind refused_kind = AddressKind::outside;  // the last address refused
+  dns::Resolved resolved;                           // for unresolved: the resolver's failure
+  int error = 0;                                    // for unreachable: connect's errno
+};
 
 class Proxy {
  public:
   // local_ok: allowed names may resolve to the host's own addresses
   // (loopback, link-local, its interfaces'); private_ok: to private
   // networks' (see address_allowed). Else such a destination is refused.
-  Proxy(base::Fd listener, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok);
+  // `socks`: the SOCKS5 listener.
+  Proxy(base::Fd listener, base::Fd socks, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok);
   ~Proxy();  // stops serving; connections in flight are cut
   // "name:port (n)" for each destination refused, in the order first seen.
   std::vector<std::string> denied() const { return listed(denied_); }
@@ -87,11 +99,19 @@ class Proxy {
   using Tally = std::vector<std::pair<std::string, int>>;
   void serve();
   void handle(int client);
+  void handle_socks(int client);  // socks_serve.cpp
+  // The one place both proxies judge a destination and reach it: a socket
+  // (tracked in open_), or -1 with `why`, the refusal counted.
+  int open_upstream(const std::string& host, uint16_t port, DialFailure& why);
   void fail(int client, const std::string& what, const DialFailure& why);
+  // Relays between the client and the upstream, after `to_client` and
+  // `to_upstream`; both closed at the end.
+  void tunnel(int client, int upstream, const std::string& to_client, const std::string& to_upstream);
+  void forget(int fd);  // closes a socket of open_
   std::vector<std::string> listed(const Tally& tally) const;
   void note(Tally& tally, const std::string& what);
 
-  base::Fd listener_, stop_read_, stop_write_;
+  base::Fd listener_, socks_, stop_read_, stop_write_;
   std::vector<AllowedHost> allowed_;
   bool local_ok_, private_ok_;
   mutable std::mutex mu_;

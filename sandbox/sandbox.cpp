@@ -20,6 +20,7 @@
 #include "sandbox/internal.h"
 #include "sandbox/no_userns.h"
 #include "sandbox/proxy.h"
+#include "sandbox/socks.h"
 
 namespace husk::rt {
 namespace {
@@ -219,7 +220,8 @@ std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<
     allowed.back().denied = true;
   }
   return [&proxy, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private](pid_t init) {
-    proxy = std::make_unique<Proxy>(listen_in_sandbox(init, kProxyPort), allowed, local_ok, private_ok);
+    std::vector<base::Fd> listeners = listen_in_sandbox(init, {kProxyPort, socks::kPort});
+    proxy = std::make_unique<Proxy>(std::move(listeners[0]), std::move(listeners[1]), allowed, local_ok, private_ok);
   };
 }
 

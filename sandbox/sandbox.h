@@ -75,6 +75,7 @@ struct SandboxHost {
   std::function<std::vector<PersistFound>(const std::string& real, const std::vector<std::string>& skip)> scan;
   // walk_glob (glob.h) with the sandbox user's file access: a --hide pattern's matches below a root.
   std::function<GlobFound(const Glob& g, const std::string& root)> glob;
+  std::string husk_binary;  // husk's own binary (its real path), "" when unknown
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be

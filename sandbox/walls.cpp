@@ -7,6 +7,7 @@
 #include "base/path.h"
 #include "sandbox/internal.h"
 #include "sandbox/proxy.h"
+#include "sandbox/socks.h"
 
 namespace husk::rt {
 namespace {
@@ -56,10 +57,10 @@ landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, cons
   // A file system domain would refuse the nested sandbox's every mount: the
   // mount view alone stays, its mounts locked in any namespace made inside.
   plan.file_system = !o.allow_nested;
-  // --allow-host: the proxy is the only way out; nothing listens.
+  // --allow-host: the proxies are the only way out; nothing listens.
   if (!o.allow_hosts.empty()) {
     plan.limit_tcp = true;
-    plan.connect_ports = {kProxyPort};
+    plan.connect_ports = {kProxyPort, socks::kPort};
   }
   return plan;
 }

@@ -4,6 +4,7 @@
 
 #include "sandbox/internal.h"
 #include "sandbox/proxy.h"
+#include "sandbox/socks.h"
 #include "sandbox/sandbox.h"
 
 using namespace husk::rt;
@@ -75,7 +76,7 @@ TEST_CASE("sandbox landlock: hidden paths outside the kernel views, tcp to the p
     CHECK(h.rfind("/sys", 0) != 0);
   }
   CHECK(p.limit_tcp);
-  CHECK(p.connect_ports == std::vector<uint16_t>{kProxyPort});
+  CHECK(p.connect_ports == std::vector<uint16_t>{kProxyPort, husk::rt::socks::kPort});
 }
 
 TEST_CASE("sandbox landlock: the working directory at home: its credentials left to the mount view", "[sandbox]") {

@@ -312,6 +312,24 @@ TEST_CASE("sandbox: --allow-host points the programs at the proxy and needs --ne
   REQUIRE_THROWS_WITH(sandbox_config(o, host(), "r"), Contains("--allow-host bad host: not a host name"));
 }
 
+TEST_CASE("sandbox: --allow-host binds husk read-only for ssh's ProxyCommand", "[sandbox]") {
+  SandboxOptions o = cmd();
+  SandboxHost h = host();
+  h.husk_binary = "/opt/husk/bin/husk";
+  o.allow_hosts = {"git.test:22"};
+  SandboxConfig sc = sandbox_config(o, h, "r");
+  CHECK(has(mounts(sc.config), "/run/husk/husk bind /opt/husk/bin/husk rbind nosuid nodev rro"));
+  std::vector<std::string> env = sc.config["process"]["env"];
+  CHECK(has(env, "ALL_PROXY=http://127.0.0.1:3128"));
+  CHECK(has(env, "GIT_SSH_COMMAND=ssh -o 'ProxyCommand /run/husk/husk connect %h %p'"));
+  // Not without --allow-host, nor in a printed config.
+  o.print_config = true;
+  for (const auto& line : mounts(sandbox_config(o, h, "r").config)) CHECK_THAT(line, !Contains("/run/husk"));
+  o.print_config = false;
+  o.allow_hosts.clear();
+  for (const auto& line : mounts(sandbox_config(o, h, "r").config)) CHECK_THAT(line, !Contains("/run/husk"));
+}
+
 TEST_CASE("sandbox: --print-config prints what runc and crun accept", "[sandbox]") {
   SandboxOptions o = cmd();
   o.allow_hosts = {"pypi.org:443"};
