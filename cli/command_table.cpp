@@ -136,7 +136,11 @@ void sandbox_flags(po::options_description& d) {
       ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
       ("print-config", po::bool_switch(), "print the OCI config instead of running it")
       ("as-pid-1", po::bool_switch(), "the command is pid 1 itself: no init in front that reaps orphans and passes signals on")
-      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)");
+      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)")
+      ("session", po::value<std::string>(), "NAME: one sandbox for many commands: --start it (with the flags above), run -- CMD in it, --stop it")
+      ("start", po::bool_switch(), "--session: make the sandbox and return once it runs")
+      ("stop", po::bool_switch(), "--session: end it and remove everything it made")
+      ("status", po::bool_switch(), "--session: say whether it runs (exit 0) or not (1)");
 }
 
 int run_sandbox(const Invocation& in) {
@@ -167,6 +171,12 @@ int run_sandbox(const Invocation& in) {
   o.keep_changes = in.str("keep-changes");
   o.as_pid_1 = in.flag("as-pid-1");
   o.allow_write = in.strs("allow-write");
+  o.session = in.str("session");
+  o.session_start = in.flag("start");
+  o.session_stop = in.flag("stop");
+  o.session_status = in.flag("status");
+  if (o.session.empty() && (o.session_start || o.session_stop || o.session_status))
+    throw Error("--start, --stop and --status need --session NAME");
   return cmd_sandbox(in.g, o);
 }
 

@@ -42,6 +42,8 @@ struct SandboxOptions {
   std::string keep_changes;                // --keep-changes DIR: overlay, changes kept in DIR/upper
   bool as_pid_1 = false;                   // the command is pid 1 itself, no reaper in front
   std::vector<std::string> allow_write;    // --allow-write PATH: a protected persistence file writable again
+  std::string session;                     // --session NAME: one sandbox, many commands
+  bool session_start = false, session_stop = false, session_status = false;  // --start, --stop, --status
 
   bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
   bool overlaid() const { return overlay || !keep_changes.empty(); }
