@@ -124,6 +124,8 @@ struct ExecExtras {
   // The namespaces joined are this child's of the init (0: the init's own):
   // a sandbox's pid 1 never execs, so only root may open its namespaces.
   pid_t ns_pid = 0;
+  // A command that cannot run exits 127 or 126, said on its stderr, as a shell does.
+  bool shell_words = false;
 };
 
 int cmd_exec(const Context& g, const ExecOptions& o, const ExecExtras& extras = {});

@@ -113,6 +113,7 @@ struct ExecChild {
   int sock = -1;
   const seccomp::Program* filter = nullptr;
   const landlock::Plan* landlock = nullptr;  // ExecExtras::landlock
+  bool shell_words = false;                  // ExecExtras::shell_words
 };
 
 // ExecExtras::landlock's ruleset, built in the container's mount view (its
@@ -142,12 +143,22 @@ Fd exec_landlock(const ExecChild& c) {
     fin.sock = c.sock;
     // Each exec'd process has a filter, and a listener, of its own.
     fin.filter = c.filter;
+    fin.shell_words = c.shell_words;
     Fd landlock = exec_landlock(c);
     // Labels through the container's /proc (the checks in ExecLabels::open).
     Prepared ready = finish_process(fin);
     // Last, as the init does: finish_process still reads /proc.
     if (landlock) landlock::restrict_self(landlock.get());
-    ready.exec();
+    if (!c.shell_words) ready.exec();
+    try {
+      ready.exec();
+    } catch (const std::exception& e) {
+      // On the process's own stderr, with a shell's status, as the sandbox's init says it.
+      const std::string line = std::string("husk sandbox: ") + e.what() + "\n";
+      ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+      (void)ignored;
+      _exit(ready.shell_status());
+    }
   });
 }
 
@@ -281,7 +292,7 @@ int cmd_exec(const Context& g, const ExecOptions& o, const ExecExtras& extras) {
   std::optional<Handle> h(Handle::open(Store(g.root), o.id));
   ExecTarget t = exec_target(*h, o);
   enforce_operator_policy_on_exec(g, t.container, t.proc);
-  ExecChild c{t.container, t.proc, {}, -1, -1, o.preserve_fds, -1, nullptr, extras.landlock};
+  ExecChild c{t.container, t.proc, {}, -1, -1, o.preserve_fds, -1, nullptr, extras.landlock, extras.shell_words};
   std::vector<Fd> ns_fds = open_init_namespaces(t.rec, t.container, c, extras.ns_pid);
 
   seccomp::Program filter;

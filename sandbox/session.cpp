@@ -309,6 +309,7 @@ int run_command(const Context& g, const SandboxOptions& o) {
   ExecExtras extras;
   extras.landlock = &plan;
   extras.ns_pid = state->at("join").get<pid_t>();
+  extras.shell_words = true;
   extras.wait = [&](pid_t pid, int sigfd) {
     bool timed_out = false;
     const int st = wait_sandboxed(pid, sigfd, timeout, false, timed_out);

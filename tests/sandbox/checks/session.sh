@@ -5,6 +5,7 @@
 # --- session mode --------------------------------------------------------------
 SESS=s$$
 SESS_DIR=$HOME_DIR/run/husk-sessions/$SESS
+PROJ_BEFORE=$(ls -A "$HOME_DIR/proj")
 run_sb -- --session "$SESS" --start --timeout 30
 expect "session: --start returns once the sandbox runs" 0
 keeper=$(jq -r .keeper "$SESS_DIR/state" 2>/dev/null)
@@ -33,16 +34,16 @@ expect "session: a command killed by a signal exits 128+N (143)" 143
 run_sb -- --session "$SESS" -- sh -c 'read x; echo "got $x"' <<<"input"
 expect "session: stdin is the caller's" 0 "got input"
 run_sb -- --session "$SESS" -- no-such-command-$$
-[ "$RC" != 0 ] && pass "session: a command that cannot run fails (exit $RC)" ||
-  fail "session: a missing command" "non-zero" "exit $RC: $OUT"
+expect "session: a command that cannot run exits 127, as in a fresh sandbox" 127 "no-such-command-$$"
 run_sb -- --session "$SESS" -- sh -c 'ls -A /sys/class/net | tr "\n" " "; grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status | tr -s "\t\n" "  "'
 expect "session: each command: loopback only, no_new_privs, its seccomp filter" 0 "lo NoNewPrivs: 1 Seccomp: 2"
 run_sb -- --session "$SESS" -- sh -c 'ls -A '"$HOME_DIR/run"'; '"$husk"' sandbox --session '"$SESS"' --stop'
 [ "$RC" != 0 ] && [[ "$OUT" != *husk-sessions* ]] && [ -n "$keeper" ] && kill -0 "$keeper" 2>/dev/null &&
   pass "session: a command sees no session state and cannot stop its session" ||
   fail "session: the control out of reach" "no husk-sessions, --stop refused, the keeper alive" "exit $RC: $OUT"
-run_sb -- --session "$SESS" -- sh -c '(echo x >'"$HOME_DIR"'/.bashrc) 2>/dev/null && echo wrote; echo done'
-expect "session: persistence files stay read-only (~/.bashrc)" 0 done wrote
+run_sb -- --session "$SESS" -- sh -c '(echo x >.envrc) 2>/dev/null && echo wrote; (mkdir -p .vscode/x) 2>/dev/null && echo made; echo done'
+expect "session: persistence files cannot be made in the project (.envrc, .vscode)" 0 done wrote
+[[ "$OUT" != *made* ]] || fail "session: .vscode cannot be made" "not made" "$OUT"
 started=$(date +%s%N)
 run_sb -- --session "$SESS" --timeout 1 -- sleep 20
 took=$(( ($(date +%s%N) - started) / 1000000 ))
@@ -75,20 +76,33 @@ run_sb -- --session "$SESS" --start
 expect "session: a second --start of the same name is refused" 1 "runs already"
 run_sb -- --session ../x --start
 expect "session: a name with '/' or '..' is refused" 1 "a name is"
+# The session's processes: the keeper, its children (the guardian, pid 1)
+# and everything in the sandbox's pid namespace.
+join=$(jq -r .join "$SESS_DIR/state" 2>/dev/null)
+sess_ns=$(readlink "/proc/$join/ns/pid" 2>/dev/null)
+sess_procs="$keeper $(pgrep -P "$keeper" | tr '\n' ' ')"
+for p in /proc/[0-9]*; do
+  [ -n "$sess_ns" ] && [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$sess_ns" ] && sess_procs+=" ${p#/proc/}"
+done
 run_sb -- --session "$SESS" --stop
 stop_rc=$RC
-left_procs=$(ps -e -o ruid= -o pid= -o comm= | awk -v u="$U" '$1 == u' | head -3 | tr '\n' ' ')
+left_procs=""
+# A zombie is not left: the keeper, detached, is reaped by the host's init.
+for p in $sess_procs; do
+  st=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null)
+  [ -n "$st" ] && [ "$st" != Z ] && left_procs+=" $p($(cat "/proc/$p/comm" 2>/dev/null))"
+done
 left_mounts=$(grep -c husk-sandbox- /proc/self/mountinfo)
-left_files=$(ls -A "$HOME_DIR/run/husk-sessions" "$HOME_DIR"/run/husk-sandbox-* 2>/dev/null | tr '\n' ' ')
-if [ "$stop_rc" = 0 ] && [ -z "$left_procs" ] && [ "$left_mounts" = 0 ] && [ -z "$left_files" ] &&
-   ! kill -0 "$keeper" 2>/dev/null; then
-  pass "session: --stop leaves nothing (no process of the user, no mount, no state)"
+left_files=$(find "$HOME_DIR/run/husk-sessions" -mindepth 1 2>/dev/null; ls -d "$HOME_DIR"/run/husk-sandbox-* 2>/dev/null)
+[ "$(ls -A "$HOME_DIR/proj")" = "$PROJ_BEFORE" ] || left_files+=" project: $(ls -A "$HOME_DIR/proj" | tr '\n' ' ') (was: $PROJ_BEFORE)"
+if [ "$stop_rc" = 0 ] && [ -z "$left_procs" ] && [ "$left_mounts" = 0 ] && [ -z "$left_files" ] && [ -n "$join" ]; then
+  pass "session: --stop leaves nothing (none of its $(echo $sess_procs | wc -w) processes, no mount, no state, no placeholder)"
 else
   fail "session: --stop leaves nothing" "exit 0, nothing left" \
     "exit $stop_rc: $OUT; processes '$left_procs', mounts $left_mounts, files '$left_files'"
 fi
 run_sb -- --session "$SESS" -- true
-expect "session: a stopped session runs nothing" 1 "not running"
+expect "session: a stopped session runs nothing" 1 "session $SESS"
 
 # Root runs a session for the user: its state is root's, the user cannot
 # reach it; its cgroup (--pids) goes with --stop.
