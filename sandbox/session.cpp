@@ -322,12 +322,33 @@ int run_command(const Context& g, const SandboxOptions& o) {
   return cmd_exec(sg, eo, extras);
 }
 
+// The walls are the session's, set at --start: a flag that would change
+// them for one command is refused, not dropped.
+void refuse_walls(const SandboxOptions& o) {
+  const std::vector<std::pair<bool, const char*>> given = {{!o.rw.empty(), "--rw"},
+                                                           {!o.ro.empty(), "--ro"},
+                                                           {!o.hide.empty(), "--hide"},
+                                                           {o.net != "none", "--net"},
+                                                           {!o.allow_hosts.empty(), "--allow-host"},
+                                                           {o.allow_host_loopback, "--allow-host-loopback"},
+                                                           {o.allow_host_private, "--allow-host-private"},
+                                                           {!o.user.empty(), "--user"},
+                                                           {o.limited(), "--memory, --pids or --cpus"},
+                                                           {o.allow_nested, "--allow-nested"},
+                                                           {o.overlaid(), "--overlay or --keep-changes"},
+                                                           {o.as_pid_1, "--as-pid-1"},
+                                                           {!o.allow_write.empty(), "--allow-write"}};
+  for (const auto& [on, flag] : given)
+    if (on) throw Error(std::string(flag) + ": the walls of session " + o.session + " were set by its --start");
+}
+
 }  // namespace
 
 int cmd_session(const Context& g, const SandboxOptions& o) {
   if (int n = o.session_start + o.session_stop + o.session_status; n > 1 || (n == 1 && !o.args.empty()))
     throw Error("--session: one of --start, --stop, --status or a command");
   if (o.session_start) return start(g, o);
+  refuse_walls(o);
   if (o.session_stop) return stop(o);
   if (o.session_status) return status(o);
   if (o.args.empty()) throw Error("--session " + o.session + ": --start, --stop, --status or -- COMMAND");

@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,36 @@ def make_repo(work):
     return repo
 
 
+def hyperfine(work, test, entries, runs, user, bpf, rounds=4):
+    """bench.hyperfine's rounds (the order rotated each), hyperfine itself
+    run as the user (no setpriv in front of any command); each command under
+    the same `sh -c` that opens bwrap's seccomp filter on fd 9 (bwrap reads
+    it from where the last one left: a shared fd would be empty the second
+    time). {label: stats in ms}."""
+    per_round = -(-runs // rounds)
+    acc = {label: [] for label, _ in entries}
+    cpu = {label: [] for label, _ in entries}
+    entries = [(label, f"sh -c {shlex.quote(f'exec 9<{bpf or os.devnull}; exec {cmd}')}") for label, cmd in entries]
+    for rnd in range(rounds):
+        order = entries[rnd % len(entries):] + entries[:rnd % len(entries)]
+        out = os.path.join(work, f"hf-{test}-{rnd}.json")
+        argv = user + ["hyperfine", "-N", "--style", "basic", "--runs", str(per_round), "--warmup", "5",
+                       "--export-json", out]
+        for label, _ in order:
+            argv += ["--command-name", label]
+        argv += [cmd for _, cmd in order]
+        bench.log(f"{test}: hyperfine ({len(entries)} commands, {per_round} runs, round {rnd + 1} of {rounds})")
+        if subprocess.run(argv, stdout=sys.stderr).returncode != 0:
+            bench.log(f"{test}: hyperfine failed; this test has no numbers")
+            return {}
+        with open(out) as f:
+            for r in json.load(f)["results"]:
+                acc[r["command"]] += [t * 1000 for t in r["times"]]
+                cpu[r["command"]] += [(r["user"] + r["system"]) * 1000] * len(r["times"])
+    return {label: {"median_ms": statistics.median(t), "min_ms": min(t), "runs": len(t),
+                    "cpu_ms": statistics.mean(cpu[label])} for label, t in acc.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--husk", required=True)
@@ -56,13 +87,20 @@ def main():
     work = tempfile.mkdtemp(prefix="husk-harness.", dir="/tmp")
     os.chmod(work, 0o755)
     repo = make_repo(work)
-    user = f"setpriv --reuid {NOBODY} --regid {NOBODY} --clear-groups env -i PATH=/usr/bin:/bin HOME={repo} -C {repo}"
+    # A home apart from the project: the project's ~/.gitconfig would be a protected name.
+    home = os.path.join(work, "home")
+    os.makedirs(home)
+    os.chown(home, NOBODY, NOBODY)
+    # /tmp is where hyperfine writes its results: the work directory, nobody's for that.
+    os.chown(work, NOBODY, NOBODY)
+    user = ["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups", "env", "-i", "-C", repo,
+            "PATH=/usr/bin:/bin", f"HOME={home}"]
     husk = f"{a.husk} sandbox {' '.join(shlex.quote(f) for f in FLAGS)}"
     R = {"machine": bench.machine(), "runs": a.runs, "flags": FLAGS, "loadavg_start": bench.loadavg(),
          "srt": srt or "srt not installed"}
     started = False
     try:
-        config = bwrap_equiv.load_config(user.split() + husk.split() + ["--print-config", "--", "/bin/true"])
+        config = bwrap_equiv.load_config(user + husk.split() + ["--print-config", "--", "/bin/true"])
         config_path = os.path.join(work, "config.json")
         with open(config_path, "w") as f:
             json.dump(config, f)
@@ -71,29 +109,25 @@ def main():
             os.chmod(bpf, 0o644)
         same = " ".join(shlex.quote(x) for x in bwrap_equiv.bwrap_args(config, 9 if bpf else None))
         R["bwrap lacks"] = bwrap_equiv.missing() + ("" if bpf else f", seccomp ({why})") + ", the proxy"
-        subprocess.run(user.split() + husk.split() + ["--session", SESSION, "--start"], check=True)
+        subprocess.run(user + husk.split() + ["--session", SESSION, "--start"], check=True)
         started = True
-
-        def sh(cmd):
-            return f"sh -c {shlex.quote(f'exec 9<{bpf or os.devnull}; exec {user} {cmd}')}"
         for name, cmd in COMMANDS.items():
-            entries = [("husk sandbox", sh(f"{husk} -- {cmd}"), None),
-                       ("husk session", sh(f"{a.husk} sandbox --session {SESSION} -- {cmd}"), None),
-                       ("no sandbox", sh(cmd), None)]
+            entries = [("husk sandbox", f"{husk} -- {cmd}"),
+                       ("husk session", f"{a.husk} sandbox --session {SESSION} -- {cmd}"),
+                       ("no sandbox", cmd)]
             if bwrap:
-                entries.insert(1, ("bwrap", sh(f"{bwrap} {same} {cmd}"), None))
+                entries.insert(1, ("bwrap", f"{bwrap} {same} {cmd}"))
             if srt:
-                entries.append(("srt", sh(f"{srt} {cmd}"), None))
-            R[name] = bench.hyperfine(work, "harness-" + name.replace(" ", "-"), entries, a.runs, warmup=5, rounds=4)
+                entries.append(("srt", f"{srt} {cmd}"))
+            R[name] = hyperfine(work, "harness-" + name.replace(" ", "-"), entries, a.runs, user, bpf)
     finally:
         if started:
-            subprocess.run(user.split() + [a.husk, "sandbox", "--session", SESSION, "--stop"])
+            subprocess.run(user + [a.husk, "sandbox", "--session", SESSION, "--stop"])
         shutil.rmtree(work, ignore_errors=True)
     R["loadavg_end"] = bench.loadavg()
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "harness.json"), "w") as f:
-        json.dump({k: ({n: {s: v for s, v in st.items() if s != "times_ms"} for n, st in v.items()}
-                       if k in COMMANDS else v) for k, v in R.items()}, f, indent=1)
+        json.dump(R, f, indent=1)
     print(report(R))
 
 
@@ -112,6 +146,11 @@ def report(R):
                 want, "met" if st["median_ms"] <= want * base else "MISSED"))
             lines.append(f"    {label:<14} median {st['median_ms']:7.2f} ms  min {st['min_ms']:6.2f}  "
                          f"cpu {st['cpu_ms']:5.2f} ms  {ratio}{verdict}")
+        if base and "no sandbox" in res and "husk session" in res:
+            floor = res["no sandbox"]["median_ms"]
+            lines.append(f"    over the command's own {floor:.2f} ms: session "
+                         f"{res['husk session']['median_ms'] - floor:.2f} ms, bwrap {base - floor:.2f} ms, fresh husk "
+                         f"{res['husk sandbox']['median_ms'] - floor:.2f} ms")
     return "\n".join(lines)
 
 

@@ -26,7 +26,7 @@ fi
 rm -f "$HOME_DIR/proj/from-session"
 
 run_sb -- --session "$SESS" -- cat "$HOME_DIR/.ssh/id_rsa"
-expect "session: credentials stay hidden (~/.ssh/id_rsa)" 1 "" "ssh-secret"
+expect "session: credentials stay hidden (~/.ssh/id_rsa)" 1 "cat: " "ssh-secret"
 run_sb -- --session "$SESS" -- sh -c 'exit 7'
 expect "session: a command's exit status passes through (7)" 7
 run_sb -- --session "$SESS" -- sh -c 'kill -TERM $$'
@@ -49,6 +49,20 @@ run_sb -- --session "$SESS" --timeout 1 -- sleep 20
 took=$(( ($(date +%s%N) - started) / 1000000 ))
 [ "$RC" = 124 ] && [ "$took" -lt 10000 ] && pass "session: --timeout 1 ends one command (exit 124, ${took} ms)" ||
   fail "session: --timeout per command" "exit 124 in under 10 s" "exit $RC in $took ms: $OUT"
+
+# A signal to husk reaches the command: its trap says so once it is set,
+# and husk is signalled only then.
+(cd "$HOME_DIR/proj" && exec "${AS_USER[@]}" "$husk" sandbox --session "$SESS" -- \
+  sh -c 'trap "echo got-term; exit 3" TERM; echo ready; while :; do sleep 0.1; done' >"$WORK/sess-sig.out" 2>&1) &
+sig_husk=$!
+for _ in $(seq 100); do grep -q ready "$WORK/sess-sig.out" 2>/dev/null && break; sleep 0.1; done
+kill -TERM "$sig_husk"
+wait "$sig_husk"; sig_rc=$?
+[ "$sig_rc" = 3 ] && grep -q got-term "$WORK/sess-sig.out" &&
+  pass "session: SIGTERM to husk reaches the command (its trap runs, exit 3)" ||
+  fail "session: signals passed on" "got-term, exit 3" "exit $sig_rc: $(head -c 300 "$WORK/sess-sig.out")"
+run_sb -- --session "$SESS" --rw /tmp -- true
+expect "session: a flag that would change the walls for one command is refused" 1 "were set by its --start"
 
 # Another user: neither joins, nor stops, nor sees the session, even
 # pointed at the user's runtime directory.
