@@ -88,6 +88,10 @@ run_sb -- --session "$SESS" --status
 expect "session: --status says it runs" 0 running
 run_sb -- --session "$SESS" --start
 expect "session: a second --start of the same name is refused" 1 "runs already"
+run_sb -- --session "bad$SESS" --start --rw /nonexistent-$$
+[ "$RC" = 1 ] && [[ "$OUT" == *"--rw /nonexistent-$$: no such file"* ]] && [ ! -e "$HOME_DIR/run/husk-sessions/bad$SESS" ] &&
+  pass "session: a --start that fails says why and leaves no session" ||
+  fail "session: a failed --start" "exit 1, the flag's error, no session directory" "exit $RC: $OUT"
 run_sb -- --session ../x --start
 expect "session: a name with '/' or '..' is refused" 1 "a name is"
 # The session's processes: the keeper, its children (the guardian, pid 1)
