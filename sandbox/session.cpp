@@ -347,6 +347,7 @@ void refuse_walls(const SandboxOptions& o) {
 int cmd_session(const Context& g, const SandboxOptions& o) {
   if (int n = o.session_start + o.session_stop + o.session_status; n > 1 || (n == 1 && !o.args.empty()))
     throw Error("--session: one of --start, --stop, --status or a command");
+  check_session_name(o.session);  // before any message names it
   if (o.session_start) return start(g, o);
   refuse_walls(o);
   if (o.session_stop) return stop(o);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/printable.h"
 #include "sandbox/internal.h"
 
 namespace husk::rt {
@@ -18,7 +19,7 @@ void check_session_name(const std::string& name) {
   };
   if (name.empty() || name.size() > kMaxSessionName || name[0] == '.' ||
       !std::all_of(name.begin(), name.end(), ok))
-    throw Error("--session " + name.substr(0, kMaxSessionName) + ": a name is 1 to " +
+    throw Error("--session " + base::printable(name.substr(0, kMaxSessionName)) + ": a name is 1 to " +
                 std::to_string(kMaxSessionName) + " letters, digits, '-', '_' or '.', not starting with '.'");
 }
 

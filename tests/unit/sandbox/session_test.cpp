@@ -11,6 +11,13 @@ TEST_CASE("a session name is one plain directory entry") {
   for (const char* ok : {"a", "build-1", "ci_job.2", "A9"}) REQUIRE_NOTHROW(check_session_name(ok));
   for (const char* bad : {"", ".", "..", "../x", "a/b", "/abs", ".hidden", "a b", "a\nb", "é", "x;rm"})
     REQUIRE_THROWS_WITH(check_session_name(bad), Contains("--session"));
+  // A name is said back without its control bytes (a terminal would act on them).
+  try {
+    check_session_name("a\x1b]0;pwned\x07");
+    FAIL("accepted");
+  } catch (const husk::Error& e) {
+    REQUIRE(std::string(e.what()).find('\x1b') == std::string::npos);
+  }
   REQUIRE_NOTHROW(check_session_name(std::string(kMaxSessionName, 'n')));
   REQUIRE_THROWS_WITH(check_session_name(std::string(kMaxSessionName + 1, 'n')), Contains("1 to 64"));
 }
