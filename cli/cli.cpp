@@ -69,12 +69,15 @@ int style() {
 
 // The table's rule for positional arguments: at most max_args, the first of
 // them the container ID.
-void check_args(const Command& c, const std::vector<std::string>& args) {
+// `sandbox --session NAME --start` (--stop, --status) runs no command.
+void check_args(const Command& c, const std::vector<std::string>& args, const po::variables_map& vm) {
   const std::string cmd = c.name;
   if (args.size() > c.max_args)
     throw Error("\"" + cmd + "\" takes at most " + std::to_string(c.max_args) + " argument(s), got " +
                 std::to_string(args.size()));
-  if (c.max_args > 0 && args.empty()) throw Error("\"" + cmd + "\" requires " + c.first_arg);
+  auto on = [&](const char* f) { return vm.count(f) && vm[f].as<bool>(); };
+  const bool session_verb = cmd == "sandbox" && vm.count("session") && (on("start") || on("stop") || on("status"));
+  if (c.max_args > 0 && args.empty() && !session_verb) throw Error("\"" + cmd + "\" requires " + c.first_arg);
 }
 
 // `exec ID sh -c x`, `ps ID -ef`: flags after the ID belong to the command. Cut the
@@ -276,7 +279,7 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
     if (!c && (cmd == "checkpoint" || cmd == "restore"))  // ctr and podman ask for them
       throw Error(cmd + ": not supported by husk (it has no CRIU support yet)");
     if (!c) throw Error(quote(cmd) + " is not a husk command");
-    check_args(*c, line.args);
+    check_args(*c, line.args, line.vm);
     return c->run(Invocation{line.vm, line.args, g, preserve_fds});
   } catch (const std::exception& e) {
     log::error(e.what());

@@ -146,13 +146,22 @@ void sandbox_flags(po::options_description& d) {
       ("settings", po::value<std::vector<std::string>>()->composing(), "a settings file: YAML or JSON, husk's keys (the flags' names) or srt's (repeatable; the later wins)")
       ("project-settings", po::value<std::vector<std::string>>()->composing(), "a settings file the project wrote: it may only narrow (repeatable)")
       ("print-settings", po::bool_switch(), "print the settings in force and where each came from, then exit");
+  // Session mode (sandbox/session.cpp): no keys of a settings file either.
+  d.add_options()
+      ("session", po::value<std::string>(), "NAME: one sandbox for many commands: --start it (with the flags above), run -- CMD in it, --stop it")
+      ("start", po::bool_switch(), "--session: make the sandbox and return once it runs")
+      ("stop", po::bool_switch(), "--session: end it and remove everything it made")
+      ("status", po::bool_switch(), "--session: say whether it runs (exit 0) or not (1)");
 }
 
 int run_sandbox(const Invocation& given) {
   po::variables_map vm = given.vm;
   po::options_description d;
   sandbox_flags(d);
-  if (apply_sandbox_settings(vm, d)) return 0;
+  // A session's command runs behind the walls its --start set: the
+  // settings' walls would be refused beside it.
+  const bool session_command = vm.count("session") && !(vm.count("start") && vm["start"].as<bool>());
+  if (!session_command && apply_sandbox_settings(vm, d)) return 0;
   const Invocation in{vm, given.args, given.g, given.preserve_fds};
   SandboxOptions o;
   o.args = in.args;
@@ -183,6 +192,12 @@ int run_sandbox(const Invocation& given) {
   o.allow_write = in.strs("allow-write");
   o.deny_hosts = in.strs("deny-host");
   o.deny_write = in.strs("deny-write");
+  o.session = in.str("session");
+  o.session_start = in.flag("start");
+  o.session_stop = in.flag("stop");
+  o.session_status = in.flag("status");
+  if (o.session.empty() && (o.session_start || o.session_stop || o.session_status))
+    throw Error("--start, --stop and --status need --session NAME");
   return cmd_sandbox(in.g, o);
 }
 

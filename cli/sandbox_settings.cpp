@@ -17,9 +17,10 @@ namespace po = boost::program_options;
 
 namespace {
 
-// Flags about the settings themselves: no key of a file.
+// Flags about the settings themselves and a session's verbs: no key of a file.
 bool is_meta(const std::string& name) {
-  return name == "settings" || name == "project-settings" || name == "print-settings";
+  return name == "settings" || name == "project-settings" || name == "print-settings" || name == "session" ||
+         name == "start" || name == "stop" || name == "status";
 }
 
 std::vector<SettingKey> setting_keys(const po::options_description& d) {

@@ -115,7 +115,20 @@ struct ExecOptions {
   std::string process_label;     // --process-label: overrides process.selinuxLabel
 };
 
-int cmd_exec(const Context& g, const ExecOptions& o);
+// What `husk sandbox --session` adds to an exec: the sandbox's Landlock
+// walls (the init's are not kept: each process builds its own), its wait.
+struct ExecExtras {
+  const landlock::Plan* landlock = nullptr;
+  // Replaces wait_foreground (no terminal of exec's own then).
+  std::function<int(pid_t pid, int sigfd)> wait;
+  // The namespaces joined are this child's of the init (0: the init's own):
+  // a sandbox's pid 1 never execs, so only root may open its namespaces.
+  pid_t ns_pid = 0;
+  // A command that cannot run exits 127 or 126, said on its stderr, as a shell does.
+  bool shell_words = false;
+};
+
+int cmd_exec(const Context& g, const ExecOptions& o, const ExecExtras& extras = {});
 // The process of `exec --process FILE` from the file's text: config.json's
 // "process" object, parsed as spec::parse and checked by spec::validate_process.
 spec::Process parse_process(const std::string& text, const std::string& oci_version);

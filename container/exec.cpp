@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -111,7 +112,22 @@ struct ExecChild {
   int preserve_fds = 0;
   int sock = -1;
   const seccomp::Program* filter = nullptr;
+  const landlock::Plan* landlock = nullptr;  // ExecExtras::landlock
+  bool shell_words = false;                  // ExecExtras::shell_words
 };
+
+// ExecExtras::landlock's ruleset, built in the container's mount view (its
+// rules are on what the process sees), out of the --preserve-fds range.
+Fd exec_landlock(const ExecChild& c) {
+  if (!c.landlock) return Fd();
+  const landlock::Rights r = landlock::rights(*c.landlock, landlock::abi());
+  if (r.abi < 1) return Fd();
+  std::vector<std::string> notes;
+  Fd built = landlock::build(*c.landlock, r, notes);
+  Fd fd(::fcntl(built.get(), F_DUPFD_CLOEXEC, 3 + c.preserve_fds));
+  if (!fd) throw sys_error("landlock: keep the ruleset");
+  return fd;
+}
 
 [[noreturn]] void exec_final(ExecChild& c) {
   child_run(c.sock, [&] {
@@ -127,8 +143,22 @@ struct ExecChild {
     fin.sock = c.sock;
     // Each exec'd process has a filter, and a listener, of its own.
     fin.filter = c.filter;
+    fin.shell_words = c.shell_words;
+    Fd landlock = exec_landlock(c);
     // Labels through the container's /proc (the checks in ExecLabels::open).
-    finish_process(fin).exec();
+    Prepared ready = finish_process(fin);
+    // Last, as the init does: finish_process still reads /proc.
+    if (landlock) landlock::restrict_self(landlock.get());
+    if (!c.shell_words) ready.exec();
+    try {
+      ready.exec();
+    } catch (const std::exception& e) {
+      // On the process's own stderr, with a shell's status, as the sandbox's init says it.
+      const std::string line = std::string("husk sandbox: ") + e.what() + "\n";
+      ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+      (void)ignored;
+      _exit(ready.shell_status());
+    }
   });
 }
 
@@ -146,12 +176,22 @@ struct ExecChild {
   });
 }
 
+// The parent's pid of `pid` (/proc/PID/stat: its name, in parentheses, may hold anything), 0 when gone.
+pid_t parent_of(pid_t pid) {
+  const std::string stat = base::try_read_file("/proc/" + std::to_string(pid) + "/stat").value_or("");
+  const size_t end = stat.rfind(')');
+  if (end == std::string::npos) return 0;
+  char state;
+  int ppid = 0;
+  return std::sscanf(stat.c_str() + end + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
+}
+
 // The init's namespaces, opened before the check that it is still the same
 // process: a recycled pid cannot hand us someone else's namespaces. setns
 // order (ns::namespace_kinds), pid apart: it applies to children only.
-std::vector<Fd> open_init_namespaces(const Record& rec, const spec::Spec& container, ExecChild& c) {
+std::vector<Fd> open_init_namespaces(const Record& rec, const spec::Spec& container, ExecChild& c, pid_t ns_pid) {
   std::vector<Fd> owned;
-  std::string base = "/proc/" + std::to_string(rec.oci.pid) + "/ns/";
+  std::string base = "/proc/" + std::to_string(ns_pid ? ns_pid : rec.oci.pid) + "/ns/";
   auto open_ns = [&](std::string_view file) {
     std::string path = base + std::string(file);
     owned.emplace_back(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -163,6 +203,8 @@ std::vector<Fd> open_init_namespaces(const Record& rec, const spec::Spec& contai
     c.ns_fds.emplace_back(open_ns(n.proc_file), n.flag);
   }
   if (container.linux_->has_namespace("pid")) c.pid_ns_fd = open_ns("pid");
+  // Still the init's child once its namespaces are held: not a process that took a freed pid.
+  if (ns_pid && parent_of(ns_pid) != rec.oci.pid) throw Error("exec: process " + std::to_string(ns_pid) + " is gone");
   if (!open_init(rec)) throw Error("container not running");
   return owned;
 }
@@ -246,12 +288,12 @@ cgroups::Config exec_cgroup(const Record& rec) {
 
 }  // namespace
 
-int cmd_exec(const Context& g, const ExecOptions& o) {
+int cmd_exec(const Context& g, const ExecOptions& o, const ExecExtras& extras) {
   std::optional<Handle> h(Handle::open(Store(g.root), o.id));
   ExecTarget t = exec_target(*h, o);
   enforce_operator_policy_on_exec(g, t.container, t.proc);
-  ExecChild c{t.container, t.proc, {}, -1, -1, o.preserve_fds, -1, nullptr};
-  std::vector<Fd> ns_fds = open_init_namespaces(t.rec, t.container, c);
+  ExecChild c{t.container, t.proc, {}, -1, -1, o.preserve_fds, -1, nullptr, extras.landlock, extras.shell_words};
+  std::vector<Fd> ns_fds = open_init_namespaces(t.rec, t.container, c, extras.ns_pid);
 
   seccomp::Program filter;
   if (t.container.linux_->seccomp) {
@@ -282,7 +324,7 @@ int cmd_exec(const Context& g, const ExecOptions& o) {
   Fd master(console.parent ? recv_fd(console.parent.get()) : -1);
   if (o.detach) return 0;
   h.reset();  // unlock: kill and delete must work while we wait
-  return wait_foreground(pid, sigfd.get(), master.get());
+  return extras.wait ? extras.wait(pid, sigfd.get()) : wait_foreground(pid, sigfd.get(), master.get());
 }
 
 }  // namespace husk::rt

@@ -241,4 +241,23 @@ constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and S
 // timed_out: --timeout's SIGTERM was sent.
 int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& timed_out);
 
+// `husk sandbox --session NAME --start`: the sandbox is made as for one
+// command, its command a keeper that waits; `ready` is told once it runs,
+// with the sandbox's context (its state root), container id, Landlock plan
+// and pid 1.
+struct SessionReady {
+  std::function<void(const Context& g, const std::string& id, const landlock::Plan& plan, pid_t init)> ready;
+};
+int run_sandbox(const Context& g, const SandboxOptions& o, const SessionReady* session);
+
+// A session's name: refused unless one plain directory entry (session_state.cpp).
+constexpr size_t kMaxSessionName = 64;
+void check_session_name(const std::string& name);
+// The Landlock plan a session's commands build again, kept as JSON.
+nlohmann::json plan_to_json(const landlock::Plan& p);
+landlock::Plan plan_from_json(const nlohmann::json& j);
+
+// --session NAME with --start, --stop, --status or a command (session.cpp).
+int cmd_session(const Context& g, const SandboxOptions& o);
+
 }  // namespace husk::rt

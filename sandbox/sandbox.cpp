@@ -228,10 +228,12 @@ std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<
 // The command's status once it is gone, the terminal put back, then what
 // the proxy refused, said.
 int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, std::unique_ptr<Proxy>& proxy,
-                 ScratchHome& scratch) {
+                 ScratchHome& scratch, const std::function<void(pid_t)>& ready) {
   scratch.open(pid);
   bool timed_out = false;
-  int status = wait_sandboxed(pid, sigfd, o.timeout, o.as_pid_1, timed_out);
+  if (ready) ready(pid);
+  // A session's --timeout is each command's (session.cpp), not its own.
+  int status = wait_sandboxed(pid, sigfd, ready ? 0 : o.timeout, o.as_pid_1, timed_out);
   // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
   terminal.restore();
   if (std::string lost = scratch.discarded(); !lost.empty()) std::cerr << lost << std::endl;
@@ -257,14 +259,21 @@ int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& t
 
 int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   if (o.print_config) return print_config(o);
+  if (!o.session.empty()) return cmd_session(g, o);
+  return run_sandbox(g, o, nullptr);
+}
+
+int run_sandbox(const Context& g, const SandboxOptions& o, const SessionReady* session) {
   SandboxHost host = probe_sandbox_host(o);
   // A core dump of husk would land in the (writable) working directory with
   // the caller's environment in it.
   const rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);
   Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
-  if (std::string reason = userns_restricted_up_front(); !reason.empty())
+  if (std::string reason = userns_restricted_up_front(); !reason.empty()) {
+    if (session) throw Error("husk sandbox: --session needs user namespaces, refused here (" + reason + ")");
     return run_without_userns(sandbox_context(g, work, host), o, host, work, reason, false);
+  }
   KeptChanges kept = keep_changes_dir(o, host);
   Context sg = sandbox_context(g, work, host);
   CreateExtras extras = sandbox_extras(o, host);
@@ -280,6 +289,9 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   make_layers(sc, work, kept, host);
   DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};
   say_landlock(sc.landlock);
+  // Each command of a session builds the same walls again (ExecExtras).
+  std::function<void(pid_t)> ready;
+  if (session) ready = [session, &sg, &co, plan = sc.landlock](pid_t init) { session->ready(sg, co.id, plan, init); };
   extras.landlock = std::move(sc.landlock);
   Placeholders placeholders(host.uid, host.gid);
   placeholders.hold(sc.guarded);
@@ -293,7 +305,7 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
   // Saved before the command starts: it may change the settings at once.
   TerminalGuard terminal;
   extras.on_created = [&scratch](pid_t init) { scratch.open(init); };
-  extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy, scratch); };
+  extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy, scratch, ready); };
   extras.on_late_error = [](const std::string& error) {
     std::cerr << "husk sandbox: " << base::printable(error) << std::endl;
   };
@@ -304,7 +316,7 @@ int cmd_sandbox(const Context& g, const SandboxOptions& o) {
     status = run_own_config(sg, co, sc.config.dump() + "\n", extras);
   } catch (const Error& e) {
     const std::string reason = userns_refused(e);
-    if (reason.empty()) throw;
+    if (reason.empty() || session) throw;
     return run_without_userns(sg, o, host, work, reason, true);
   }
   made.move_aside();

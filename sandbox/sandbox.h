@@ -45,6 +45,8 @@ struct SandboxOptions {
   std::vector<std::string> allow_write;    // --allow-write PATH: a protected persistence file writable again
   std::vector<std::string> deny_hosts;     // --deny-host NAME[:PORT]: refused by the proxy even when allowed
   std::vector<std::string> deny_write;     // --deny-write PATH: read-only inside a writable directory
+  std::string session;                     // --session NAME: one sandbox, many commands
+  bool session_start = false, session_stop = false, session_status = false;  // --start, --stop, --status
 
   bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
   bool overlaid() const { return overlay || !keep_changes.empty(); }
