@@ -136,7 +136,10 @@ void sandbox_flags(po::options_description& d) {
       ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
       ("print-config", po::bool_switch(), "print the OCI config instead of running it")
       ("as-pid-1", po::bool_switch(), "the command is pid 1 itself: no init in front that reaps orphans and passes signals on")
-      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)");
+      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)")
+      ("report", po::value<std::string>(), "FILE: what the sandbox decided, refused and hit, as JSON lines (made as you, truncated)")
+      ("report-fd", po::value<std::string>(), "N: the report on this open fd of the caller's")
+      ("control-fd", po::value<std::string>(), "N: read {\"allow-host\": \"NAME[:PORT]\"} lines while it runs (the proxy runs)");
 }
 
 int run_sandbox(const Invocation& in) {
@@ -167,6 +170,11 @@ int run_sandbox(const Invocation& in) {
   o.keep_changes = in.str("keep-changes");
   o.as_pid_1 = in.flag("as-pid-1");
   o.allow_write = in.strs("allow-write");
+  o.report = in.str("report");
+  if (in.vm.count("report-fd"))
+    o.report_fd = static_cast<int>(parse_decimal(in.str("report-fd"), 1 << 30, "--report-fd"));
+  if (in.vm.count("control-fd"))
+    o.control_fd = static_cast<int>(parse_decimal(in.str("control-fd"), 1 << 30, "--control-fd"));
   return cmd_sandbox(in.g, o);
 }
 

@@ -69,7 +69,7 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
     }
   }
   // A printed config runs with no proxy of ours.
-  if (!o.allow_hosts.empty() && !o.print_config) {
+  if (o.proxied() && !o.print_config) {
     const std::string proxy = "http://127.0.0.1:" + std::to_string(kProxyPort);
     for (const char* k : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env[k] = proxy;
     env["NO_PROXY"] = env["no_proxy"] = no_proxy_list(o.allow_hosts, o.allow_host_loopback);
@@ -102,9 +102,13 @@ void check_flags(const SandboxOptions& o) {
   if (o.net != "none" && o.net != "host") throw Error("--net " + o.net + ": must be none or host");
   if (!o.allow_hosts.empty() && o.net != "none")
     throw Error("--allow-host: the proxy is the way out of --net none; --net " + o.net + " has no use for it");
+  if (o.control_fd >= 0 && o.net != "none")
+    throw Error("--control-fd: it allows hosts through the proxy, the way out of --net none; --net " + o.net +
+                " has no use for it");
   for (const auto& a : o.allow_hosts) parse_allowed_host(a);
-  if (o.allow_host_loopback && o.allow_hosts.empty()) throw Error("--allow-host-loopback: no --allow-host is given");
-  if (o.allow_host_private && o.allow_hosts.empty()) throw Error("--allow-host-private: no --allow-host is given");
+  if (o.allow_host_loopback && !o.proxied()) throw Error("--allow-host-loopback: no --allow-host is given");
+  if (o.allow_host_private && !o.proxied()) throw Error("--allow-host-private: no --allow-host is given");
+  if (!o.report.empty() && o.report_fd >= 0) throw Error("--report and --report-fd: give one of them");
 }
 
 // --memory in bytes, 0 when none is asked.

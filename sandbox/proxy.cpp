@@ -382,8 +382,12 @@ Fd listen_in_sandbox(pid_t init, uint16_t port) {
   return listener;
 }
 
-Proxy::Proxy(Fd listener, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok)
-    : listener_(std::move(listener)), allowed_(std::move(allowed)), local_ok_(local_ok), private_ok_(private_ok) {
+Proxy::Proxy(Fd listener, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok, RefusalHook refused)
+    : listener_(std::move(listener)),
+      allowed_(std::move(allowed)),
+      local_ok_(local_ok),
+      private_ok_(private_ok),
+      refused_(std::move(refused)) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("--allow-host: pipe");
   stop_read_ = Fd(p[0]);
@@ -418,15 +422,32 @@ void Proxy::note(Tally& tally, const std::string& what) {
   tally.emplace_back(what, 1);
 }
 
-void Proxy::fail(int client, const std::string& what, const DialFailure& why) {
+void Proxy::allow(AllowedHost host) {
+  std::lock_guard<std::mutex> lock(mu_);
+  allowed_.push_back(std::move(host));
+}
+
+bool Proxy::allows(const std::string& host, uint16_t port) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return host_allowed(allowed_, host, port);
+}
+
+// Tallied for the exit summary and told to the hook (outside the lock: it writes).
+void Proxy::refuse(Tally& tally, const std::string& what, const ProxyRefusal& r) {
+  note(tally, what);
+  if (refused_) refused_(r);
+}
+
+void Proxy::fail(int client, const std::string& what, const DialFailure& why, const ProxyRequest& req) {
   if (why.kind == DialFailure::unresolved) {
     const std::string error = dns::describe(why.resolved.failure, why.resolved.rcode);
-    note(unresolved_, what + ": " + error);
+    refuse(unresolved_, what + ": " + error, {req.host, req.port, "unresolved", error});
     reply(client, why.resolved.failure == dns::Failure::timeout ? "504 Gateway Timeout" : "502 Bad Gateway",
           "husk sandbox: cannot resolve " + what + ": " + error + "\n");
   } else if (why.kind == DialFailure::refused) {
     const bool priv = why.refused_kind == AddressKind::private_net;
-    note(denied_, what + (priv ? " (a private network's address)" : " (a host-local address)"));
+    refuse(denied_, what + (priv ? " (a private network's address)" : " (a host-local address)"),
+           {req.host, req.port, priv ? "private" : "loopback", ""});
     reply(client, "403 Forbidden",
           "husk sandbox: " + what +
               (priv ? " resolves to a private network's address (--allow-host-private)\n"
@@ -505,15 +526,15 @@ void Proxy::handle(int client) {
   }
   const std::string what = (req.host.find(':') != std::string::npos ? "[" + req.host + "]" : req.host) + ":" +
                            std::to_string(req.port);
-  if (!host_allowed(allowed_, req.host, req.port)) {
-    note(denied_, what);
+  if (!allows(req.host, req.port)) {
+    refuse(denied_, what, {req.host, req.port, "not-allowed", ""});
     reply(client, "403 Forbidden", "husk sandbox: " + what + " is not in --allow-host\n");
     return forget(client);
   }
   DialFailure why;
   int upstream = dial(req.host, req.port, local_ok_, private_ok_, why);
   if (upstream < 0) {
-    fail(client, what, why);
+    fail(client, what, why, req);
     return forget(client);
   }
   {

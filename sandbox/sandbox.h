@@ -42,9 +42,13 @@ struct SandboxOptions {
   std::string keep_changes;                // --keep-changes DIR: overlay, changes kept in DIR/upper
   bool as_pid_1 = false;                   // the command is pid 1 itself, no reaper in front
   std::vector<std::string> allow_write;    // --allow-write PATH: a protected persistence file writable again
+  std::string report;                      // --report FILE: events as JSON lines (report_event.h)
+  int report_fd = -1;                      // --report-fd N: the same, on the caller's fd
+  int control_fd = -1;                     // --control-fd N: hosts allowed while it runs (the proxy runs)
 
   bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
   bool overlaid() const { return overlay || !keep_changes.empty(); }
+  bool proxied() const { return !allow_hosts.empty() || control_fd >= 0; }
 };
 
 // What the config is built from, read from the host by probe_sandbox_host().

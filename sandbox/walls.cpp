@@ -54,7 +54,7 @@ landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, cons
   // right on a directory holds below it): the mounts alone protect them.
   plan.scope_abstract_unix = plan.scope_signal = true;
   // --allow-host: the proxy is the only way out; nothing listens.
-  if (!o.allow_hosts.empty()) {
+  if (o.proxied()) {
     plan.limit_tcp = true;
     plan.connect_ports = {kProxyPort};
   }
