@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/log.h"
+#include "base/path.h"
 #include "base/printable.h"
 #include "sandbox/internal.h"
 #include "sandbox/no_userns.h"
@@ -365,14 +366,28 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
 
 }  // namespace
 
-int cmd_sandbox(const Context& g, const SandboxOptions& o) {
-  if (o.print_config) return print_config(o);
-  SandboxHost host = probe_sandbox_host(o);
+// --report FILE where the command may write (the working directory, --rw):
+// hidden from it, as --hide would, else it could add events of its own.
+SandboxOptions hide_report(const SandboxOptions& o, const SandboxHost& host) {
+  SandboxOptions out = o;
+  if (o.report.empty()) return out;
+  const std::string path = flag_path("--report", o.report, host.cwd);
+  bool writable = base::is_within(path, host.cwd);
+  for (const auto& d : o.rw)
+    writable |= base::is_within(path, host.real(flag_path("--rw", d, host.cwd)).value_or("/nonexistent/"));
+  if (writable) out.hide.push_back(path);
+  return out;
+}
+
+int cmd_sandbox(const Context& g, const SandboxOptions& given) {
+  if (given.print_config) return print_config(given);
+  SandboxHost host = probe_sandbox_host(given);
   timespec began{};
   ::clock_gettime(CLOCK_MONOTONIC, &began);
-  if (o.control_fd >= 0) claim_fd("--control-fd", o.control_fd, false);
+  if (given.control_fd >= 0) claim_fd("--control-fd", given.control_fd, false);
   Live live;
-  live.report = Report(o, host, kSandboxId + std::to_string(::getpid()));
+  live.report = Report(given, host, kSandboxId + std::to_string(::getpid()));
+  const SandboxOptions o = hide_report(given, host);
   try {
     const int status = sandbox(g, o, host, live);
     timespec now{};

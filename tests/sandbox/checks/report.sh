@@ -118,6 +118,18 @@ touch "$HOME_DIR/proj/roots-$$" && chmod 666 "$HOME_DIR/proj/roots-$$"
 run_sb -- --report "$HOME_DIR/proj/roots-$$" -- true
 expect "--report FILE of another user: refused" 1 "not a regular file of uid $U"
 rm -f "$HOME_DIR/proj/victim-$$" "$HOME_DIR/proj/planted-$$" "$HOME_DIR/proj/roots-$$"
+# A report in the working directory is hidden from the command: it cannot
+# add events of its own (a forged exit, a refusal that never happened).
+rep=$HOME_DIR/proj/forge-$$.jsonl
+run_sb -- --report "$rep" -- sh -c "echo '{\"type\":\"exit\",\"status\":0,\"forged\":1}' >>'$rep'; echo appended=\$?"
+types=$(jq -r .type "$rep" 2>/dev/null | tr '\n' ' ')
+if [ "$RC" = 0 ] && [[ "$OUT" == *"appended=2"* ]] && [ "$types" = "start exit " ] &&
+   [ -z "$(jq -c 'select(has("forged"))' "$rep" 2>/dev/null)" ]; then
+  pass "--report FILE in the working directory: the command cannot write to it (its events are husk's alone)"
+else
+  fail "--report FILE in the working directory" "the append refused, start and exit events only" "exit $RC: $OUT; $types"
+fi
+rm -f "$rep"
 # The report's fd is not the command's: nothing is open in it but its stdio.
 OUT=$(as_user -- "$husk" sandbox --report-fd 7 -- sh -c 'ls /proc/self/fd | tr "\n" " "' 7>"$WORK/fd.jsonl" 2>&1); RC=$?
 expect "--report-fd 7: the command does not hold fd 7" 0 "0 1 2 3 " " 7 "
