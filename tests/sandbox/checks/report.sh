@@ -134,3 +134,27 @@ rm -f "$rep"
 OUT=$(as_user -- "$husk" sandbox --report-fd 7 -- sh -c 'ls /proc/self/fd | tr "\n" " "' 7>"$WORK/fd.jsonl" 2>&1); RC=$?
 expect "--report-fd 7: the command does not hold fd 7" 0 "0 1 2 3 " " 7 "
 rm -f "$WORK/fd.jsonl"
+
+# --- without a user namespace (inside bwrap --disable-userns, as nouserns.sh)
+# The report still says what the sandbox decided, the timeout and the exit;
+# the command cannot write to it (Landlock alone hides it there);
+# --control-fd has no proxy to feed and is refused.
+rep_bwrap=(bwrap --unshare-user --disable-userns --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+  --bind "$WORK" "$WORK" --chdir "$HOME_DIR/proj")
+if ! as_user -- "${rep_bwrap[@]}" true 2>/dev/null; then
+  skip "--report without a user namespace: bwrap --disable-userns does not run here"
+else
+  rep=$HOME_DIR/proj/nu-report-$$.jsonl
+  OUT=$(as_user -- timeout 60 "${rep_bwrap[@]}" "$husk" sandbox --report "$rep" --timeout 5 -- \
+    sh -c "echo '{\"forged\":1}' >>'$rep'; echo appended=\$?; exec sleep 30" 2>&1); RC=$?
+  got=$(jq -c 'select(.type != "start" or .user_namespace == false) | [.type, .limit, .status] | map(select(. != null))' \
+    "$rep" 2>/dev/null | tr '\n' ' ')
+  if [ "$RC" = 124 ] && [[ "$OUT" == *"appended=2"* ]] && [ "$got" = '["start"] ["limit","timeout"] ["exit",124] ' ]; then
+    pass "--report without a user namespace: start (user_namespace false), the timeout, exit 124; the command cannot write to it"
+  else
+    fail "--report without a user namespace" "exit 124, appended=2, start/limit timeout/exit 124" "exit $RC: $OUT; $got"
+  fi
+  rm -f "$rep"
+  OUT=$(as_user -- timeout 60 "${rep_bwrap[@]}" "$husk" sandbox --control-fd 3 -- true 3</dev/null 2>&1); RC=$?
+  expect "--control-fd without a user namespace: refused, naming the flag" 1 "--control-fd: its hosts go through the proxy"
+fi
