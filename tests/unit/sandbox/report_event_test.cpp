@@ -1,6 +1,10 @@
-// --report's events and --control-fd's lines (report_event.h): pure.
+// --report's events and --control-fd's lines (report_event.h, pure), and the report's fd (report.h).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
+#include "sandbox/report.h"
 #include "sandbox/report_event.h"
 
 using namespace husk::rt;
@@ -96,4 +100,44 @@ TEST_CASE("control: hostile lines are refused with the reason", "[sandbox][repor
   // An unknown key's name is quoted: it goes to the caller's stderr.
   REQUIRE_THROWS_WITH(report::parse_control("{\"allow-host\": \"a.com\", \"\\u001b[2J\": 1}"),
                       Contains("unknown key \"\\x1b[2J\""));
+}
+
+TEST_CASE("report: --report-fd gets the events; refusals past the cap are one dropped event", "[sandbox][report]") {
+  int p[2];
+  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+  husk::base::Fd rd(p[0]), wr(p[1]);
+  ::fcntl(rd.get(), F_SETPIPE_SZ, 1 << 20);  // every line fits: nothing reads while they are written
+  SandboxOptions o;
+  o.report_fd = wr.get();
+  SandboxHost host;
+  Report r(o, host, "sandbox-9");
+  REQUIRE(r);
+  for (size_t i = 0; i < Report::kMaxRefused + 5; ++i) r.refused({"denied.test", 443, "not-allowed", ""});
+  r.emit("exit", report::exit(0, 0));
+  wr.reset();
+  r = Report();  // its own copy of the fd closed too
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(rd.get(), buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  size_t refused = 0, dropped = 0, lines = 0;
+  for (size_t at = 0, eol; (eol = text.find('\n', at)) != std::string::npos; at = eol + 1, ++lines) {
+    report::ojson e = report::ojson::parse(text.substr(at, eol - at));
+    refused += e["type"] == "refused";
+    dropped += e["type"] == "dropped";
+  }
+  CHECK(refused == Report::kMaxRefused);
+  CHECK(dropped == 1);
+  CHECK(lines == Report::kMaxRefused + 2);
+}
+
+TEST_CASE("report: the fds a caller passes are checked", "[sandbox][report]") {
+  REQUIRE_THROWS_WITH(claim_fd("--report-fd", 1, true), "--report-fd 1: the command's stdio; pass another fd");
+  REQUIRE_THROWS_WITH(claim_fd("--control-fd", 1000000, false), Contains("--control-fd 1000000: not an open fd"));
+  int p[2];
+  REQUIRE(::pipe2(p, 0) == 0);
+  husk::base::Fd rd(p[0]), wr(p[1]);
+  REQUIRE_THROWS_WITH(claim_fd("--report-fd", rd.get(), true), Contains("not open for writing"));
+  REQUIRE_THROWS_WITH(claim_fd("--control-fd", wr.get(), false), Contains("not open for reading"));
+  claim_fd("--control-fd", rd.get(), false);
+  CHECK((::fcntl(rd.get(), F_GETFD) & FD_CLOEXEC) != 0);  // the command never gets it
 }
