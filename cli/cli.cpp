@@ -14,6 +14,7 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -236,6 +237,21 @@ int preserved_fds(const po::variables_map& vm) {
   return n;
 }
 
+// The fds `husk sandbox --report-fd N --control-fd N` names: the caller's,
+// kept past the close below, close-on-exec at once (the sandbox checks them, claim_fd).
+std::vector<unsigned> named_fds(const po::variables_map& vm) {
+  std::vector<unsigned> out;
+  for (const char* flag : {"report-fd", "control-fd"}) {
+    if (!vm.count(flag)) continue;
+    const std::string at = std::string("--") + flag;
+    const auto fd = static_cast<unsigned>(parse_decimal(vm[flag].as<std::string>(), INT32_MAX, at));
+    ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    out.push_back(fd);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // False after printing why the global flags are unusable.
 bool global_settings(const Settings& s, const Command* c, Context& g) {
   const std::string fmt = s.str("log-format");
@@ -304,8 +320,10 @@ int cli_main(int argc, char** argv) {
   if (std::optional<int> answered = answer_help(settings, c, cmd, globals)) return *answered;
 
   int preserve_fds = 0;
+  std::vector<unsigned> named;
   try {
     preserve_fds = preserved_fds(line->vm);
+    named = named_fds(line->vm);
   } catch (const Error& e) {
     std::cerr << e.what() << std::endl;
     return 1;
@@ -313,7 +331,12 @@ int cli_main(int argc, char** argv) {
   // Every other fd the caller left open is closed now, before husk opens
   // anything: a leaked fd must not reach the container, not even for the
   // time the init waits for start.
-  ::syscall(SYS_close_range, 3u + static_cast<unsigned>(preserve_fds), ~0u, 0);
+  unsigned from = 3u + static_cast<unsigned>(preserve_fds);
+  for (unsigned keep : named) {
+    if (keep > from) ::syscall(SYS_close_range, from, keep - 1, 0);
+    from = std::max(from, keep + 1);
+  }
+  ::syscall(SYS_close_range, from, ~0u, 0);
 
   Context g;
   if (!global_settings(settings, c, g)) return 1;

@@ -138,7 +138,10 @@ void sandbox_flags(po::options_description& d) {
       ("keep-changes", po::value<std::string>(), "--overlay, the changes kept in DIR/upper")
       ("print-config", po::bool_switch(), "print the OCI config instead of running it")
       ("as-pid-1", po::bool_switch(), "the command is pid 1 itself: no init in front that reaps orphans and passes signals on")
-      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)");
+      ("allow-write", po::value<std::vector<std::string>>()->composing(), "a protected persistence file (.git/hooks, .bashrc, ...) writable after all (repeatable)")
+      ("report", po::value<std::string>(), "FILE: what the sandbox decided, refused and hit, as JSON lines (made as you, truncated)")
+      ("report-fd", po::value<std::string>(), "N: the report on this open fd of the caller's")
+      ("control-fd", po::value<std::string>(), "N: read {\"allow-host\": \"NAME[:PORT]\"} lines while it runs (the proxy runs)");
   // The settings files (cli/sandbox_settings.cpp) and the deny lists srt's have.
   d.add_options()
       ("deny-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] the proxy refuses even where --allow-host allows it (repeatable)")
@@ -198,6 +201,11 @@ int run_sandbox(const Invocation& given) {
   o.session_status = in.flag("status");
   if (o.session.empty() && (o.session_start || o.session_stop || o.session_status))
     throw Error("--start, --stop and --status need --session NAME");
+  o.report = in.str("report");
+  if (in.vm.count("report-fd"))
+    o.report_fd = static_cast<int>(parse_decimal(in.str("report-fd"), 1 << 30, "--report-fd"));
+  if (in.vm.count("control-fd"))
+    o.control_fd = static_cast<int>(parse_decimal(in.str("control-fd"), 1 << 30, "--control-fd"));
   return cmd_sandbox(in.g, o);
 }
 

@@ -71,7 +71,7 @@ ojson environment(const SandboxOptions& o, const SandboxHost& h) {
     }
   }
   // A printed config runs with no proxy of ours.
-  if (!o.allow_hosts.empty() && !o.print_config) proxy_environment(env, o, !h.husk_binary.empty());
+  if (o.proxied() && !o.print_config) proxy_environment(env, o, !h.husk_binary.empty());
   ojson out = ojson::array();
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
@@ -109,6 +109,9 @@ void check_flags(const SandboxOptions& o) {
   if (o.net != "none" && o.net != "host") throw Error("--net " + o.net + ": must be none or host");
   if (!o.allow_hosts.empty() && o.net != "none")
     throw Error("--allow-host: the proxy is the way out of --net none; --net " + o.net + " has no use for it");
+  if (o.control_fd >= 0 && o.net != "none")
+    throw Error("--control-fd: it allows hosts through the proxy, the way out of --net none; --net " + o.net +
+                " has no use for it");
   for (const auto& a : o.allow_hosts) parse_allowed_host(a);
   // Without the proxy nothing is reached by name but under --net host, where nothing would refuse it.
   if (!o.deny_hosts.empty() && o.net != "none")
@@ -118,8 +121,9 @@ void check_flags(const SandboxOptions& o) {
     } catch (const Error&) {
       throw Error("--deny-host " + d + ": NAME, *.SUFFIX or either with :PORT");
     }
-  if (o.allow_host_loopback && o.allow_hosts.empty()) throw Error("--allow-host-loopback: no --allow-host is given");
-  if (o.allow_host_private && o.allow_hosts.empty()) throw Error("--allow-host-private: no --allow-host is given");
+  if (o.allow_host_loopback && !o.proxied()) throw Error("--allow-host-loopback: no --allow-host is given");
+  if (o.allow_host_private && !o.proxied()) throw Error("--allow-host-private: no --allow-host is given");
+  if (!o.report.empty() && o.report_fd >= 0) throw Error("--report and --report-fd: give one of them");
 }
 
 // --memory in bytes, 0 when none is asked.

@@ -20,6 +20,7 @@
 #include "launch/foreground.h"
 #include "launch/process.h"
 #include "sandbox/no_userns.h"
+#include "sandbox/report.h"
 #include "seccomp/seccomp.h"
 
 namespace husk::rt {
@@ -145,7 +146,7 @@ std::string userns_refused(const Error& e) {
 }
 
 int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost host, const Workdir& work,
-                       const std::string& reason, bool notes_said) {
+                       const std::string& reason, bool notes_said, const Report* report) {
   refuse_without_userns(o, reason);
   const int abi = landlock::abi();
   if (abi < 1)
@@ -193,9 +194,11 @@ int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost ho
   const int status = wait_sandboxed(pid, sigfd.get(), o.timeout, false, timed_out);
   end_the_rest(pid);
   terminal.restore();
-  if (timed_out)
+  if (timed_out) {
     std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace
               << "s later if needed" << std::endl;
+    if (report) report->emit("limit", report::timeout(o.timeout));
+  }
   return status;
 }
 

@@ -61,10 +61,13 @@ std::string walls_line(const std::string& reason, const landlock::Rights& r, con
 // tree that holds hidden paths gets nothing new at its top.
 std::vector<std::string> no_userns_notes(const landlock::Rights& r, const landlock::Plan& plan);
 
+class Report;
+
 // The sandbox run without a user namespace; its exit status as the normal
 // sandbox's. `work`: the sandbox's work directory, where its TMPDIR goes.
 // `notes_said`: the normal sandbox said its config's notes before failing.
+// `report`: --report's, told of a timeout.
 int run_without_userns(const Context& g, const SandboxOptions& o, SandboxHost host, const Workdir& work,
-                       const std::string& reason, bool notes_said);
+                       const std::string& reason, bool notes_said, const Report* report = nullptr);
 
 }  // namespace husk::rt

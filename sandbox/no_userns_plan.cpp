@@ -38,6 +38,8 @@ void refuse_without_userns(const SandboxOptions& o, const std::string& reason) {
   if (!o.allow_hosts.empty())
     throw Error("--allow-host: needs a network namespace, where the proxy is the only way out" + why +
                 "; use --net host or --net none");
+  if (o.control_fd >= 0)
+    throw Error("--control-fd: its hosts go through the proxy, which needs a network namespace" + why);
 }
 
 landlock::Plan no_userns_plan(const ojson& cfg, const std::vector<std::string>& hidden, const std::string& tmpdir) {

@@ -360,12 +360,14 @@ std::vector<Fd> listen_in_sandbox(pid_t init, const std::vector<uint16_t>& ports
   return out;
 }
 
-Proxy::Proxy(Fd listener, Fd socks, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok)
+Proxy::Proxy(Fd listener, Fd socks, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok,
+             RefusalHook refused)
     : listener_(std::move(listener)),
       socks_(std::move(socks)),
       allowed_(std::move(allowed)),
       local_ok_(local_ok),
-      private_ok_(private_ok) {
+      private_ok_(private_ok),
+      refused_(std::move(refused)) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) throw sys_error("--allow-host: pipe");
   stop_read_ = Fd(p[0]);
@@ -400,11 +402,27 @@ void Proxy::note(Tally& tally, const std::string& what) {
   tally.emplace_back(what, 1);
 }
 
+void Proxy::allow(AllowedHost host) {
+  std::lock_guard<std::mutex> lock(mu_);
+  allowed_.push_back(std::move(host));
+}
+
+bool Proxy::allows(const std::string& host, uint16_t port) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return host_allowed(allowed_, host, port);
+}
+
+// Tallied for the exit summary and told to the hook (outside the lock: it writes).
+void Proxy::refuse(Tally& tally, const std::string& what, const ProxyRefusal& r) {
+  note(tally, what);
+  if (refused_) refused_(r);
+}
+
 int Proxy::open_upstream(const std::string& host, uint16_t port, DialFailure& why) {
   const std::string what = host_port(host, port);
-  if (!host_allowed(allowed_, host, port)) {
+  if (!allows(host, port)) {
     why.kind = DialFailure::not_allowed;
-    note(denied_, what);
+    refuse(denied_, what, {host, port, "not-allowed", ""});
     return -1;
   }
   int upstream = dial(host, port, local_ok_, private_ok_, why);
@@ -412,10 +430,12 @@ int Proxy::open_upstream(const std::string& host, uint16_t port, DialFailure& wh
     std::lock_guard<std::mutex> lock(mu_);
     open_.push_back(upstream);
   } else if (why.kind == DialFailure::unresolved) {
-    note(unresolved_, what + ": " + dns::describe(why.resolved.failure, why.resolved.rcode));
+    const std::string error = dns::describe(why.resolved.failure, why.resolved.rcode);
+    refuse(unresolved_, what + ": " + error, {host, port, "unresolved", error});
   } else if (why.kind == DialFailure::refused) {
     const bool priv = why.refused_kind == AddressKind::private_net;
-    note(denied_, what + (priv ? " (a private network's address)" : " (a host-local address)"));
+    refuse(denied_, what + (priv ? " (a private network's address)" : " (a host-local address)"),
+           {host, port, priv ? "private" : "loopback", ""});
   }
   return upstream;
 }

@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,14 +83,29 @@ struct DialFailure {
   int error = 0;                                    // for unreachable: connect's errno
 };
 
+// A connection the proxy refused, for --report: the name and port asked and
+// the rule: "not-allowed" (no allowed host matches), "loopback" or "private"
+// (it resolves to the host's own or a private network's addresses only),
+// "unresolved" (`detail`: the resolver's error).
+struct ProxyRefusal {
+  std::string name;
+  uint16_t port = 0;
+  std::string rule, detail;
+};
+using RefusalHook = std::function<void(const ProxyRefusal&)>;
+
 class Proxy {
  public:
   // local_ok: allowed names may resolve to the host's own addresses
   // (loopback, link-local, its interfaces'); private_ok: to private
   // networks' (see address_allowed). Else such a destination is refused.
-  // `socks`: the SOCKS5 listener.
-  Proxy(base::Fd listener, base::Fd socks, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok);
+  // `socks`: the SOCKS5 listener; `refused` is told of each refusal, from the connection's thread.
+  Proxy(base::Fd listener, base::Fd socks, std::vector<AllowedHost> allowed, bool local_ok, bool private_ok,
+        RefusalHook refused = {});
   ~Proxy();  // stops serving; connections in flight are cut
+  // One more allowed host while it runs (--control-fd); for connections from now on.
+  void allow(AllowedHost host);
+  bool allows(const std::string& host, uint16_t port) const;
   // "name:port (n)" for each destination refused, in the order first seen.
   std::vector<std::string> denied() const { return listed(denied_); }
   // "name:port: the resolver's error (n)" for each name not resolved.
@@ -110,10 +126,12 @@ class Proxy {
   void forget(int fd);  // closes a socket of open_
   std::vector<std::string> listed(const Tally& tally) const;
   void note(Tally& tally, const std::string& what);
+  void refuse(Tally& tally, const std::string& what, const ProxyRefusal& r);
 
   base::Fd listener_, socks_, stop_read_, stop_write_;
-  std::vector<AllowedHost> allowed_;
+  std::vector<AllowedHost> allowed_;  // under mu_: --control-fd adds to it
   bool local_ok_, private_ok_;
+  RefusalHook refused_;
   mutable std::mutex mu_;
   std::condition_variable idle_;
   int active_ = 0;  // connection threads (detached) still running

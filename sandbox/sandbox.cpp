@@ -16,10 +16,12 @@
 #include "base/error.h"
 #include "base/fd.h"
 #include "base/log.h"
+#include "base/path.h"
 #include "base/printable.h"
 #include "sandbox/internal.h"
 #include "sandbox/no_userns.h"
 #include "sandbox/proxy.h"
+#include "sandbox/report.h"
 #include "sandbox/socks.h"
 
 namespace husk::rt {
@@ -211,23 +213,41 @@ void drop_mounts(SandboxConfig& sc, const std::vector<std::string>& refused) {
       }
 }
 
-// --allow-host: the proxy listens in the sandbox's network namespace once its init is there.
-std::function<void(pid_t)> start_proxy(const SandboxOptions& o, std::unique_ptr<Proxy>& proxy) {
+constexpr const char* kSandboxId = "sandbox-";  // and husk's pid: the container's id, the report's "sandbox"
+
+// What runs beside the command and reports on it: the proxy, --control-fd's
+// reader, the cgroup's counts of limits reached.
+struct Live {
+  Report report;
+  std::unique_ptr<Proxy> proxy;
+  std::unique_ptr<Control> control;
+  LimitWatch limits;
+};
+
+// --allow-host: the proxy listens in the sandbox's network namespace once
+// its init is there (with --control-fd, from an empty list); the control
+// fd is read from then on.
+std::function<void(pid_t)> start_proxy(const SandboxOptions& o, Live& live) {
   std::vector<AllowedHost> allowed;
   for (const auto& a : o.allow_hosts) allowed.push_back(parse_allowed_host(a));
   for (const auto& d : o.deny_hosts) {
     allowed.push_back(parse_allowed_host(d));
     allowed.back().denied = true;
   }
-  return [&proxy, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private](pid_t init) {
+  return [&live, allowed, local_ok = o.allow_host_loopback, private_ok = o.allow_host_private,
+          control = o.control_fd](pid_t init) {
+    RefusalHook hook;
+    if (live.report) hook = [&report = live.report](const ProxyRefusal& r) { report.refused(r); };
     std::vector<base::Fd> listeners = listen_in_sandbox(init, {kProxyPort, socks::kPort});
-    proxy = std::make_unique<Proxy>(std::move(listeners[0]), std::move(listeners[1]), allowed, local_ok, private_ok);
+    live.proxy = std::make_unique<Proxy>(std::move(listeners[0]), std::move(listeners[1]), allowed, local_ok,
+                                         private_ok, hook);
+    if (control >= 0) live.control = std::make_unique<Control>(control, *live.proxy, live.report);
   };
 }
 
 // The command's status once it is gone, the terminal put back, then what
 // the proxy refused, said.
-int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, std::unique_ptr<Proxy>& proxy,
+int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, Live& live,
                  ScratchHome& scratch, const std::function<void(pid_t)>& ready) {
   scratch.open(pid);
   bool timed_out = false;
@@ -236,10 +256,15 @@ int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& t
   int status = wait_sandboxed(pid, sigfd, ready ? 0 : o.timeout, o.as_pid_1, timed_out);
   // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
   terminal.restore();
+  live.control.reset();
   if (std::string lost = scratch.discarded(); !lost.empty()) std::cerr << lost << std::endl;
-  if (timed_out)
+  live.limits.say(live.report);
+  if (timed_out) {
     std::cerr << "husk sandbox: --timeout " << o.timeout << "s reached: SIGTERM, then SIGKILL " << kKillGrace
               << "s later if needed" << std::endl;
+    live.report.emit("limit", report::timeout(o.timeout));
+  }
+  std::unique_ptr<Proxy>& proxy = live.proxy;
   if (proxy) {
     std::vector<std::string> denied = proxy->denied(), unresolved = proxy->unresolved();
     proxy.reset();
@@ -255,16 +280,39 @@ int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& t
   return status;
 }
 
-}  // namespace
-
-int cmd_sandbox(const Context& g, const SandboxOptions& o) {
-  if (o.print_config) return print_config(o);
-  if (!o.session.empty()) return cmd_session(g, o);
-  return run_sandbox(g, o, nullptr);
+// "start": what the sandbox decided; `sc` null without a user namespace
+// (`reason`), where the limits are rlimits.
+void report_start(const Report& report, const SandboxOptions& o, const SandboxHost& host, const SandboxConfig* sc,
+                  const std::string& reason) {
+  if (!report) return;
+  report::Start st;
+  st.command = o.args;
+  st.cwd = host.cwd;
+  st.uid = host.uid;
+  st.gid = host.gid;
+  st.user_namespace = sc != nullptr;
+  st.net = o.net;
+  st.allowed_hosts = o.allow_hosts;
+  st.control = o.control_fd >= 0;
+  st.limits = !o.limited() ? "none" : !sc || !host.cgroup ? "rlimit" : host.systemd_scope ? "systemd-scope" : "cgroup";
+  st.pids = o.pids;
+  st.memory = o.memory;
+  st.cpus = o.cpus;
+  st.timeout = o.timeout;
+  st.landlock_abi = landlock::abi();
+  if (sc) {
+    st.hidden = sc->hidden;
+    st.protected_paths = sc->guarded;
+    st.protected_paths.insert(st.protected_paths.end(), sc->placeholders.begin(), sc->placeholders.end());
+    st.writable = sc->writable;
+    st.notes = sc->notes;
+  } else {
+    st.notes = {"no user namespace here: " + reason + "; the walls are Landlock, seccomp and rlimits (said on stderr)"};
+  }
+  report.emit("start", report::start(st));
 }
 
-int run_sandbox(const Context& g, const SandboxOptions& o, const SessionReady* session) {
-  SandboxHost host = probe_sandbox_host(o);
+int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& live, const SessionReady* session) {
   // A core dump of husk would land in the (writable) working directory with
   // the caller's environment in it.
   const rlimit no_core{0, 0};
@@ -272,13 +320,14 @@ int run_sandbox(const Context& g, const SandboxOptions& o, const SessionReady* s
   Workdir work(host.uid, host.gid, o.overlay && o.keep_changes.empty());
   if (std::string reason = userns_restricted_up_front(); !reason.empty()) {
     if (session) throw Error("husk sandbox: --session needs user namespaces, refused here (" + reason + ")");
-    return run_without_userns(sandbox_context(g, work, host), o, host, work, reason, false);
+    report_start(live.report, o, host, nullptr, reason);
+    return run_without_userns(sandbox_context(g, work, host), o, host, work, reason, false, &live.report);
   }
   KeptChanges kept = keep_changes_dir(o, host);
   Context sg = sandbox_context(g, work, host);
   CreateExtras extras = sandbox_extras(o, host);
   CreateOptions co;
-  co.id = "sandbox-" + std::to_string(::getpid());
+  co.id = kSandboxId + std::to_string(::getpid());
   co.bundle = work.dir();
   // Forked before the config is built: fewer of our pages are shared with
   // it, so fewer copy-on-write faults while we go on.
@@ -286,6 +335,7 @@ int run_sandbox(const Context& g, const SandboxOptions& o, const SessionReady* s
   SandboxConfig sc =
       sandbox_config(o, host, work.rootfs(), kept.path.empty() ? work.overlay() : kept.path, work.empty_file());
   say_notes(sc);
+  report_start(live.report, o, host, &sc, "");
   make_layers(sc, work, kept, host);
   DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};
   say_landlock(sc.landlock);
@@ -300,12 +350,15 @@ int run_sandbox(const Context& g, const SandboxOptions& o, const SessionReady* s
   made.watch(sc.watched, [&](const NewFiles::One& one) { guardian.watch(one); });
   ScratchHome scratch(sc.config, host.home);
 
-  std::unique_ptr<Proxy> proxy;
-  if (!o.allow_hosts.empty()) extras.on_init_open = start_proxy(o, proxy);
+  if (o.proxied()) extras.on_init_open = start_proxy(o, live);
   // Saved before the command starts: it may change the settings at once.
   TerminalGuard terminal;
-  extras.on_created = [&scratch](pid_t init) { scratch.open(init); };
-  extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, proxy, scratch, ready); };
+  const bool watch = live.report && o.limited() && host.cgroup;
+  extras.on_created = [&, watch](pid_t init) {
+    scratch.open(init);
+    if (watch) live.limits.open(init, o);
+  };
+  extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, live, scratch, ready); };
   extras.on_late_error = [](const std::string& error) {
     std::cerr << "husk sandbox: " << base::printable(error) << std::endl;
   };
@@ -317,13 +370,57 @@ int run_sandbox(const Context& g, const SandboxOptions& o, const SessionReady* s
   } catch (const Error& e) {
     const std::string reason = userns_refused(e);
     if (reason.empty() || session) throw;
-    return run_without_userns(sg, o, host, work, reason, true);
+    report_start(live.report, o, host, nullptr, reason);
+    return run_without_userns(sg, o, host, work, reason, true, &live.report);
   }
   made.move_aside();
   placeholders.remove();  // ours would look new
   say_new_repositories(host.uid, host.gid, sc.writable, started);
   report_kept_changes(kept, sc, host);
   return status;
+}
+
+}  // namespace
+
+// --report FILE where the command may write (the working directory, --rw):
+// hidden from it, as --hide would, else it could add events of its own.
+SandboxOptions hide_report(const SandboxOptions& o, const SandboxHost& host) {
+  SandboxOptions out = o;
+  if (o.report.empty()) return out;
+  const std::string path = flag_path("--report", o.report, host.cwd);
+  bool writable = base::is_within(path, host.cwd);
+  for (const auto& d : o.rw)
+    writable |= base::is_within(path, host.real(flag_path("--rw", d, host.cwd)).value_or("/nonexistent/"));
+  if (writable) out.hide.push_back(path);
+  return out;
+}
+
+int cmd_sandbox(const Context& g, const SandboxOptions& o) {
+  if (o.print_config) return print_config(o);
+  if (!o.session.empty()) return cmd_session(g, o);
+  return run_sandbox(g, o, nullptr);
+}
+
+int run_sandbox(const Context& g, const SandboxOptions& given, const SessionReady* session) {
+  SandboxHost host = probe_sandbox_host(given);
+  timespec began{};
+  ::clock_gettime(CLOCK_MONOTONIC, &began);
+  if (given.control_fd >= 0) claim_fd("--control-fd", given.control_fd, false);
+  Live live;
+  live.report = Report(given, host, kSandboxId + std::to_string(::getpid()));
+  const SandboxOptions o = hide_report(given, host);
+  try {
+    const int status = sandbox(g, o, host, live, session);
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    live.report.emit("exit", report::exit(status, static_cast<double>(now.tv_sec - began.tv_sec) +
+                                                      static_cast<double>(now.tv_nsec - began.tv_nsec) / 1e9));
+    return status;
+  } catch (const Error& e) {
+    // The harness learns why nothing ran (or why the run broke off).
+    live.report.emit("error", {{"message", e.what()}});
+    throw;
+  }
 }
 
 }  // namespace husk::rt

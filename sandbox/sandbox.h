@@ -47,9 +47,13 @@ struct SandboxOptions {
   std::vector<std::string> deny_write;     // --deny-write PATH: read-only inside a writable directory
   std::string session;                     // --session NAME: one sandbox, many commands
   bool session_start = false, session_stop = false, session_status = false;  // --start, --stop, --status
+  std::string report;                      // --report FILE: events as JSON lines (report_event.h)
+  int report_fd = -1;                      // --report-fd N: the same, on the caller's fd
+  int control_fd = -1;                     // --control-fd N: hosts allowed while it runs (the proxy runs)
 
   bool limited() const { return pids || !memory.empty() || !cpus.empty(); }
   bool overlaid() const { return overlay || !keep_changes.empty(); }
+  bool proxied() const { return !allow_hosts.empty() || control_fd >= 0; }
 };
 
 // What the config is built from, read from the host by probe_sandbox_host().

@@ -339,7 +339,9 @@ void refuse_walls(const SandboxOptions& o) {
                                                            {o.as_pid_1, "--as-pid-1"},
                                                            {!o.allow_write.empty(), "--allow-write"},
                                                            {!o.deny_hosts.empty(), "--deny-host"},
-                                                           {!o.deny_write.empty(), "--deny-write"}};
+                                                           {!o.deny_write.empty(), "--deny-write"},
+                                                           {o.control_fd >= 0, "--control-fd"},
+                                                           {!o.report.empty() || o.report_fd >= 0, "--report"}};
   for (const auto& [on, flag] : given)
     if (on) throw Error(std::string(flag) + ": the walls of session " + o.session + " were set by its --start");
 }

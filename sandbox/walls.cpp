@@ -58,7 +58,7 @@ landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, cons
   // mount view alone stays, its mounts locked in any namespace made inside.
   plan.file_system = !o.allow_nested;
   // --allow-host: the proxies are the only way out; nothing listens.
-  if (!o.allow_hosts.empty()) {
+  if (o.proxied()) {
     plan.limit_tcp = true;
     plan.connect_ports = {kProxyPort, socks::kPort};
   }
