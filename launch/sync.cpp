@@ -93,8 +93,14 @@ pid_t clone3_raw(uint64_t flags, int cgroup_fd) {
   // ENOSYS (its flags are out of a filter's reach) so that callers fall back
   // to clone(2), whose flags the filter judges: husk inside their containers.
   // Without a stack clone(2) forks; CLONE_INTO_CGROUP has no equivalent there.
-  if (pid < 0 && errno == ENOSYS && cgroup_fd < 0)
+  if (pid < 0 && errno == ENOSYS && cgroup_fd < 0) {
+#if defined(__s390__) || defined(__CRIS__)
+    // These take the stack first, then the flags.
+    pid = static_cast<pid_t>(::syscall(SYS_clone, 0, flags | args.exit_signal, 0, 0, 0));
+#else
     pid = static_cast<pid_t>(::syscall(SYS_clone, flags | args.exit_signal, 0, 0, 0, 0));
+#endif
+  }
   return pid;
 }
 

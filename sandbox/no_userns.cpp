@@ -132,6 +132,11 @@ std::string userns_restricted_up_front() {
 }
 
 std::string userns_refused(const Error& e) {
+  const bool initial = base::try_read_file("/proc/self/uid_map").value_or("") == "         0          0 4294967295\n";
+  return userns_refused(e, initial);
+}
+
+std::string userns_refused(const Error& e, bool initial_userns) {
   const int err = e.err();
   if (std::string(e.what()).find("clone container init") == std::string::npos ||
       (err != EPERM && err != ENOSPC && err != EACCES && err != EINVAL && err != EUSERS))
@@ -139,6 +144,11 @@ std::string userns_refused(const Error& e) {
   if (sysctl("/proc/sys/user/max_user_namespaces") == "0") return "user.max_user_namespaces=0";
   if (::geteuid() != 0 && sysctl("/proc/sys/kernel/unprivileged_userns_clone") == "0")
     return "kernel.unprivileged_userns_clone=0";
+  if ((err == ENOSPC || err == EUSERS) && initial_userns)
+    throw Error("husk sandbox: no user namespace can be made: uid " + std::to_string(::getuid()) +
+                    " holds as many as user.max_user_namespaces allows (a nested sandbox of yours?); not running "
+                    "the command with fewer walls",
+                err);
   if (err == ENOSPC || err == EUSERS)
     return "the user namespace limit is reached: a container's, or bwrap's --disable-userns";
   return std::string("clone(CLONE_NEWUSER) is refused: ") + std::strerror(err) +

@@ -23,8 +23,13 @@ namespace husk::rt {
 std::string userns_restricted_up_front();
 
 // Why `e`, thrown by the normal sandbox, means that no user namespace can be
-// made here; "" when it is another failure.
-std::string userns_refused(const Error& e);
+// made here; "" when it is another failure. `initial_userns`: husk runs in
+// the host's own user namespace, where a limit reached (ENOSPC, EUSERS) is
+// one of the user's processes holding them all (a nested sandbox can make
+// thousands): an Error then, never a run with fewer walls. Below another
+// user namespace it is that namespace's rule (bwrap's --disable-userns).
+std::string userns_refused(const Error& e, bool initial_userns);
+std::string userns_refused(const Error& e);  // initial_userns read from /proc/self/uid_map
 
 // Pure: what needs a namespace is refused, naming the flag and `reason`.
 void refuse_without_userns(const SandboxOptions& o, const std::string& reason);

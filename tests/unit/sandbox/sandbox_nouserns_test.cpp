@@ -174,10 +174,17 @@ TEST_CASE("sandbox without userns: the walls said", "[sandbox]") {
 TEST_CASE("sandbox without userns: only the init's clone refused falls back", "[sandbox]") {
   using husk::Error;
   for (int err : {EPERM, ENOSPC, EACCES, EINVAL, EUSERS})
-    CHECK_FALSE(userns_refused(Error("create sandbox-1: clone container init: x", err)).empty());
-  CHECK_THAT(userns_refused(Error("clone container init: No space left on device", ENOSPC)),
+    CHECK_FALSE(userns_refused(Error("create sandbox-1: clone container init: x", err), false).empty());
+  CHECK_THAT(userns_refused(Error("clone container init: No space left on device", ENOSPC), false),
              Catch::Contains("user"));
+  // In the host's own user namespace a limit reached is the user's processes
+  // holding them (another sandbox's nested ones): no run with fewer walls.
+  for (int err : {ENOSPC, EUSERS})
+    CHECK_THROWS_WITH(userns_refused(Error("clone container init: x", err), true),
+                      Catch::Contains("not running the command with fewer walls"));
+  for (int err : {EPERM, EACCES, EINVAL})
+    CHECK_FALSE(userns_refused(Error("clone container init: x", err), true).empty());
   // Another failure, or another errno, is the normal sandbox's to report.
-  CHECK(userns_refused(Error("clone container init: Resource temporarily unavailable", EAGAIN)).empty());
-  CHECK(userns_refused(Error("mount proc on /proc: Operation not permitted", EPERM)).empty());
+  CHECK(userns_refused(Error("clone container init: Resource temporarily unavailable", EAGAIN), true).empty());
+  CHECK(userns_refused(Error("mount proc on /proc: Operation not permitted", EPERM), true).empty());
 }
