@@ -6,7 +6,6 @@
 // rename(2) and rmdir(2) refuse (EBUSY). Pure.
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "base/path.h"
 #include "sandbox/persist.h"
@@ -44,45 +43,58 @@ std::optional<size_t> innermost(const ojson& mounts, const std::string& path) {
 }
 
 struct Pin {
-  std::string dest, source, tree;  // tree: the destination of the writable bind it is in
+  std::string dest, source;
+  size_t slot;  // the first mount it goes before (its index in the config's list)
 };
 
 }  // namespace
 
 void pin_parents(ojson& mounts, const std::function<std::optional<std::string>(const std::string&)>& real) {
   std::map<std::string, Pin> pins;
-  std::set<std::string> looked;
-  for (const auto& m : mounts) {
-    const std::string up = parent(m["destination"].get<std::string>());
-    if (up.empty() || !looked.insert(up).second) continue;
+  std::map<std::string, std::optional<std::string>> dirs;  // each parent looked up once
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    const std::string up = parent(mounts[i]["destination"].get<std::string>());
+    if (up.empty()) continue;
     // The directory the mount lands in, a symlink on the way followed as
     // the runtime follows it (--hide link/secret).
-    const std::optional<std::string> dir = real(up);
-    if (!dir) continue;
-    const std::optional<size_t> tree = innermost(mounts, *dir);
+    auto dir = dirs.find(up);
+    if (dir == dirs.end()) dir = dirs.emplace(up, real(up)).first;
+    if (!dir->second) continue;
+    const std::optional<size_t> tree = innermost(mounts, *dir->second);
     if (!tree || !host_tree(mounts[*tree])) continue;
-    // Between the tree's top (a mount point already) and `dir`, nothing is mounted.
+    // Between the tree's top (a mount point already) and the directory, nothing is mounted.
     const std::string top = mounts[*tree]["destination"], source = mounts[*tree]["source"];
-    for (std::string d = *dir; d.size() > top.size(); d = parent(d))
-      pins.emplace(d, Pin{d, source + d.substr(top.size()), top});
+    for (std::string d = *dir->second; d.size() > top.size(); d = parent(d)) {
+      // Bound before the first mount inside it (it carries nothing covered
+      // twice), or before this one, which lands there through a symlink.
+      size_t slot = i;
+      for (size_t j = *tree + 1; j < i; ++j)
+        if (base::is_within(mounts[j]["destination"].get<std::string>(), d)) {
+          slot = j;
+          break;
+        }
+      auto [it, made] = pins.emplace(d, Pin{d, source + d.substr(top.size()), slot});
+      if (!made) it->second.slot = std::min(it->second.slot, slot);
+    }
   }
+  if (pins.empty()) return;
   std::vector<Pin> order;
   for (auto& [dest, pin] : pins) order.push_back(std::move(pin));
-  std::stable_sort(order.begin(), order.end(), [](const Pin& a, const Pin& b) { return depth(a.dest) < depth(b.dest); });
-  // Each just before the first mount inside it after its tree's (parents
-  // first, so a child's goes after its parent's): bound before them, it
-  // carries nothing covered twice.
-  for (const auto& p : order) {
-    size_t at = 0;
-    for (size_t i = 0; i < mounts.size(); ++i)
-      if (mounts[i]["destination"] == p.tree && host_tree(mounts[i])) at = i + 1;
-    while (at < mounts.size() && !base::is_within(mounts[at]["destination"].get<std::string>(), p.dest)) ++at;
-    mounts.insert(mounts.begin() + static_cast<std::ptrdiff_t>(at),
-                  ojson{{"destination", p.dest},
-                        {"type", "bind"},
-                        {"source", p.source},
-                        {"options", {"rbind", "nosuid", "nodev"}}});
+  // Parents first: a child's slot is never before its parent's.
+  std::stable_sort(order.begin(), order.end(), [](const Pin& a, const Pin& b) {
+    return a.slot != b.slot ? a.slot < b.slot : depth(a.dest) < depth(b.dest);
+  });
+  ojson out = ojson::array();
+  auto next = order.begin();
+  for (size_t i = 0; i < mounts.size(); ++i) {
+    for (; next != order.end() && next->slot == i; ++next)
+      out.push_back({{"destination", next->dest},
+                     {"type", "bind"},
+                     {"source", next->source},
+                     {"options", {"rbind", "nosuid", "nodev"}}});
+    out.push_back(std::move(mounts[i]));
   }
+  mounts = std::move(out);
 }
 
 }  // namespace husk::rt
