@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "sandbox/no_userns.h"
 #include "sandbox/persist.h"
 
 using namespace husk::rt;
@@ -97,4 +98,17 @@ TEST_CASE("pins: a tree shown elsewhere pins from its source; an overlay is not 
   pin_parents(mounts, [](const std::string& p) { return std::optional<std::string>(p); });
   CHECK(lines(mounts) == std::vector<std::string>{"/w bind /host/w pin", "/o overlay", "/w/d bind /host/w/d pin",
                                                   "/w/d/key bind /e", "/o/d/key bind /e"});
+}
+
+TEST_CASE("pins: no Landlock tree of their own, without a user namespace either (the tree above grants it)",
+          "[sandbox]") {
+  ojson cfg = {{"mounts", ojson::array()}, {"process", {{"env", ojson::array()}}}};
+  cfg["mounts"].push_back(bind("/p", "/p", true));
+  cfg["mounts"].push_back(hidden_file("/p/a/key"));
+  pin_parents(cfg["mounts"], [](const std::string& p) { return std::optional<std::string>(p); });
+  REQUIRE(cfg["mounts"].size() == 3);
+  std::vector<std::string> trees;
+  for (const auto& t : no_userns_plan(cfg, {"/p/a/key"}, "/t").trees) trees.push_back(t.path);
+  CHECK(std::count(trees.begin(), trees.end(), "/p") == 1);
+  CHECK(std::count(trees.begin(), trees.end(), "/p/a") == 0);
 }
