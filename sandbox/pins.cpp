@@ -32,13 +32,10 @@ std::string parent(const std::string& path) { return path.substr(0, path.rfind('
 size_t depth(const std::string& path) { return std::count(path.begin(), path.end(), '/'); }
 
 // The mount on top at `path` or above it: the deepest destination, the last of those.
-std::optional<size_t> innermost(const ojson& mounts, const std::string& path) {
+std::optional<size_t> innermost(const std::vector<std::string>& dests, const std::string& path) {
   std::optional<size_t> best;
-  for (size_t i = 0; i < mounts.size(); ++i) {
-    const std::string dest = mounts[i]["destination"];
-    if (base::is_within(path, dest) && (!best || dest.size() >= mounts[*best]["destination"].get<std::string>().size()))
-      best = i;
-  }
+  for (size_t i = 0; i < dests.size(); ++i)
+    if (base::is_within(path, dests[i]) && (!best || dests[i].size() >= dests[*best].size())) best = i;
   return best;
 }
 
@@ -50,26 +47,30 @@ struct Pin {
 }  // namespace
 
 void pin_parents(ojson& mounts, const std::function<std::optional<std::string>(const std::string&)>& real) {
+  // Read once: a config holds a hundred mounts, each looked at per parent.
+  std::vector<std::string> dests;
+  for (const auto& m : mounts) dests.push_back(m["destination"]);
   std::map<std::string, Pin> pins;
   std::map<std::string, std::optional<std::string>> dirs;  // each parent looked up once
-  for (size_t i = 0; i < mounts.size(); ++i) {
-    const std::string up = parent(mounts[i]["destination"].get<std::string>());
+  for (size_t i = 0; i < dests.size(); ++i) {
+    const std::string up = parent(dests[i]);
     if (up.empty()) continue;
     // The directory the mount lands in, a symlink on the way followed as
     // the runtime follows it (--hide link/secret).
     auto dir = dirs.find(up);
     if (dir == dirs.end()) dir = dirs.emplace(up, real(up)).first;
     if (!dir->second) continue;
-    const std::optional<size_t> tree = innermost(mounts, *dir->second);
+    const std::optional<size_t> tree = innermost(dests, *dir->second);
     if (!tree || !host_tree(mounts[*tree])) continue;
     // Between the tree's top (a mount point already) and the directory, nothing is mounted.
-    const std::string top = mounts[*tree]["destination"], source = mounts[*tree]["source"];
+    const std::string& top = dests[*tree];
+    const std::string source = mounts[*tree]["source"];
     for (std::string d = *dir->second; d.size() > top.size(); d = parent(d)) {
       // Bound before the first mount inside it (it carries nothing covered
       // twice), or before this one, which lands there through a symlink.
       size_t slot = i;
       for (size_t j = *tree + 1; j < i; ++j)
-        if (base::is_within(mounts[j]["destination"].get<std::string>(), d)) {
+        if (base::is_within(dests[j], d)) {
           slot = j;
           break;
         }
