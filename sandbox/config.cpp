@@ -580,6 +580,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   // Last: over everything bound above them.
   for (const auto& d : hidden.dirs) mounts.push_back(empty_read_only_dir(d));
   for (const auto& f : hidden.files) mounts.push_back(hidden_file(f, empty_file));
+  pin_parents(mounts, h.real);  // none of them renamed away with its parent
   cfg["mounts"] = std::move(mounts);
 
   set_process(cfg["process"], o, h);

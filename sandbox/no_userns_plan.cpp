@@ -64,7 +64,11 @@ landlock::Plan no_userns_plan(const ojson& cfg, const std::vector<std::string>& 
     if (m["type"] != "bind") continue;
     const std::string source = m["source"];
     const bool write = !has_option(m, "rro") && !has_option(m, "ro");
-    // A read-only bind outside what is hidden is covered by "/" already.
+    // A read-only bind outside what is hidden is covered by "/" already; a
+    // writable one inside a writable tree (a pinned directory) by that tree.
+    if (write && std::any_of(plan.trees.begin(), plan.trees.end(),
+                             [&](const landlock::Tree& t) { return t.write && base::is_within(source, t.path); }))
+      continue;
     if (write || within_any(source, plan.hidden)) plan.trees.push_back({source, write});
   }
   plan.trees.push_back({tmpdir, true});

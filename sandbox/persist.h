@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,15 @@ nlohmann::ordered_json persist_mounts(const std::vector<Protection>& plan, const
                                       const std::string& real, const std::vector<std::string>& allow_write,
                                       std::vector<std::string>& used_allow, std::vector<std::string>& placeholders,
                                       std::vector<std::string>& guarded);
+
+// Every directory between a writable bind of a host tree (the working
+// directory, --rw, a pinned one) and a mount below it (a hidden path, a
+// --deny-write or a protected one) bound on itself, writable, just before the
+// first mount inside it (pins.cpp): renaming a parent away would take the
+// mount with it and leave the host's file at a new name. `real`: realpath,
+// nullopt when missing (SandboxHost::real).
+void pin_parents(nlohmann::ordered_json& mounts,
+                 const std::function<std::optional<std::string>(const std::string&)>& real);
 
 // An empty directory that stands in for a hidden one or a missing protected
 // one: read-only, and looks it (mode 0555).

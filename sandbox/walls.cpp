@@ -43,9 +43,17 @@ landlock::Plan landlock_plan(const SandboxOptions& o, const SandboxHost& h, cons
   // Every mount is below the root, which shows nothing of its own.
   plan.trees.push_back({"/", false});
   // What hides a path (the null device or an empty file bound over it) is no tree.
-  for (const auto& m : cfg["mounts"])
-    if (writable(m, h.home) && std::find(hidden.begin(), hidden.end(), m["destination"]) == hidden.end())
-      plan.trees.push_back({m["destination"], true});
+  std::vector<std::string> binds;  // writable binds: one inside another (a pinned directory) adds no right
+  for (const auto& m : cfg["mounts"]) {
+    const std::string dest = m["destination"];
+    if (!writable(m, h.home) || std::find(hidden.begin(), hidden.end(), dest) != hidden.end()) continue;
+    if (m["type"] == "bind" && std::any_of(binds.begin(), binds.end(), [&](const std::string& b) {
+          return base::is_within(dest, b);
+        }))
+      continue;
+    if (m["type"] == "bind") binds.push_back(dest);
+    plan.trees.push_back({dest, true});
+  }
   for (const char* dev : kWritableDevices) plan.trees.push_back({dev, true});
   // The kernel views' own masks are left to the mounts (not in `hidden`):
   // /proc's entries come and go with the processes, a walk would miss the new ones.

@@ -223,7 +223,9 @@ TEST_CASE("persist: hidden directories are empty and read-only, hidden files rea
   o.hide = {"proj/.env"};
   SandboxConfig sc = sandbox_config(o, h, "r", "overlay", "/run/sb/empty");
   auto m = mounts(sc.config);
-  CHECK(m[m.size() - 2] == "/home/ann/.ssh" + kEmpty);  // last: over every bind
+  CHECK(m[m.size() - 3] == "/home/ann/.ssh" + kEmpty);  // last: over every bind
+  // proj, between the writable home and .env, pinned before .env (pins_test.cpp).
+  CHECK(m[m.size() - 2] == "/home/ann/proj bind /home/ann/proj rbind nosuid nodev");
   CHECK(m.back() == "/home/ann/proj/.env bind /run/sb/empty bind ro nosuid nodev noexec");
   // --print-config, for any runtime: the null device, as maskedPaths has it.
   CHECK(has(mounts(sandbox_config(o, h, "r").config), "/home/ann/proj/.env bind /dev/null bind nosuid noexec"));

@@ -90,6 +90,25 @@ TEST_CASE("sandbox landlock: the working directory at home: its credentials left
   CHECK(std::find(r.hidden.begin(), r.hidden.end(), "/etc/shadow") != r.hidden.end());
 }
 
+TEST_CASE("sandbox landlock: a pinned directory is no tree of its own: the working directory's grants it",
+          "[sandbox]") {
+  SandboxHost h = host();
+  const auto real = h.real;
+  h.real = [real](const std::string& p) -> std::optional<std::string> {
+    if (p == "/home/ann/proj/conf" || p == "/home/ann/proj/conf/key") return p;
+    return real(p);
+  };
+  SandboxOptions o = cmd();
+  o.hide = {"conf/key"};
+  const SandboxConfig sc = sandbox_config(o, h, "r");
+  bool pinned = false;
+  for (const auto& m : sc.config["mounts"]) pinned |= m["destination"] == "/home/ann/proj/conf";
+  CHECK(pinned);
+  const std::set<std::string> t = trees(sc.landlock);
+  CHECK(t.count("/home/ann/proj rw"));
+  CHECK_FALSE(t.count("/home/ann/proj/conf rw"));
+}
+
 TEST_CASE("sandbox landlock: --overlay makes the shown directories writable trees", "[sandbox]") {
   SandboxOptions o = cmd();
   o.overlay = true;
