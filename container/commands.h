@@ -13,6 +13,7 @@
 #include "container/context.h"
 #include "landlock/landlock.h"
 #include "policy/policy.h"
+#include "seccomp/seccomp.h"
 #include "spec/defaults.h"
 #include "spec/spec.h"
 
@@ -126,6 +127,13 @@ struct ExecExtras {
   pid_t ns_pid = 0;
   // A command that cannot run exits 127 or 126, said on its stderr, as a shell does.
   bool shell_words = false;
+  // The container's config as its owner keeps it for many execs, its mounts
+  // left out (exec reads none; parsing them was most of the work); null:
+  // the container's config.json.
+  const spec::Spec* container = nullptr;
+  // The filter compiled once for all of them (that config then has no
+  // linux.seccomp); null: compiled from linux.seccomp.
+  const seccomp::Program* filter = nullptr;
 };
 
 int cmd_exec(const Context& g, const ExecOptions& o, const ExecExtras& extras = {});

@@ -254,12 +254,12 @@ struct ExecTarget {
   spec::Process proc;
 };
 
-ExecTarget exec_target(Handle& h, const ExecOptions& o) {
+ExecTarget exec_target(Handle& h, const ExecOptions& o, const spec::Spec* container) {
   ExecTarget t;
   t.rec = h.load();
   t.status = live_status(t.rec);
   require(o.ignore_paused ? Verb::exec_ignore_paused : Verb::exec, t.status, t.rec.oci.id);
-  t.container = h.config();
+  t.container = container ? *container : h.config();
   t.proc = exec_process_spec(o, t.container);
   if (t.proc.terminal && o.detach && o.console_socket.empty())
     throw Error("terminal: a detached process's terminal goes to --console-socket, which is not given");
@@ -290,13 +290,15 @@ cgroups::Config exec_cgroup(const Record& rec) {
 
 int cmd_exec(const Context& g, const ExecOptions& o, const ExecExtras& extras) {
   std::optional<Handle> h(Handle::open(Store(g.root), o.id));
-  ExecTarget t = exec_target(*h, o);
+  ExecTarget t = exec_target(*h, o, extras.container);
   enforce_operator_policy_on_exec(g, t.container, t.proc);
   ExecChild c{t.container, t.proc, {}, -1, -1, o.preserve_fds, -1, nullptr, extras.landlock, extras.shell_words};
   std::vector<Fd> ns_fds = open_init_namespaces(t.rec, t.container, c, extras.ns_pid);
 
   seccomp::Program filter;
-  if (t.container.linux_->seccomp) {
+  if (extras.filter) {
+    c.filter = extras.filter;
+  } else if (t.container.linux_->seccomp) {
     filter = seccomp::compile(seccomp::plan(*t.container.linux_->seccomp), g.seccomp_cache);
     c.filter = &filter;
   }

@@ -17,6 +17,7 @@
 #include "cgroups/host.h"
 #include "landlock/landlock.h"
 #include "sandbox/sandbox.h"
+#include "seccomp/seccomp.h"
 
 namespace husk::rt {
 
@@ -256,6 +257,10 @@ void check_session_name(const std::string& name);
 // The Landlock plan a session's commands build again, kept as JSON.
 nlohmann::json plan_to_json(const landlock::Plan& p);
 landlock::Plan plan_from_json(const nlohmann::json& j);
+// The seccomp program every command of a session loads, kept as bytes (no
+// listener: a filter with one keeps its config); a malformed one is an error.
+std::string program_to_bytes(const seccomp::Program& p);
+seccomp::Program program_from_bytes(const std::string& bytes);
 
 // --session NAME with --start, --stop, --status or a command (session.cpp).
 int cmd_session(const Context& g, const SandboxOptions& o);

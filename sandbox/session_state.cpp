@@ -1,6 +1,7 @@
 // What a session keeps between its commands: its name's rules and the
 // Landlock plan each command builds again, as JSON. Pure.
 #include <algorithm>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -48,6 +49,38 @@ landlock::Plan plan_from_json(const nlohmann::json& j) {
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("husk sandbox: the session's Landlock plan: ") + e.what());
   }
+  return p;
+}
+
+namespace {
+constexpr char kProgramMagic[8] = {'H', 'U', 'S', 'K', 'S', 'F', 'L', '1'};
+}
+
+std::string program_to_bytes(const seccomp::Program& p) {
+  if (p.notify) throw Error("husk sandbox: a session's filter cannot have a listener");
+  std::string out(kProgramMagic, sizeof kProgramMagic);
+  // The count too: a file cut after any instruction would be a shorter program the kernel may take.
+  for (const uint32_t v : {static_cast<uint32_t>(p.flags), static_cast<uint32_t>(p.insns.size())})
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  out.append(reinterpret_cast<const char*>(p.insns.data()), p.insns.size() * sizeof(sock_filter));
+  return out;
+}
+
+seccomp::Program program_from_bytes(const std::string& bytes) {
+  const size_t head = sizeof kProgramMagic + 2 * sizeof(uint32_t);
+  const size_t rest = bytes.size() < head ? 0 : bytes.size() - head;
+  uint32_t count = 0;
+  if (rest) std::memcpy(&count, bytes.data() + sizeof kProgramMagic + sizeof(uint32_t), sizeof count);
+  if (rest == 0 || rest != count * sizeof(sock_filter) || count > BPF_MAXINSNS ||
+      std::memcmp(bytes.data(), kProgramMagic, sizeof kProgramMagic) != 0)
+    throw Error("husk sandbox: the session's seccomp filter is malformed (" + std::to_string(bytes.size()) +
+                " bytes)");
+  seccomp::Program p;
+  uint32_t flags;
+  std::memcpy(&flags, bytes.data() + sizeof kProgramMagic, sizeof flags);
+  p.flags = flags;
+  p.insns.resize(rest / sizeof(sock_filter));
+  std::memcpy(p.insns.data(), bytes.data() + head, rest);
   return p;
 }
 

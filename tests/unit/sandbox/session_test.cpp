@@ -50,3 +50,28 @@ TEST_CASE("a session's state with a missing or mistyped plan key is an error, no
   j["limit_tcp"] = "yes";
   REQUIRE_THROWS_WITH(plan_from_json(j), Contains("Landlock plan"));
 }
+
+TEST_CASE("a session's seccomp filter survives its bytes") {
+  husk::seccomp::Program p;
+  p.insns = {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0), BPF_STMT(BPF_RET | BPF_K, 0x7fff0000)};
+  p.flags = 4;
+  const husk::seccomp::Program q = program_from_bytes(program_to_bytes(p));
+  REQUIRE(q.insns.size() == 2);
+  REQUIRE(q.insns[1].k == 0x7fff0000u);
+  REQUIRE(q.insns[0].code == (BPF_LD | BPF_W | BPF_ABS));
+  REQUIRE(q.flags == 4u);
+  REQUIRE_FALSE(q.notify);
+}
+
+TEST_CASE("a truncated, empty or foreign filter file is an error, never no filter") {
+  husk::seccomp::Program p;
+  p.insns = {BPF_STMT(BPF_RET | BPF_K, 0), BPF_STMT(BPF_RET | BPF_K, 0x7fff0000)};
+  const std::string good = program_to_bytes(p);
+  // Cut after its first instruction it would still be a program the kernel takes.
+  for (const std::string& bad : {std::string(), good.substr(0, good.size() - 8), good.substr(0, good.size() - 1),
+                                 good.substr(0, 16), "HUSKBPF1" + good.substr(8), good + std::string(8, '\0')})
+    REQUIRE_THROWS_WITH(program_from_bytes(bad), Contains("seccomp filter is malformed"));
+  // A filter with a listener needs its agent: a session never keeps one apart.
+  p.notify = true;
+  REQUIRE_THROWS_WITH(program_to_bytes(p), Contains("listener"));
+}
