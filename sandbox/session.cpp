@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -275,7 +276,10 @@ int start(const Context& g, const SandboxOptions& o) {
     return 0;
   }
   if (said.empty()) said = "husk sandbox: session " + o.session + ": its sandbox ended before it was ready";
-  // Not started: nothing of it stays.
+  // Not started: nothing of it stays. The pipe's end of file can come
+  // before the keeper's exit has closed its lock: reaped, it holds nothing.
+  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
   Fd again = open_lock(s);
   if (::flock(again.get(), LOCK_EX | LOCK_NB) == 0) remove_session(s, o.session);
   throw Error(said);
