@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,18 @@ nlohmann::ordered_json persist_mounts(const std::vector<Protection>& plan, const
                                       const std::string& real, const std::vector<std::string>& allow_write,
                                       std::vector<std::string>& used_allow, std::vector<std::string>& placeholders,
                                       std::vector<std::string>& guarded);
+
+// The default settings' directory (`dir`, SandboxHost::settings_dir) where
+// a writable directory (`writable`: their real paths) holds it and the
+// home's plan (.config/husk, made when the home is one of them) does not:
+// $XDG_CONFIG_HOME elsewhere, a symlink on the way, a writable ~/.config.
+// Its real path, to be shown read-only; nullopt when there is nothing to
+// do. Missing there, an Error: the command would make the next sandbox's
+// settings.
+std::optional<std::string> settings_dir_protection(
+    const std::string& dir, const std::string& home,
+    const std::function<std::optional<std::string>(const std::string&)>& real,
+    const std::vector<std::string>& writable);
 
 // An empty directory that stands in for a hidden one or a missing protected
 // one: read-only, and looks it (mode 0555).
