@@ -236,16 +236,6 @@ struct Hidden {
   std::vector<std::string> masked, dirs, files;
 };
 
-ojson hidden_file(const std::string& dest, const std::string& empty_file) {
-  if (empty_file.empty())  // no nodev: the null device is opened there
-    return {
-        {"destination", dest}, {"type", "bind"}, {"source", "/dev/null"}, {"options", {"bind", "nosuid", "noexec"}}};
-  return {{"destination", dest},
-          {"type", "bind"},
-          {"source", empty_file},
-          {"options", {"bind", "ro", "nosuid", "nodev", "noexec"}}};
-}
-
 // Deny wins: every credential inside something shown is hidden there, a
 // directory inside a credential is refused; then --hide.
 Hidden hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<std::string> masked,
@@ -273,10 +263,12 @@ Hidden hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<s
   for (const auto& p : o.hide) {
     std::string path = flag_path("--hide", p, h.cwd);
     if (is_glob(p) && !h.real(path)) {
-      for (const auto& m : glob_matches("--hide", p, path, given_dests(s, false), h.glob))
-        // Inside a directory hidden already: nothing there to hide again.
-        if (std::none_of(out.dirs.begin(), out.dirs.end(), [&](const std::string& d) { return base::is_within(m, d); }))
-          mask(m);
+      for (const auto& m : glob_matches("--hide", p, path, given_dests(s, false), h.glob)) {
+        // A link to nothing or into what is hidden already: nothing to hide there (a mount would make it).
+        const std::optional<std::string> r = h.real(m);
+        auto inside = [&](const std::string& d) { return base::is_within(m, d) || (r && base::is_within(*r, d)); };
+        if (r && std::none_of(out.dirs.begin(), out.dirs.end(), inside)) mask(m);
+      }
       continue;
     }
     if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");

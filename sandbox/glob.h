@@ -50,7 +50,8 @@ struct GlobFound {
   bool stopped = false;            // a bound was reached: deeper matches are missed
 };
 // The matches of `g` below `root` (breadth first), no symlink followed: a
-// symlink is a match as itself (hidden as --hide hides it), never entered.
+// symlink is a match as itself (hidden as --hide hides it, what it names;
+// "dir/**" takes a link named dir too), never entered.
 // root itself matches a pattern of no parts ("/dir/**").
 GlobFound walk_glob(const Glob& g, const std::string& root);
 

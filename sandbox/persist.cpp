@@ -212,6 +212,16 @@ ojson empty_read_only_dir(const std::string& dest) {
           {"options", {"ro", "nosuid", "nodev", "noexec", "mode=555", "nr_inodes=1"}}};
 }
 
+ojson hidden_file(const std::string& dest, const std::string& empty_file) {
+  if (empty_file.empty())  // no nodev: the null device is opened there
+    return {
+        {"destination", dest}, {"type", "bind"}, {"source", "/dev/null"}, {"options", {"bind", "nosuid", "noexec"}}};
+  return {{"destination", dest},
+          {"type", "bind"},
+          {"source", empty_file},
+          {"options", {"bind", "ro", "nosuid", "nodev", "noexec"}}};
+}
+
 ojson persist_mounts(const std::vector<Protection>& plan, const std::string& dest, const std::string& real,
                      const std::vector<std::string>& allow_write, std::vector<std::string>& used_allow,
                      std::vector<std::string>& placeholders, std::vector<std::string>& guarded) {

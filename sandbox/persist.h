@@ -85,4 +85,8 @@ std::optional<std::string> settings_dir_protection(
 // one: read-only, and looks it (mode 0555).
 nlohmann::ordered_json empty_read_only_dir(const std::string& dest);
 
+// An empty read-only file (`empty_file`) bound over a hidden one; without
+// one, the null device.
+nlohmann::ordered_json hidden_file(const std::string& dest, const std::string& empty_file);
+
 }  // namespace husk::rt

@@ -251,4 +251,18 @@ chown -R "$U:$G" "$HOME_DIR/.config"
 run_sb -- -- sh -c 'cat app/.env; true'
 expect "settings (F13): hide: [\"~/**/.env\"] in the default file hides app/.env" 0 "" "env-app-$$"
 rm -rf "$HOME_DIR/.config" "$HOME_DIR/proj/app"
+
+# F10: a directory symlink named by "**/NAME/**" is hidden as the directory
+# would be. F11: a match that is a link to nothing is not mounted on (the
+# mount would make its target, here in a --rw tree).
+mkdir -p "$SRV_DIR/st-secrets" "$HOME_DIR/proj/config"; echo "db-pw-$$" >"$SRV_DIR/st-secrets/db.pw"
+ln -s "$SRV_DIR/st-secrets" "$HOME_DIR/proj/config/secrets"; ln -s "$SRV_DIR/st-made-by-hide" "$HOME_DIR/proj/p.env"
+chown -R "$U:$G" "$SRV_DIR/st-secrets" "$HOME_DIR/proj/config"; chown -h "$U:$G" "$HOME_DIR/proj/p.env"
+run_sb -- --hide '**/secrets/**' -- sh -c 'cat config/secrets/db.pw; true'
+expect "glob (F10): '**/secrets/**' hides config/secrets, a symlink to a directory out of the tree" 0 "" "db-pw-$$"
+run_sb -- --rw "$SRV_DIR" --hide '*.env' -- true
+[ "$RC" = 0 ] && [ ! -e "$SRV_DIR/st-made-by-hide" ] &&
+  pass "glob (F11): a match that is a dangling symlink makes nothing where it points" ||
+  fail "glob (F11): dangling symlink match" "exit 0, $SRV_DIR/st-made-by-hide not made" "exit $RC: $OUT"
+rm -rf "$SRV_DIR/st-secrets" "$SRV_DIR/st-made-by-hide" "$HOME_DIR/proj/config" "$HOME_DIR/proj/p.env"
 rm -rf "$HOME_DIR/proj/a" "$HOME_DIR/proj/s" "$HOME_DIR/proj/.env" "$HOME_DIR/proj/k.pem" "$HOME_DIR/proj/secret.txt" "$st_dir"

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <set>
@@ -192,6 +193,32 @@ TEST_CASE("glob: the walk follows no symlink, a link is a match as itself", "[sa
   // A pattern naming the directories, hidden whole.
   f = walk_glob(parse_glob("**/b/**", d + "/**/b/**"), d);
   CHECK(f.paths == std::vector<std::string>{d + "/a/b"});
+}
+
+TEST_CASE("glob: a directory symlink that \"**/NAME/**\" names is a match", "[sandbox][glob]") {
+  husk_test::TempDir t, out;
+  const std::string& d = t.path;
+  REQUIRE(mkdir((d + "/config").c_str(), 0755) == 0);
+  write(out.path + "/db.pw");
+  REQUIRE(symlink(out.path.c_str(), (d + "/config/secrets").c_str()) == 0);  // out of the tree
+  GlobFound f = walk_glob(parse_glob("**/secrets/**", d + "/**/secrets/**"), d);
+  CHECK(f.paths == std::vector<std::string>{d + "/config/secrets"});
+}
+
+TEST_CASE("sandbox: a glob match that is a link to nothing is not mounted on (its target is not made)",
+          "[sandbox][glob]") {
+  SandboxOptions o = cmd();
+  o.hide = {"*.env"};
+  // p.env -> a missing file in a writable tree: the runtime would make it as a mount point.
+  SandboxHost h = host({"/home/ann/proj/a.env"});
+  h.glob = [](const Glob&, const std::string&) {
+    GlobFound f;
+    f.paths = {"/home/ann/proj/a.env", "/home/ann/proj/p.env"};
+    return f;
+  };
+  std::vector<std::string> b = binds(sandbox_config(o, h, "/r", "overlay", "/w/empty"));
+  CHECK(has(b, "/home/ann/proj/a.env /w/empty ro"));
+  for (const auto& m : b) CHECK(m.find("p.env") == std::string::npos);
 }
 
 TEST_CASE("glob: the walk stops at its depth and says so", "[sandbox][glob]") {
