@@ -146,7 +146,7 @@ void sandbox_flags(po::options_description& d) {
   d.add_options()
       ("deny-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] the proxy refuses even where --allow-host allows it (repeatable)")
       ("deny-write", po::value<std::vector<std::string>>()->composing(), "a path inside a writable directory made read-only, or a pattern's matches, as --hide has them (repeatable)")
-      ("settings", po::value<std::vector<std::string>>()->composing(), "a settings file: YAML or JSON, husk's keys (the flags' names) or srt's (repeatable; the later wins)")
+      ("settings", po::value<std::vector<std::string>>()->composing(), "a settings file: YAML or JSON, husk's keys (the flags' names; a path's leading ~ is the home of the user the command runs as) or srt's (repeatable; the later wins)")
       ("project-settings", po::value<std::vector<std::string>>()->composing(), "a settings file the project wrote: it may only narrow (repeatable)")
       ("print-settings", po::bool_switch(), "print the settings in force and where each came from, then exit")
       ("no-user-settings", po::bool_switch(), "skip the default settings file ($XDG_CONFIG_HOME/husk/sandbox.yaml or .json, else ~/.config/husk/; as root, root's own from passwd: never the user's or $HOME's)");
