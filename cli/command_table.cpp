@@ -122,13 +122,13 @@ void sandbox_flags(po::options_description& d) {
   d.add_options()
       ("rw", po::value<std::vector<std::string>>()->composing(), "a directory the command may write (repeatable); the working directory always")
       ("ro", po::value<std::vector<std::string>>()->composing(), "show a hidden directory read-only (repeatable)")
-      ("hide", po::value<std::vector<std::string>>()->composing(), "hide a file or directory (repeatable)")
+      ("hide", po::value<std::vector<std::string>>()->composing(), "hide a file or directory, or a pattern's matches: one with *, ? or [ is a pattern unless a path so named exists (** any levels, **/.env, *.pem, dir/**); its walk of the shown trees stops the start past 16 levels or 20,000 names: narrow the pattern or the tree (repeatable)")
       ("env", po::value<std::vector<std::string>>()->composing(), "K=V, or K to pass husk's own value (repeatable)")
       ("net", po::value<std::string>()->default_value("none"), "none (loopback only) or host")
       ("allow-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] reachable through husk's proxy (HTTP_PROXY) (repeatable)")
       ("allow-host-loopback", po::bool_switch(), "allowed names may resolve to the host's own addresses: loopback, its interfaces' (a local mirror)")
       ("allow-host-private", po::bool_switch(), "allowed names may resolve to private networks' addresses (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7)")
-      ("user", po::value<std::string>(), "UID[:GID] the command runs as (root only; default: sudo's user)")
+      ("user", po::value<std::string>(), "UID[:GID] the command runs as (root only; default: sudo's user); settled before any file is read for that user, whose default settings file is never read")
       ("memory", po::value<std::string>(), "memory limit, e.g. 512m")
       ("pids", po::value<std::string>(), "at most this many processes")
       ("cpus", po::value<std::string>(), "CPU time, in CPUs (e.g. 0.5)")
@@ -145,10 +145,11 @@ void sandbox_flags(po::options_description& d) {
   // The settings files (cli/sandbox_settings.cpp) and the deny lists srt's have.
   d.add_options()
       ("deny-host", po::value<std::vector<std::string>>()->composing(), "NAME[:PORT] the proxy refuses even where --allow-host allows it (repeatable)")
-      ("deny-write", po::value<std::vector<std::string>>()->composing(), "a path inside a writable directory made read-only (repeatable)")
-      ("settings", po::value<std::vector<std::string>>()->composing(), "a settings file: YAML or JSON, husk's keys (the flags' names) or srt's (repeatable; the later wins)")
+      ("deny-write", po::value<std::vector<std::string>>()->composing(), "a path inside a writable directory made read-only, or a pattern's matches, as --hide has them (repeatable)")
+      ("settings", po::value<std::vector<std::string>>()->composing(), "a settings file: YAML or JSON, husk's keys (the flags' names; a path's leading ~ is the home of the user the command runs as) or srt's (repeatable; the later wins)")
       ("project-settings", po::value<std::vector<std::string>>()->composing(), "a settings file the project wrote: it may only narrow (repeatable)")
-      ("print-settings", po::bool_switch(), "print the settings in force and where each came from, then exit");
+      ("print-settings", po::bool_switch(), "print the settings in force and where each came from, then exit")
+      ("no-user-settings", po::bool_switch(), "skip the default settings file ($XDG_CONFIG_HOME/husk/sandbox.yaml or .json, else ~/.config/husk/; as root, root's own from passwd: never the user's or $HOME's)");
   // Session mode (sandbox/session.cpp): no keys of a settings file either.
   d.add_options()
       ("session", po::value<std::string>(), "NAME: one sandbox for many commands: --start it (with the flags above), run -- CMD in it, --stop it")

@@ -3,9 +3,12 @@
 // command line's are, so the same code judges both.
 #include "cli/sandbox_settings.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "base/error.h"
@@ -20,7 +23,7 @@ namespace {
 // Flags about the settings themselves and a session's verbs: no key of a file.
 bool is_meta(const std::string& name) {
   return name == "settings" || name == "project-settings" || name == "print-settings" || name == "session" ||
-         name == "start" || name == "stop" || name == "status";
+         name == "start" || name == "stop" || name == "status" || name == "no-user-settings";
 }
 
 std::vector<SettingKey> setting_keys(const po::options_description& d) {
@@ -127,6 +130,19 @@ struct Merge {
 
 }  // namespace
 
+namespace {
+
+// The `user` a document names, as the flag's text whatever its type (a
+// YAML `user: 0` is a number), nullopt when it names none.
+std::optional<std::string> user_in(const nlohmann::ordered_json& doc, const std::string& file,
+                                   const std::vector<SettingKey>& keys) {
+  if (!doc.contains("user")) return std::nullopt;
+  nlohmann::ordered_json only = {{"user", doc["user"]}};
+  return settings_values(only, file, keys, {}).at(0).values.at(0);
+}
+
+}  // namespace
+
 bool apply_sandbox_settings(po::variables_map& vm, const po::options_description& d) {
   Merge m{vm, d, setting_keys(d), {}, {}};
   for (const auto& k : m.keys)
@@ -137,31 +153,34 @@ bool apply_sandbox_settings(po::variables_map& vm, const po::options_description
   auto list = [&](const char* n) {
     return vm.count(n) ? vm[n].as<std::vector<std::string>>() : std::vector<std::string>{};
   };
-  // The named files, as the caller: it named them. One may name the user
-  // (root's harness), whose default file and home then apply.
-  std::vector<std::pair<std::string, nlohmann::ordered_json>> named;
-  std::string user_flag = vm.count("user") ? vm["user"].as<std::string>() : "";
-  for (const auto& path : list("settings")) {
+  using Doc = std::pair<std::string, nlohmann::ordered_json>;
+  // The files the caller trusts, read as the caller: those it names, and
+  // its own default file (root's own as root: never another user's, which
+  // the user or the user's sandbox could have written).
+  std::vector<Doc> named, dflt;
+  for (const auto& path : list("settings"))
     named.emplace_back(path, settings_document(*read_settings_file(path, nullptr, false, false), path));
-    if (!vm.count("user") && named.back().second.contains("user") && named.back().second["user"].is_string())
-      user_flag = named.back().second["user"];
-  }
-  m.user = settings_user(user_flag);
-  std::vector<SettingValue> dflt;
-  if (!m.user.config_dir.empty()) {
-    const std::string yaml = m.user.config_dir + "/sandbox.yaml", json = m.user.config_dir + "/sandbox.json";
-    dflt = m.read(yaml, &m.user, false, true);
-    std::vector<SettingValue> from_json = m.read(json, &m.user, false, true);
-    if (!dflt.empty() && !from_json.empty()) throw Error(yaml + " and " + json + ": both there; keep one");
-    if (dflt.empty()) dflt = std::move(from_json);
-    for (const auto& v : dflt)
-      if (v.key == "user") throw Error(v.origin + ": the user's own file cannot choose the user");
-  }
+  const std::string dir = default_settings_dir();
+  if (!dir.empty() && !(vm.count("no-user-settings") && vm["no-user-settings"].as<bool>()))
+    for (const char* name : {"/sandbox.yaml", "/sandbox.json"})
+      if (auto text = read_settings_file(dir + name, nullptr, false, true))
+        dflt.emplace_back(dir + name, settings_document(*text, dir + name));
+  if (dflt.size() > 1) throw Error(dflt[0].first + " and " + dflt[1].first + ": both there; keep one");
+  // The user is settled once, from these alone, before anything is read on
+  // the user's behalf: the command line, else the last named file, else root's own default file.
+  std::optional<std::string> user = vm.count("user") ? std::optional(vm["user"].as<std::string>()) : std::nullopt;
+  for (auto it = named.rbegin(); !user && it != named.rend(); ++it) user = user_in(it->second, it->first, m.keys);
+  for (const auto& [path, doc] : dflt)
+    if (auto u = user_in(doc, path, m.keys)) {
+      if (::geteuid() != 0) throw Error(path + ": user: the user's own file cannot choose the user");
+      if (!user) user = u;
+    }
+  m.user = settings_user(user.value_or(""));
   // Later wins for a scalar: the last named file is stored first.
   for (auto it = named.rbegin(); it != named.rend(); ++it)
     m.store(settings_values(it->second, it->first, m.keys, m.user.place));
-  m.store(dflt);
-  // Written by the code the sandbox is for: read as the user, as itself.
+  for (const auto& [path, doc] : dflt) m.store(settings_values(doc, path, m.keys, m.user.place));
+  // Written by the code the sandbox is for: read as the user, as itself; it only narrows.
   for (const auto& path : list("project-settings")) m.narrow_by(m.read(path, &m.user, true, false));
   if (!vm.count("print-settings") || !vm["print-settings"].as<bool>()) return false;
   m.print();

@@ -6,8 +6,9 @@
 namespace husk::rt {
 
 // Adds to `vm` (the command line's flags of `husk sandbox`, described by
-// `d`) what the settings files give: the user's default file
-// ($XDG_CONFIG_HOME/husk/sandbox.yaml or .json), each --settings FILE, then
+// `d`) what the settings files give: the caller's default file
+// ($XDG_CONFIG_HOME/husk/sandbox.yaml or .json; as root, root's own, never
+// the user's) unless --no-user-settings, each --settings FILE, then
 // each --project-settings FILE, which may only narrow. A scalar: the
 // command line, else the last --settings file, else the default file; a
 // list: all of them. With --print-settings, prints the flags in force and

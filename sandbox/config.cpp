@@ -1,6 +1,5 @@
 // The sandbox's OCI config: pure, from SandboxOptions and SandboxHost.
 #include <algorithm>
-#include <cmath>
 
 #include "base/error.h"
 #include "base/path.h"
@@ -12,6 +11,7 @@
 #include "sandbox/internal.h"
 #include "sandbox/proxy.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/settings.h"
 #include "spec/defaults.h"
 
 namespace husk::rt {
@@ -186,9 +186,9 @@ ShownPaths shown_paths(const SandboxOptions& o, const SandboxHost& h) {
   };
   for (const auto& p : o.deny_write) {
     const std::string path = flag_path("--deny-write", p, h.cwd);
-    if (is_glob(p)) {
+    if (is_glob(p) && !h.real(path)) {
       // A symlink matched: what it names is writable or not where it is.
-      for (const auto& m : glob_matches("--deny-write", p, path, given_dests(s, true), h.glob, s.notes))
+      for (const auto& m : glob_matches("--deny-write", p, path, given_dests(s, true), h.glob))
         if (h.real(m) == m && in_writable(m)) show_given(s, h, "--deny-write", m, false);
       continue;
     }
@@ -196,6 +196,8 @@ ShownPaths shown_paths(const SandboxOptions& o, const SandboxHost& h) {
     if (!real) s.notes.push_back("--deny-write " + p + ": not there, so not protected: the command may make it");
     else if (in_writable(*real)) show_given(s, h, "--deny-write", p, false);
   }
+  if (auto dir = settings_dir_protection(h.settings_dir, h.home, h.real, given_dests(s, true)))
+    show_given(s, h, "the default settings' directory", *dir, false);
   std::stable_sort(s.given.begin(), s.given.end(), [](const Shown& a, const Shown& b) {
     return std::count(a.dest.begin(), a.dest.end(), '/') < std::count(b.dest.begin(), b.dest.end(), '/');
   });
@@ -232,18 +234,7 @@ std::vector<std::string> credentials(const SandboxHost& h) {
 // mount a device stays writable).
 struct Hidden {
   std::vector<std::string> masked, dirs, files;
-  std::vector<std::string> notes;  // a glob's walk stopped at its bound
 };
-
-ojson hidden_file(const std::string& dest, const std::string& empty_file) {
-  if (empty_file.empty())  // no nodev: the null device is opened there
-    return {
-        {"destination", dest}, {"type", "bind"}, {"source", "/dev/null"}, {"options", {"bind", "nosuid", "noexec"}}};
-  return {{"destination", dest},
-          {"type", "bind"},
-          {"source", empty_file},
-          {"options", {"bind", "ro", "nosuid", "nodev", "noexec"}}};
-}
 
 // Deny wins: every credential inside something shown is hidden there, a
 // directory inside a credential is refused; then --hide.
@@ -271,11 +262,13 @@ Hidden hidden_paths(const SandboxOptions& o, const SandboxHost& h, std::vector<s
   }
   for (const auto& p : o.hide) {
     std::string path = flag_path("--hide", p, h.cwd);
-    if (is_glob(p)) {
-      for (const auto& m : glob_matches("--hide", p, path, given_dests(s, false), h.glob, out.notes))
-        // Inside a directory hidden already: nothing there to hide again.
-        if (std::none_of(out.dirs.begin(), out.dirs.end(), [&](const std::string& d) { return base::is_within(m, d); }))
-          mask(m);
+    if (is_glob(p) && !h.real(path)) {
+      for (const auto& m : glob_matches("--hide", p, path, given_dests(s, false), h.glob)) {
+        // A link to nothing or into what is hidden already: nothing to hide there (a mount would make it).
+        const std::optional<std::string> r = h.real(m);
+        auto inside = [&](const std::string& d) { return base::is_within(m, d) || (r && base::is_within(*r, d)); };
+        if (r && std::none_of(out.dirs.begin(), out.dirs.end(), inside)) mask(m);
+      }
       continue;
     }
     if (!h.real(path)) throw Error("--hide " + p + ": no such file or directory");
@@ -522,11 +515,8 @@ void set_limits(ojson& cfg, const SandboxOptions& o, const SandboxHost& h, int64
                     "of them, /dev/shm and memfds add up");
   }
   if (!o.cpus.empty()) {
-    char* end = nullptr;
-    double cpus = std::strtod(o.cpus.c_str(), &end);
-    if (end == o.cpus.c_str() || *end || !(cpus > 0) || cpus > 1e6)
-      throw Error("--cpus " + o.cpus + ": must be a positive number of CPUs");
-    if (h.cgroup) resources["cpu"] = {{"quota", static_cast<int64_t>(std::llround(cpus * 100000))}, {"period", 100000}};
+    const int64_t quota = cpus_quota(o.cpus);
+    if (h.cgroup) resources["cpu"] = {{"quota", quota}, {"period", kCpuPeriod}};
     else notes.push_back("--cpus " + o.cpus + ": not applied, it needs a cgroup of your own (none here)");
   }
   if (!resources.empty()) cfg["linux"]["resources"] = resources;
@@ -566,8 +556,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   const int64_t tmpfs_size = h.cgroup ? 0 : memory;
   const ShownPaths shown = shown_paths(o, h);
   const Hidden hidden = hidden_paths(o, h, kernel_masks(o, h, cfg["linux"]["maskedPaths"]), shown);
-  for (const auto* notes : {&shown.notes, &hidden.notes})
-    out.notes.insert(out.notes.end(), notes->begin(), notes->end());
+  out.notes.insert(out.notes.end(), shown.notes.begin(), shown.notes.end());
 
   ojson mounts = kernel_mounts(cfg["mounts"], o);
   Overlays overlays(o, h, overlay_dir, out);

@@ -90,17 +90,18 @@ std::vector<std::string> glob_walk_roots(const Glob& g, const std::vector<std::s
 
 std::vector<std::string> glob_matches(const std::string& flag, const std::string& typed, const std::string& absolute,
                                       const std::vector<std::string>& shown,
-                                      const std::function<GlobFound(const Glob&, const std::string&)>& walk,
-                                      std::vector<std::string>& notes) {
+                                      const std::function<GlobFound(const Glob&, const std::string&)>& walk) {
   const Glob g = parse_glob(typed, absolute);
   std::vector<std::string> out;
   for (const auto& root : glob_walk_roots(g, shown)) {
     GlobFound found = walk(g, root);
-    out.insert(out.end(), found.paths.begin(), found.paths.end());
+    // Matches past the bound would be shown: the command can fill a tree to get there.
     if (found.stopped)
-      notes.push_back(flag + " " + typed + ": the walk of " + root + " stopped at its bound (" +
-                      std::to_string(kGlobMaxNames) + " names, " + std::to_string(kGlobMaxDepth) +
-                      " levels): matches past it are not " + (flag == "--hide" ? "hidden" : "protected"));
+      throw Error(flag + " " + typed + ": the walk of " + root + " stopped at its bound (" +
+                  std::to_string(kGlobMaxNames) + " names, " + std::to_string(kGlobMaxDepth) +
+                  " levels), so matches past it would be " + (flag == "--hide" ? "shown" : "writable") +
+                  ": narrow the pattern (a directory before its first '*') or the tree");
+    out.insert(out.end(), found.paths.begin(), found.paths.end());
   }
   return out;
 }

@@ -10,7 +10,8 @@
 
 namespace husk::rt {
 
-// Whether a --hide names a pattern rather than a path: '*', '?' or '['.
+// Whether a --hide names a pattern rather than a path: '*', '?' or '['
+// (unless a path so named exists: that path is meant, as it is written).
 bool is_glob(const std::string& text);
 
 // An absolute, lexically clean pattern split at its first component that
@@ -39,7 +40,8 @@ GlobHit glob_hit(const Glob& g, const std::vector<std::string>& rel);
 std::vector<std::string> glob_walk_roots(const Glob& g, const std::vector<std::string>& shown);
 
 // The walk's bounds, per root: directories at most kGlobMaxDepth below it,
-// at most kGlobMaxNames names read. Past them it stops and says so.
+// at most kGlobMaxNames names read. Past them it stops and says so (the
+// start fails: what it did not reach would be shown).
 constexpr size_t kGlobMaxDepth = 16;
 constexpr size_t kGlobMaxNames = 20000;
 
@@ -48,16 +50,16 @@ struct GlobFound {
   bool stopped = false;            // a bound was reached: deeper matches are missed
 };
 // The matches of `g` below `root` (breadth first), no symlink followed: a
-// symlink is a match as itself (hidden as --hide hides it), never entered.
+// symlink is a match as itself (hidden as --hide hides it, what it names;
+// "dir/**" takes a link named dir too), never entered.
 // root itself matches a pattern of no parts ("/dir/**").
 GlobFound walk_glob(const Glob& g, const std::string& root);
 
 // The matches of the pattern `typed` (`absolute` once made absolute) that
 // `walk` (walk_glob, as the user) finds from glob_walk_roots(g, shown); a
-// walk stopped at its bound is said in `notes`, naming `flag`.
+// walk stopped at its bound is an Error naming `flag`, the pattern and the tree.
 std::vector<std::string> glob_matches(const std::string& flag, const std::string& typed, const std::string& absolute,
                                       const std::vector<std::string>& shown,
-                                      const std::function<GlobFound(const Glob&, const std::string&)>& walk,
-                                      std::vector<std::string>& notes);
+                                      const std::function<GlobFound(const Glob&, const std::string&)>& walk);
 
 }  // namespace husk::rt

@@ -71,7 +71,8 @@ GlobFound walk_glob(const Glob& g, const std::string& root) {
       std::vector<std::string> rel = dir;
       rel.push_back(name);
       const GlobHit hit = glob_hit(g, rel);
-      if (hit == GlobHit::match && (!g.dirs_only || type == DT_DIR)) out.paths.push_back(path_of(rel));
+      // A symlink matched names its target: "**/secrets/**" hides a link named secrets as it hides the directory.
+      if (hit == GlobHit::match && (!g.dirs_only || type == DT_DIR || type == DT_LNK)) out.paths.push_back(path_of(rel));
       else if (hit != GlobHit::none && type == DT_DIR) {
         if (rel.size() > kGlobMaxDepth) out.stopped = true;
         else todo.push_back(std::move(rel));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/error.h"
 #include "base/path.h"
 
 namespace husk::rt {
@@ -41,10 +42,11 @@ const std::vector<std::string> kHomeNames = {".bashrc", ".bash_profile", ".bash_
 // In the home's .config (pinned, so that it cannot be renamed away and
 // rebuilt): git's other global config, the user's systemd units and the
 // desktop's autostart entries (run at the next login), fish's config, the
-// user manager's environment (environment.d: LD_PRELOAD for every service).
+// user manager's environment (environment.d: LD_PRELOAD for every service),
+// husk's own default settings (the next sandbox's walls: net host, rw ~).
 // Not ~/.local/bin (ahead in PATH, but `pip install --user` writes there).
 const std::vector<std::string> kHomeConfigNames = {".config/git", ".config/systemd", ".config/autostart",
-                                                   ".config/fish", ".config/environment.d"};
+                                                   ".config/fish", ".config/environment.d", ".config/husk"};
 
 // The user's systemd units (and timers' stamps) in the home's .local/share,
 // started at the next login as those of .config/systemd are: read-only
@@ -148,6 +150,9 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
       plan.push_back({f.rel, Protection::kReadOnly});
     }
   }
+  // A home without .config: made, the command would fill it with all of
+  // them, so it stands in empty (a tool that writes there fails loudly).
+  if (home && !present.count(".config")) plan.push_back({".config", Protection::kAbsent});
   if (home && present.count(".config"))
     for (const auto& n : kHomeConfigNames)
       if (!present.count(n)) plan.push_back({n, Protection::kAbsent});
@@ -177,11 +182,44 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   return plan;
 }
 
+std::optional<std::string> settings_dir_protection(
+    const std::string& dir, const std::string& home,
+    const std::function<std::optional<std::string>(const std::string&)>& real,
+    const std::vector<std::string>& writable) {
+  if (dir.empty()) return std::nullopt;
+  const std::optional<std::string> home_real = home.empty() ? std::nullopt : real(home);
+  const bool home_planned = home_real && in(writable, *home_real);
+  std::string there = dir;
+  std::optional<std::string> r = real(there);
+  while (!r && there != "/") {
+    there = there.substr(0, std::max<size_t>(there.rfind('/'), 1));
+    r = real(there);
+  }
+  if (!r || std::none_of(writable.begin(), writable.end(), [&](const std::string& w) { return base::is_within(*r, w); }))
+    return std::nullopt;
+  if (there == dir) return home_planned && *r == *home_real + "/.config/husk" ? std::nullopt : r;
+  // Missing in the home's own .config (or no .config): the home's plan stands in for it.
+  if (home_planned && dir == home + "/.config/husk" && (*r == *home_real || *r == *home_real + "/.config"))
+    return std::nullopt;
+  throw Error("husk sandbox: " + dir + " (the default settings' directory) is missing in " + *r +
+              ", which the command may write: it would set the next sandbox's walls; make the directory");
+}
+
 ojson empty_read_only_dir(const std::string& dest) {
   return {{"destination", dest},
           {"type", "tmpfs"},
           {"source", "tmpfs"},
           {"options", {"ro", "nosuid", "nodev", "noexec", "mode=555", "nr_inodes=1"}}};
+}
+
+ojson hidden_file(const std::string& dest, const std::string& empty_file) {
+  if (empty_file.empty())  // no nodev: the null device is opened there
+    return {
+        {"destination", dest}, {"type", "bind"}, {"source", "/dev/null"}, {"options", {"bind", "nosuid", "noexec"}}};
+  return {{"destination", dest},
+          {"type", "bind"},
+          {"source", empty_file},
+          {"options", {"bind", "ro", "nosuid", "nodev", "noexec"}}};
 }
 
 ojson persist_mounts(const std::vector<Protection>& plan, const std::string& dest, const std::string& real,

@@ -78,8 +78,24 @@ nlohmann::ordered_json persist_mounts(const std::vector<Protection>& plan, const
 void pin_parents(nlohmann::ordered_json& mounts,
                  const std::function<std::optional<std::string>(const std::string&)>& real);
 
+// The default settings' directory (`dir`, SandboxHost::settings_dir) where
+// a writable directory (`writable`: their real paths) holds it and the
+// home's plan (.config/husk, made when the home is one of them) does not:
+// $XDG_CONFIG_HOME elsewhere, a symlink on the way, a writable ~/.config.
+// Its real path, to be shown read-only; nullopt when there is nothing to
+// do. Missing there, an Error: the command would make the next sandbox's
+// settings.
+std::optional<std::string> settings_dir_protection(
+    const std::string& dir, const std::string& home,
+    const std::function<std::optional<std::string>(const std::string&)>& real,
+    const std::vector<std::string>& writable);
+
 // An empty directory that stands in for a hidden one or a missing protected
 // one: read-only, and looks it (mode 0555).
 nlohmann::ordered_json empty_read_only_dir(const std::string& dest);
+
+// An empty read-only file (`empty_file`) bound over a hidden one; without
+// one, the null device.
+nlohmann::ordered_json hidden_file(const std::string& dest, const std::string& empty_file);
 
 }  // namespace husk::rt

@@ -253,6 +253,21 @@ void set_walks(SandboxHost& h) {
 
 }  // namespace
 
+std::string default_settings_dir() {
+  // Unprivileged: the caller's own environment. As root, root's own home
+  // from passwd: sudo may keep the user's HOME or XDG_CONFIG_HOME, and a
+  // file the user (or the user's sandbox) wrote would set root's walls.
+  if (::geteuid() != 0) {
+    const char* config = std::getenv("XDG_CONFIG_HOME");
+    if (config && config[0] == '/') return ns::clean_path(config) + "/husk";
+    const char* home = std::getenv("HOME");
+    if (home && home[0] == '/') return ns::clean_path(home) + "/.config/husk";
+  }
+  std::vector<std::string> homes;
+  std::optional<PasswdEntry> pw = read_passwd(::geteuid(), homes);
+  return pw && !pw->home.empty() && pw->home[0] == '/' ? ns::clean_path(pw->home) + "/.config/husk" : "";
+}
+
 SettingsUser settings_user(const std::string& user_flag) {
   SandboxOptions o;
   o.user = user_flag;
@@ -261,12 +276,10 @@ SettingsUser settings_user(const std::string& user_flag) {
   SettingsUser u{h.uid, h.gid, {}, {}};
   std::optional<PasswdEntry> pw = read_passwd(h.uid, h.homes);
   if (pw) u.place.home = pw->home;
-  // Unprivileged: the caller's own environment; as root it is root's, the user's home is taken.
+  // Unprivileged: the caller's own HOME; as root the sandbox's user's from passwd.
   const char* home = std::getenv("HOME");
-  const char* config = std::getenv("XDG_CONFIG_HOME");
   if (::geteuid() != 0 && home && home[0] == '/') u.place.home = ns::clean_path(home);
-  if (::geteuid() != 0 && config && config[0] == '/') u.config_dir = ns::clean_path(config) + "/husk";
-  else if (!u.place.home.empty()) u.config_dir = u.place.home + "/.config/husk";
+  u.config_dir = default_settings_dir();
   char cwd[PATH_MAX];
   if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
   u.place.cwd = cwd;
@@ -322,6 +335,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   char cwd[PATH_MAX];
   if (!::getcwd(cwd, sizeof cwd)) throw sys_error("sandbox: getcwd");
   h.cwd = cwd;
+  h.settings_dir = default_settings_dir();
   h.root_dirs = root_dirs(h.uid);
   // Credentials are looked for in every home (~20 dot-names each, most of
   // them absent). Each directory is looked at once: missing, its paths are

@@ -82,6 +82,9 @@ struct SandboxHost {
   // walk_glob (glob.h) with the sandbox user's file access: a --hide pattern's matches below a root.
   std::function<GlobFound(const Glob& g, const std::string& root)> glob;
   std::string husk_binary;  // husk's own binary (its real path), "" when unknown
+  // The default settings file's directory (default_settings_dir, settings.h):
+  // read-only wherever a writable directory holds it.
+  std::string settings_dir;
 };
 
 // The OCI config of the sandbox, plus what was asked but could not be

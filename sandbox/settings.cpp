@@ -68,7 +68,17 @@ std::string number_text(const json& v) {
   return v.dump();
 }
 
-SettingValue husk_value(const SettingKey& k, const json& v, const std::string& file) {
+// A path key's leading "~" is the home of the user the command runs as, as
+// in srt's format (a flag's "~" the shell expands; a file has no shell).
+const std::set<std::string> kPathKeys = {"rw", "ro", "hide", "deny-write", "allow-write", "keep-changes"};
+
+std::string home_path(const std::string& p, const SettingKey& k, const SettingsPlace& place, const std::string& file) {
+  if (!kPathKeys.count(k.name) || (p != "~" && p.rfind("~/", 0) != 0)) return p;
+  if (place.home.empty()) throw Error(file + ": " + k.name + ": " + p + ": the user has no home directory");
+  return place.home + p.substr(1);
+}
+
+SettingValue husk_value(const SettingKey& k, const json& v, const std::string& file, const SettingsPlace& place) {
   SettingValue out{k.name, {}, file + ": " + k.name};
   const std::string where = file + ": " + k.name + ": ";
   switch (k.kind) {
@@ -77,7 +87,7 @@ SettingValue husk_value(const SettingKey& k, const json& v, const std::string& f
       out.values.push_back(v.get<bool>() ? "true" : "false");
       break;
     case SettingKey::text:
-      if (v.is_string()) out.values.push_back(v.get<std::string>());
+      if (v.is_string()) out.values.push_back(home_path(v.get<std::string>(), k, place, file));
       else if (v.is_number()) out.values.push_back(number_text(v));
       else throw Error(where + "must be a string, not " + type_of(v));
       break;
@@ -85,7 +95,7 @@ SettingValue husk_value(const SettingKey& k, const json& v, const std::string& f
       if (!v.is_array()) throw Error(where + "must be a list of strings, not " + type_of(v));
       for (const auto& item : v) {
         if (!item.is_string()) throw Error(where + "must be a list of strings, an item is " + type_of(item));
-        out.values.push_back(item.get<std::string>());
+        out.values.push_back(home_path(item.get<std::string>(), k, place, file));
       }
       break;
   }
@@ -135,16 +145,24 @@ std::vector<SettingValue> settings_values(const json& doc, const std::string& fi
   for (const auto& [key, value] : doc.items()) {
     auto k = std::find_if(keys.begin(), keys.end(), [&](const SettingKey& s) { return s.name == key; });
     if (k == keys.end()) throw Error(file + ": unknown key " + key + " (husk sandbox has no --" + key + ")");
-    out.push_back(husk_value(*k, value, file));
+    out.push_back(husk_value(*k, value, file, place));
   }
   return out;
 }
 
 namespace {
 
-// A limit's size, for comparing two of them (the flags' own checks judge their form).
+// A limit as it is applied (the flags' own checks judge its form), for
+// comparing two of them: a value that reads smaller but is applied as none
+// (a quota rounded to 0) must not pass as narrower.
 double limit_size(const std::string& key, const std::string& v) {
   if (key == "memory") return static_cast<double>(parse_bytes("--memory", v));
+  if (key == "cpus") return static_cast<double>(cpus_quota(v));
+  if (key == "pids") {
+    const uint64_t n = parse_decimal(v, 1u << 22, "--pids");
+    if (n == 0) throw Error("--pids 0: must be a positive number");
+    return static_cast<double>(n);
+  }
   char* end = nullptr;
   const double d = std::strtod(v.c_str(), &end);
   if (v.empty() || *end || !(d > 0)) throw Error("--" + key + " " + v + ": must be a positive number");
@@ -156,6 +174,17 @@ bool has(const std::vector<std::string>& list, const std::string& v) {
 }
 
 }  // namespace
+
+int64_t cpus_quota(const std::string& cpus) {
+  char* end = nullptr;
+  const double d = std::strtod(cpus.c_str(), &end);
+  if (end == cpus.c_str() || *end || !(d > 0) || d > 1e6)
+    throw Error("--cpus " + cpus + ": must be a positive number of CPUs");
+  const int64_t quota = std::llround(d * kCpuPeriod);
+  // Below the kernel's least quota (1 ms) a cgroup refuses it, and 0 would be written as no limit.
+  if (quota < 1000) throw Error("--cpus " + cpus + ": below 0.01 CPU, the least quota the kernel takes (1 ms in 100)");
+  return quota;
+}
 
 Narrowed narrow(const SettingValue& v, const std::optional<std::vector<std::string>>& current,
                 const std::string& cwd) {

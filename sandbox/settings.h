@@ -66,6 +66,12 @@ struct Narrowed {
   std::vector<std::string> values;
   bool replaces = false;
 };
+// --cpus as it is applied: the quota in microseconds of each kCpuPeriod. An
+// Error naming the flag for what is not a number or rounds under the
+// kernel's least quota (1 ms): such a quota would be no limit at all.
+constexpr int64_t kCpuPeriod = 100000;
+int64_t cpus_quota(const std::string& cpus);
+
 Narrowed narrow(const SettingValue& v, const std::optional<std::vector<std::string>>& current,
                 const std::string& cwd);
 
@@ -79,9 +85,15 @@ namespace husk::rt {
 struct SettingsUser {
   uint32_t uid = 0, gid = 0;
   SettingsPlace place;
-  std::string config_dir;  // $XDG_CONFIG_HOME/husk, else HOME/.config/husk (as root: the user's home's)
+  std::string config_dir;  // default_settings_dir()
 };
 SettingsUser settings_user(const std::string& user_flag);
+
+// Where the default settings file is: $XDG_CONFIG_HOME/husk, else
+// $HOME/.config/husk; as root, root's own home's from passwd (never one of
+// the environment's), "" when there is none. Always the caller's: root
+// never reads another user's.
+std::string default_settings_dir();
 
 // The text of a settings file, nullopt when it is missing and `missing_ok`.
 // With `as`: opened with that user's file access (a file of the user's,

@@ -115,15 +115,31 @@ fi
 run_sb -- --rw "$SRV_DIR" -- sh -c "cat secret.txt; echo x >$SRV_DIR/w && echo wrote"
 expect "settings: the user's default file applies (its rw given again as a flag too)" 0 "wrote" "$st_secret"
 rm -f "$SRV_DIR/w"
-# As root for the user: the user's file, read as the user: one linked to a
-# file only root may read is not read.
-OUT=$(cd "$HOME_DIR/proj" && timeout 60 "$husk" sandbox --user "$U:$G" -- cat secret.txt 2>&1); RC=$?
-expect "settings: as root for a user, that user's default file applies" 0 "" "$st_secret"
-printf 'root-only: 1\n' >"$st_dir/root-only.yaml"; chmod 600 "$st_dir/root-only.yaml"
-ln -sf "$st_dir/root-only.yaml" "$st_cfg"; chown -h "$U:$G" "$st_cfg"
-OUT=$(cd "$HOME_DIR/proj" && timeout 60 "$husk" sandbox --user "$U:$G" -- true 2>&1); RC=$?
-expect "settings: as root, the user's default file is opened as the user (a link to root's file is not read)" 1 \
-  "Permission denied" "root-only"
+# --no-user-settings: a harness's opt-out of the default file.
+run_sb -- --no-user-settings -- cat secret.txt
+expect "settings: --no-user-settings skips the default file (its hide does not apply)" 0 "$st_secret"
+run_sb -- --no-user-settings --print-settings -- true
+expect "settings: --no-user-settings: --print-settings names nothing of the default file" 0 "net: none" "$st_cfg"
+# As root for the user (F8, F9): root never reads the user's file, even
+# where sudo kept HOME and XDG_CONFIG_HOME: it would pass root's variables
+# (env: [K]) and show, as root, what the user cannot reach (/run is fresh).
+st_priv=$(mktemp -d /run/husk-settings-priv.XXXXXX); chmod 700 "$st_priv"
+mkdir "$st_priv/pub"; echo "root-only-$$" >"$st_priv/pub/f"; chmod 755 "$st_priv/pub"; chmod 644 "$st_priv/pub/f"
+printf 'env: [HARNESS_KEY_%s]\nro: [%s/pub]\n' "$$" "$st_priv" >"$st_cfg"
+OUT=$(cd "$HOME_DIR/proj" && env "HARNESS_KEY_$$=harness-secret-$$" HOME="$HOME_DIR" XDG_CONFIG_HOME="$HOME_DIR/.config" \
+  timeout 60 "$husk" sandbox --user "$U:$G" -- sh -c "env; cat $st_priv/pub/f; cat secret.txt" 2>&1); RC=$?
+expect "settings: as root for a user, the user's default file is not read (no root variable passed, no root-only path shown)" \
+  0 "$st_secret" "harness-secret-$$"
+[[ "$OUT" == *"root-only-$$"* ]] && fail "settings: as root, the user's ro" "$st_priv/pub/f not shown" "$OUT"
+# F7: a numeric `user:` settles the user before any default file is read:
+# under sudo's variables, user 0 never gets the sudo user's file.
+printf 'user: 0\n' >"$st_dir/user0.yaml"
+st_root=$(mktemp -d /srv/husk-settings-root.XXXXXX)
+OUT=$(cd "$st_root" && env "HARNESS_KEY_$$=harness-secret-$$" SUDO_USER="$SB_USER" SUDO_UID="$U" SUDO_GID="$G" \
+  timeout 60 "$husk" sandbox --settings "$st_dir/user0.yaml" -- sh -c 'echo "uid=$(id -u)"; env' 2>&1); RC=$?
+expect "settings: a numeric user: 0 under sudo's variables takes root's default file, never the sudo user's" 0 "uid=0" \
+  "harness-secret-$$"
+rm -rf "$st_priv" "$st_root"
 rm -rf "$HOME_DIR/.config"
 
 # --- glob hides ------------------------------------------------------------------
@@ -161,4 +177,92 @@ a/b/keep.txt: written"
 [ "$RC" = 0 ] && [ "$OUT" = "$st_dw" ] && [ "$(cat "$HOME_DIR/proj/a/b/.env")" = "env-deep-$$" ] &&
   pass "glob: srt's denyWrite '**/.env' makes each .env read-only (depth 2 too), the rest stays writable" ||
   fail "glob in denyWrite" "exit 0: $st_dw" "exit $RC: $OUT"
+
+# --- the red team's holes (redteam28.md) -------------------------------------------
+# F1: the default file is a persistence file: with the home writable the
+# command neither writes it nor makes it (no .config, no husk/, or there),
+# nor renames .config away; elsewhere ($XDG_CONFIG_HOME) it is read-only, and
+# missing inside a writable tree the start is refused.
+st_plant='mkdir -p .config/husk 2>/dev/null; (echo "net: host" >>.config/husk/sandbox.yaml) 2>/dev/null && echo wrote
+(echo "net: host" >.config/husk/sandbox.json) 2>/dev/null && echo wrote-json; mv .config .config-moved 2>/dev/null && echo moved; true'
+st_f1=""
+rm -rf "$HOME_DIR/.config"
+run_sb "$HOME_DIR" -- -- sh -c "$st_plant"
+st_f1+="no .config: $RC $OUT $(ls -A "$HOME_DIR" | grep -c config)
+"
+mkdir "$HOME_DIR/.config"; chown "$U:$G" "$HOME_DIR/.config"
+run_sb "$HOME_DIR" -- -- sh -c "$st_plant"
+st_f1+="no husk/: $RC $OUT $(ls -A "$HOME_DIR/.config")
+"
+mkdir "$HOME_DIR/.config/husk"; echo "net: none" >"$HOME_DIR/.config/husk/sandbox.yaml"; chown -R "$U:$G" "$HOME_DIR/.config"
+run_sb "$HOME_DIR" -- -- sh -c "$st_plant"
+st_f1+="there: $RC $OUT $(ls -A "$HOME_DIR/.config/husk") $(cat "$HOME_DIR/.config/husk/sandbox.yaml")
+"
+mkdir -p "$HOME_DIR/proj/cfg/husk"; chown -R "$U:$G" "$HOME_DIR/proj/cfg"
+OUT=$(as_user -- env XDG_CONFIG_HOME="$HOME_DIR/proj/cfg" timeout 60 "$husk" sandbox -- \
+  sh -c '(echo "net: host" >cfg/husk/sandbox.yaml) 2>/dev/null && echo wrote; true' 2>&1); RC=$?
+st_f1+="xdg: $RC $OUT $(ls -A "$HOME_DIR/proj/cfg/husk")
+"
+rmdir "$HOME_DIR/proj/cfg/husk"
+OUT=$(as_user -- env XDG_CONFIG_HOME="$HOME_DIR/proj/cfg" timeout 60 "$husk" sandbox -- true 2>&1); RC=$?
+st_f1+="xdg missing: $RC $OUT"
+rm -rf "$HOME_DIR/proj/cfg" "$HOME_DIR/.config" "$HOME_DIR/.config-moved"
+st_want_f1="no .config: 0  0
+no husk/: 0  
+there: 0  sandbox.yaml net: none
+xdg: 0  
+xdg missing: 1 husk sandbox: $HOME_DIR/proj/cfg/husk (the default settings' directory) is missing in $HOME_DIR/proj/cfg, which the command may write: it would set the next sandbox's walls; make the directory"
+[ "$st_f1" = "$st_want_f1" ] &&
+  pass "settings (F1): the default settings file cannot be written, made or renamed away from a writable home, nor in \$XDG_CONFIG_HOME" ||
+  fail "settings (F1): the default file protected" "$st_want_f1" "$st_f1"
+
+# F2: a --cpus that rounds under the kernel's least quota would be no limit.
+run_sb -- --cpus 0.000001 -- true
+expect "settings (F2): --cpus 0.000001 is refused, not applied as no limit" 1 "--cpus 0.000001: below 0.01 CPU"
+printf 'cpus: 0.000001\n' >"$HOME_DIR/proj/cpus.yaml"; chown "$U:$G" "$HOME_DIR/proj/cpus.yaml"
+run_sb -- --cpus 0.5 --project-settings cpus.yaml --print-settings -- true
+expect "settings (F2): a project file's cpus: 0.000001 does not pass as narrower than 0.5" 1 "below 0.01 CPU"
+rm -f "$HOME_DIR/proj/cpus.yaml"
+
+# F3: a pattern's walk that runs out of names stops the start: the command
+# filled the tree to put the secret past the bound.
+mkdir -p "$HOME_DIR/proj/app" "$HOME_DIR/proj/fill"
+echo "env-app-$$" >"$HOME_DIR/proj/app/.env"
+(cd "$HOME_DIR/proj/fill" && seq 20001 | xargs touch)
+chown -R "$U:$G" "$HOME_DIR/proj/app" "$HOME_DIR/proj/fill"
+run_sb -- --hide '**/.env' -- cat app/.env
+expect "glob (F3): a walk stopped at its bound stops the start, naming the pattern and the tree" 1 \
+  "--hide **/.env: the walk of $HOME_DIR/proj stopped at its bound" "env-app-$$"
+rm -rf "$HOME_DIR/proj/fill"
+
+# F4: pattern characters in a path that exists as written: that path.
+echo "key-$$" >"$HOME_DIR/proj/key[prod].pem"; echo 'echo good' >"$HOME_DIR/proj/run[ci].sh"
+chown "$U:$G" "$HOME_DIR/proj/key[prod].pem" "$HOME_DIR/proj/run[ci].sh"
+run_sb -- --hide 'key[prod].pem' --deny-write 'run[ci].sh' -- sh -c \
+  'cat "key[prod].pem"; (echo "echo EVIL" >"run[ci].sh") 2>/dev/null && echo wrote; true'
+[ "$RC" = 0 ] && [ -z "$OUT" ] && [ "$(cat "$HOME_DIR/proj/run[ci].sh")" = "echo good" ] &&
+  pass "glob (F4): --hide 'key[prod].pem' and --deny-write 'run[ci].sh' take the paths so named" ||
+  fail "glob (F4): literal paths with [ ]" "exit 0, nothing read or written" "exit $RC: $OUT"
+rm -f "$HOME_DIR/proj/key[prod].pem" "$HOME_DIR/proj/run[ci].sh"
+
+# F13: ~/ in husk's own format is the home, for patterns too.
+mkdir -p "$HOME_DIR/.config/husk"; printf 'hide: ["~/**/.env"]\n' >"$HOME_DIR/.config/husk/sandbox.yaml"
+chown -R "$U:$G" "$HOME_DIR/.config"
+run_sb -- -- sh -c 'cat app/.env; true'
+expect "settings (F13): hide: [\"~/**/.env\"] in the default file hides app/.env" 0 "" "env-app-$$"
+rm -rf "$HOME_DIR/.config" "$HOME_DIR/proj/app"
+
+# F10: a directory symlink named by "**/NAME/**" is hidden as the directory
+# would be. F11: a match that is a link to nothing is not mounted on (the
+# mount would make its target, here in a --rw tree).
+mkdir -p "$SRV_DIR/st-secrets" "$HOME_DIR/proj/config"; echo "db-pw-$$" >"$SRV_DIR/st-secrets/db.pw"
+ln -s "$SRV_DIR/st-secrets" "$HOME_DIR/proj/config/secrets"; ln -s "$SRV_DIR/st-made-by-hide" "$HOME_DIR/proj/p.env"
+chown -R "$U:$G" "$SRV_DIR/st-secrets" "$HOME_DIR/proj/config"; chown -h "$U:$G" "$HOME_DIR/proj/p.env"
+run_sb -- --hide '**/secrets/**' -- sh -c 'cat config/secrets/db.pw; true'
+expect "glob (F10): '**/secrets/**' hides config/secrets, a symlink to a directory out of the tree" 0 "" "db-pw-$$"
+run_sb -- --rw "$SRV_DIR" --hide '*.env' -- true
+[ "$RC" = 0 ] && [ ! -e "$SRV_DIR/st-made-by-hide" ] &&
+  pass "glob (F11): a match that is a dangling symlink makes nothing where it points" ||
+  fail "glob (F11): dangling symlink match" "exit 0, $SRV_DIR/st-made-by-hide not made" "exit $RC: $OUT"
+rm -rf "$SRV_DIR/st-secrets" "$SRV_DIR/st-made-by-hide" "$HOME_DIR/proj/config" "$HOME_DIR/proj/p.env"
 rm -rf "$HOME_DIR/proj/a" "$HOME_DIR/proj/s" "$HOME_DIR/proj/.env" "$HOME_DIR/proj/k.pem" "$HOME_DIR/proj/secret.txt" "$st_dir"

@@ -123,6 +123,12 @@ TEST_CASE("persist: the shells' rc files are made impossible in the home only", 
   CHECK(has(config, ".config/git ro"));
   CHECK(has(config, ".config/systemd absent"));
   CHECK(has(config, ".config/autostart absent"));
+  // husk's own default settings: the next sandbox's walls.
+  CHECK(has(config, ".config/husk absent"));
+  CHECK(has(lines(plan_protection({{".config", true}, {".config/husk", true}}, true)), ".config/husk ro"));
+  // No .config at all: it stands in empty, or the command would make .config/husk/sandbox.yaml.
+  CHECK(has(in_home, ".config absent"));
+  CHECK_FALSE(has(in_project, ".config absent"));
   for (const auto& l : config) CHECK(l.rfind(".config/fish", 0) != 0);
   for (const auto& l : lines(plan_protection({{".config", true}}, false))) CHECK(l.rfind(".config", 0) != 0);
   // A symlink's name is taken: no placeholder, no mount over it.
@@ -454,4 +460,44 @@ TEST_CASE("persist: placeholders in a directory the command made read-only are m
   REQUIRE(::stat(root.c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0500);
   REQUIRE(::rmdir(root.c_str()) == 0);
+}
+
+TEST_CASE("persist: the default settings' directory elsewhere in a writable tree is read-only, missing refused",
+          "[sandbox]") {
+  // A made-up host: /home/ann writable, ~/.config a symlink to ~/dots/config.
+  std::set<std::string> there = {"/", "/home", "/home/ann", "/home/ann/dots", "/home/ann/dots/config",
+                                 "/home/ann/proj", "/home/ann/proj/cfg", "/home/ann/proj/cfg/husk", "/srv"};
+  auto real = [&](const std::string& p) -> std::optional<std::string> {
+    if (p.rfind("/home/ann/.config", 0) == 0) {
+      const std::string r = "/home/ann/dots/config" + p.substr(17);
+      return there.count(r) ? std::optional(r) : std::nullopt;
+    }
+    return there.count(p) ? std::optional(p) : std::nullopt;
+  };
+  const std::vector<std::string> writable = {"/home/ann"};
+  // $XDG_CONFIG_HOME in the project: shown read-only.
+  CHECK(settings_dir_protection("/home/ann/proj/cfg/husk", "/home/ann", real, writable) == "/home/ann/proj/cfg/husk");
+  // Outside every writable tree: nothing to do.
+  CHECK_FALSE(settings_dir_protection("/srv/husk", "/home/ann", real, writable));
+  CHECK_FALSE(settings_dir_protection("", "/home/ann", real, writable));
+  // Missing where the command may make it: refused (through the ~/.config symlink too).
+  CHECK_THROWS_WITH(settings_dir_protection("/home/ann/proj/x/husk", "/home/ann", real, writable),
+                    Catch::Contains("/home/ann/proj/x/husk (the default settings' directory) is missing in "
+                                    "/home/ann/proj"));
+  CHECK_THROWS_WITH(settings_dir_protection("/home/ann/.config/husk", "/home/ann", real, writable),
+                    Catch::Contains("missing in /home/ann/dots/config"));
+  there.insert("/home/ann/dots/config/husk");
+  CHECK(settings_dir_protection("/home/ann/.config/husk", "/home/ann", real, writable) == "/home/ann/dots/config/husk");
+  // The home's own .config/husk, there or not (or no .config): the home's plan protects it.
+  there = {"/", "/home", "/home/bob", "/home/bob/.config", "/home/bob/.config/husk"};
+  const std::vector<std::string> bob = {"/home/bob"};
+  CHECK_FALSE(settings_dir_protection("/home/bob/.config/husk", "/home/bob", real, bob));
+  // ~/.config itself writable (the working directory): no home plan there, shown read-only.
+  CHECK(settings_dir_protection("/home/bob/.config/husk", "/home/bob", real, {"/home/bob/.config"}) ==
+        "/home/bob/.config/husk");
+  there.erase("/home/bob/.config/husk");
+  CHECK_FALSE(settings_dir_protection("/home/bob/.config/husk", "/home/bob", real, bob));
+  CHECK_THROWS(settings_dir_protection("/home/bob/.config/husk", "/home/bob", real, {"/home/bob/.config"}));
+  there.erase("/home/bob/.config");
+  CHECK_FALSE(settings_dir_protection("/home/bob/.config/husk", "/home/bob", real, bob));
 }

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <set>
@@ -116,20 +117,60 @@ TEST_CASE("sandbox: a --hide pattern hides each match the walk finds in the show
     walked.push_back(g.root + " from " + root);
     GlobFound f;
     if (root == "/home/ann/proj") f.paths = {"/home/ann/proj/a/.env"};
-    f.stopped = true;
     return f;
   };
   SandboxConfig sc = sandbox_config(o, h, "/r", "overlay", "/w/empty");
   CHECK(walked == std::vector<std::string>{"/home/ann/proj from /home/ann/proj"});
   CHECK(has(binds(sc), "/home/ann/proj/a/.env /w/empty ro"));
-  CHECK(std::any_of(sc.notes.begin(), sc.notes.end(), [](const std::string& n) {
-    return n.find("--hide **/.env: the walk of /home/ann/proj stopped") == 0;
-  }));
   // Absolute, above the shown trees: each of them is walked, never "/".
   o.hide = {"/**/.env"};
   walked.clear();
   sandbox_config(o, h, "/r");
   CHECK(walked == std::vector<std::string>{"/ from /srv/data", "/ from /home/ann/proj"});  // parents first
+}
+
+TEST_CASE("sandbox: a pattern's walk that stops at its bound stops the start", "[sandbox][glob]") {
+  // The command fills the tree to push the match past the bound: the start fails, naming the pattern and the tree.
+  SandboxOptions o = cmd();
+  SandboxHost h = host({"/home/ann/proj/app/.env"});
+  h.glob = [](const Glob&, const std::string&) {
+    GlobFound f;
+    f.stopped = true;
+    return f;
+  };
+  o.hide = {"**/.env"};
+  CHECK_THROWS_WITH(sandbox_config(o, h, "/r"),
+                    Contains("--hide **/.env: the walk of /home/ann/proj stopped at its bound") &&
+                        Contains("would be shown: narrow the pattern"));
+  o.hide.clear();
+  o.deny_write = {"**/build.sh"};
+  CHECK_THROWS_WITH(sandbox_config(o, h, "/r"), Contains("--deny-write **/build.sh: the walk") && Contains("writable"));
+}
+
+TEST_CASE("sandbox: a --hide or --deny-write with pattern characters that exists as written is that path",
+          "[sandbox][glob]") {
+  SandboxOptions o = cmd();
+  SandboxHost h = host({"/home/ann/proj/key[prod].pem", "/home/ann/proj/run[ci].sh", "/home/ann/proj/keyp.pem"});
+  std::vector<std::string> walked;
+  h.glob = [&](const Glob& g, const std::string&) {
+    walked.push_back(g.text);
+    GlobFound f;
+    f.paths = {"/home/ann/proj/keyp.pem"};
+    return f;
+  };
+  o.hide = {"key[prod].pem"};
+  o.deny_write = {"run[ci].sh"};
+  SandboxConfig sc = sandbox_config(o, h, "/r", "overlay", "/w/empty");
+  CHECK(walked.empty());
+  CHECK(has(binds(sc), "/home/ann/proj/key[prod].pem /w/empty ro"));
+  CHECK_FALSE(has(binds(sc), "/home/ann/proj/keyp.pem /w/empty ro"));
+  CHECK(has(binds(sc), "/home/ann/proj/run[ci].sh /home/ann/proj/run[ci].sh ro"));
+  // Not there as written: a pattern.
+  o.hide = {"key[xyz].pem"};
+  o.deny_write.clear();
+  sc = sandbox_config(o, h, "/r", "overlay", "/w/empty");
+  CHECK(walked == std::vector<std::string>{"key[xyz].pem"});
+  CHECK(has(binds(sc), "/home/ann/proj/keyp.pem /w/empty ro"));
 }
 
 TEST_CASE("glob: the walk follows no symlink, a link is a match as itself", "[sandbox][glob]") {
@@ -152,6 +193,32 @@ TEST_CASE("glob: the walk follows no symlink, a link is a match as itself", "[sa
   // A pattern naming the directories, hidden whole.
   f = walk_glob(parse_glob("**/b/**", d + "/**/b/**"), d);
   CHECK(f.paths == std::vector<std::string>{d + "/a/b"});
+}
+
+TEST_CASE("glob: a directory symlink that \"**/NAME/**\" names is a match", "[sandbox][glob]") {
+  husk_test::TempDir t, out;
+  const std::string& d = t.path;
+  REQUIRE(mkdir((d + "/config").c_str(), 0755) == 0);
+  write(out.path + "/db.pw");
+  REQUIRE(symlink(out.path.c_str(), (d + "/config/secrets").c_str()) == 0);  // out of the tree
+  GlobFound f = walk_glob(parse_glob("**/secrets/**", d + "/**/secrets/**"), d);
+  CHECK(f.paths == std::vector<std::string>{d + "/config/secrets"});
+}
+
+TEST_CASE("sandbox: a glob match that is a link to nothing is not mounted on (its target is not made)",
+          "[sandbox][glob]") {
+  SandboxOptions o = cmd();
+  o.hide = {"*.env"};
+  // p.env -> a missing file in a writable tree: the runtime would make it as a mount point.
+  SandboxHost h = host({"/home/ann/proj/a.env"});
+  h.glob = [](const Glob&, const std::string&) {
+    GlobFound f;
+    f.paths = {"/home/ann/proj/a.env", "/home/ann/proj/p.env"};
+    return f;
+  };
+  std::vector<std::string> b = binds(sandbox_config(o, h, "/r", "overlay", "/w/empty"));
+  CHECK(has(b, "/home/ann/proj/a.env /w/empty ro"));
+  for (const auto& m : b) CHECK(m.find("p.env") == std::string::npos);
 }
 
 TEST_CASE("glob: the walk stops at its depth and says so", "[sandbox][glob]") {

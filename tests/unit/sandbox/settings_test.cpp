@@ -165,6 +165,30 @@ TEST_CASE("settings: a project file may only narrow", "[sandbox][settings][proje
   CHECK(narrow(v("memory", {"512m"}), L{"1g"}, cwd).values == L{"512m"});
   CHECK(narrow(v("pids", {"50"}), std::nullopt, cwd).values == L{"50"});
   CHECK_THROWS_WITH(narrow(v("timeout", {"90"}), L{"60"}, cwd), Contains("p.yaml: timeout"));
+  // Compared as applied: a quota that rounds to none, 0 processes (no limit), hex read by strtod.
+  CHECK_THROWS_WITH(narrow(v("cpus", {"0.000001"}), L{"0.5"}, cwd), Contains("--cpus 0.000001: below 0.01 CPU"));
+  CHECK(narrow(v("cpus", {"0.25"}), L{"0.5"}, cwd).values == L{"0.25"});
+  CHECK_THROWS_WITH(narrow(v("pids", {"0"}), L{"100"}, cwd), Contains("--pids 0"));
+  CHECK_THROWS(narrow(v("pids", {"0x10"}), L{"100"}, cwd));
+}
+
+TEST_CASE("settings: --cpus as the quota applied, none under the kernel's least", "[sandbox][settings]") {
+  CHECK(cpus_quota("0.5") == 50000);
+  CHECK(cpus_quota("0.01") == 1000);
+  CHECK(cpus_quota("2") == 200000);
+  for (const char* bad : {"0.000001", "0.004", "0.00999", "0", "-1", "x", "", "1e7", "nan"})
+    CHECK_THROWS_WITH(cpus_quota(bad), Contains(std::string("--cpus ") + bad + ": "));
+}
+
+TEST_CASE("settings: a leading ~ of a path key is the home, as in srt's format", "[sandbox][settings]") {
+  auto vs = values("rw: [~/.cache/pip, \"~\"]\nhide: [\"~/**/.env\", a~/b, \"~x/y\"]\n");
+  CHECK(of(vs, "rw") == std::vector<std::string>{"/home/u/.cache/pip", "/home/u"});
+  CHECK(of(vs, "hide") == std::vector<std::string>{"/home/u/**/.env", "a~/b", "~x/y"});
+  // Other keys are as written.
+  CHECK(of(values("net: \"~/x\"\n"), "net") == std::vector<std::string>{"~/x"});
+  CHECK_THROWS_WITH(settings_values(settings_document("hide: [~/.env]\n", "s.yaml"), "s.yaml", kKeys,
+                                    SettingsPlace{"/w", ""}),
+                    Contains("s.yaml: hide: ~/.env: the user has no home"));
 }
 
 TEST_CASE("glob: patterns over path components", "[sandbox][glob]") {
