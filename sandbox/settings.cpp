@@ -142,10 +142,11 @@ std::vector<SettingValue> settings_values(const json& doc, const std::string& fi
   for (const auto& [key, value] : doc.items())
     if (is_srt_key(key)) return srt_values(doc, file, place);
   std::vector<SettingValue> out;
-  for (const auto& [key, value] : doc.items()) {
+  for (const auto& item : doc.items()) {
+    const std::string& key = item.key();
     auto k = std::find_if(keys.begin(), keys.end(), [&](const SettingKey& s) { return s.name == key; });
     if (k == keys.end()) throw Error(file + ": unknown key " + key + " (husk sandbox has no --" + key + ")");
-    out.push_back(husk_value(*k, value, file, place));
+    out.push_back(husk_value(*k, item.value(), file, place));
   }
   return out;
 }
