@@ -6,6 +6,7 @@
 #include "sandbox/proxy.h"
 #include "sandbox/socks.h"
 #include "sandbox/sandbox.h"
+#include "unit/sandbox/fake_host.h"
 
 using namespace husk::rt;
 
@@ -13,28 +14,12 @@ namespace {
 
 // /usr, /etc (with shadow), /var, /home/ann (uid 1000) working in ~/proj.
 SandboxHost host() {
-  SandboxHost h;
-  h.uid = h.gid = 1000;
-  h.user_name = "ann";
-  h.home = "/home/ann";
-  h.cwd = "/home/ann/proj";
-  h.root_dirs = {"etc", "home", "proc", "tmp", "usr", "var"};
-  h.homes = {"/home/ann"};
-  const std::set<std::string> existing = {"/",         "/usr",          "/etc",      "/var",          "/var/tmp",
-                                          "/home",     "/home/ann",     "/home/ann/proj", "/home/ann/.ssh",
-                                          "/etc/shadow", "/srv/data"};
-  h.real = [existing](const std::string& p) -> std::optional<std::string> {
-    if (!existing.count(p)) return std::nullopt;
-    return p;
-  };
-  return h;
+  return test::fake_host({"etc", "home", "proc", "tmp", "usr", "var"},
+                         {"/", "/usr", "/etc", "/var", "/var/tmp", "/home", "/home/ann", "/home/ann/proj",
+                          "/home/ann/.ssh", "/etc/shadow", "/srv/data"});
 }
 
-SandboxOptions cmd() {
-  SandboxOptions o;
-  o.args = {"make"};
-  return o;
-}
+SandboxOptions cmd() { return test::make_command(); }
 
 // "path rw|ro" of each tree.
 std::set<std::string> trees(const husk::landlock::Plan& p) {

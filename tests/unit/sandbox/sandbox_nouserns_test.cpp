@@ -4,6 +4,7 @@
 #include <set>
 
 #include "sandbox/no_userns.h"
+#include "unit/sandbox/fake_host.h"
 
 using namespace husk::rt;
 using ojson = nlohmann::ordered_json;
@@ -12,29 +13,17 @@ namespace {
 
 // /usr, /etc (with shadow), /run, /home/ann (uid 1000) working in ~/proj.
 SandboxHost host() {
-  SandboxHost h;
-  h.uid = h.gid = 1000;
-  h.user_name = "ann";
-  h.home = "/home/ann";
-  h.cwd = "/home/ann/proj";
-  h.root_dirs = {"etc", "home", "proc", "run", "tmp", "usr", "var"};
-  h.homes = {"/home/ann"};
-  const std::set<std::string> existing = {"/",          "/usr",           "/etc",           "/var",
-                                          "/var/tmp",   "/home",          "/home/ann",      "/home/ann/proj",
-                                          "/home/ann/.ssh", "/etc/shadow", "/run",          "/tmp"};
-  h.real = [existing](const std::string& p) -> std::optional<std::string> {
+  SandboxHost h = test::fake_host({"etc", "home", "proc", "run", "tmp", "usr", "var"},
+                                  {"/", "/usr", "/etc", "/var", "/var/tmp", "/home", "/home/ann", "/home/ann/proj",
+                                   "/home/ann/.ssh", "/etc/shadow", "/run", "/tmp"});
+  h.real = [real = h.real](const std::string& p) -> std::optional<std::string> {
     if (p == "/etc/resolv.conf") return "/run/systemd/resolve/stub-resolv.conf";
-    if (!existing.count(p)) return std::nullopt;
-    return p;
+    return real(p);
   };
   return h;
 }
 
-SandboxOptions cmd() {
-  SandboxOptions o;
-  o.args = {"make"};
-  return o;
-}
+SandboxOptions cmd() { return test::make_command(); }
 
 const std::string kTmp = "/run/user/1000/husk-sandbox-x/tmp";
 

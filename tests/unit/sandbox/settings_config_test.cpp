@@ -11,6 +11,7 @@
 #include "sandbox/glob.h"
 #include "sandbox/no_userns.h"
 #include "sandbox/sandbox.h"
+#include "unit/sandbox/fake_host.h"
 #include "unit/temp_dir.h"
 
 using namespace husk::rt;
@@ -19,26 +20,12 @@ using Catch::Contains;
 namespace {
 
 SandboxHost host(std::set<std::string> existing) {
-  SandboxHost h;
-  h.uid = h.gid = 1000;
-  h.home = "/home/ann";
-  h.cwd = "/home/ann/proj";
-  h.root_dirs = {"etc", "home", "tmp", "usr"};
-  h.homes = {"/home/ann"};
   for (const char* p : {"/", "/usr", "/etc", "/home", "/home/ann", "/home/ann/proj", "/srv", "/srv/data"})
     existing.insert(p);
-  h.real = [existing](const std::string& p) -> std::optional<std::string> {
-    if (!existing.count(p)) return std::nullopt;
-    return p;
-  };
-  return h;
+  return test::fake_host({"etc", "home", "tmp", "usr"}, std::move(existing));
 }
 
-SandboxOptions cmd() {
-  SandboxOptions o;
-  o.args = {"make"};
-  return o;
-}
+SandboxOptions cmd() { return test::make_command(); }
 
 // The bind mounts: "dest source ro|rw".
 std::vector<std::string> binds(const SandboxConfig& sc) {
