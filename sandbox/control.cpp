@@ -43,6 +43,8 @@ void Control::answer(const std::string& line) {
     proxy_.allow(r.host);
     report_.emit("control", report::control_answer(id, host, true, ""));
   } catch (const Error& e) {
+    // The harness waits for the answer to its id, refused lines too.
+    if (id.is_null()) id = report::control_id(line);
     report_.emit("control", report::control_answer(id, host, false, e.what()));
     std::cerr << "husk sandbox: --control-fd: refused: " << base::printable(e.what()) << std::endl;
   }

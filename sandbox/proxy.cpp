@@ -399,7 +399,15 @@ void Proxy::note(Tally& tally, const std::string& what) {
       ++n;
       return;
     }
-  tally.emplace_back(what, 1);
+  // The command picks the names: past kTallied the rest are one count, so
+  // neither the exit summary nor this search grows with them.
+  if (tally.size() < kTallied) {
+    tally.emplace_back(what, 1);
+  } else if (tally.size() == kTallied) {
+    tally.emplace_back(kOthers, 1);
+  } else {
+    ++tally.back().second;
+  }
 }
 
 void Proxy::allow(AllowedHost host) {

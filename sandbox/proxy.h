@@ -113,6 +113,8 @@ class Proxy {
 
  private:
   using Tally = std::vector<std::pair<std::string, int>>;
+  static constexpr size_t kTallied = 100;  // distinct destinations named in a summary
+  static constexpr const char* kOthers = "other destinations";
   void serve();
   void handle(int client);
   void handle_socks(int client);  // socks_serve.cpp

@@ -34,7 +34,8 @@ namespace {
 // another user made would let them read the report).
 int open_report_here(const std::string& path, uid_t uid) {
   open_how how{};
-  how.flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+  // O_NONBLOCK: a FIFO planted there (by an earlier sandbox) must not hold us in open().
+  how.flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
   how.mode = 0600;
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
   Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
@@ -43,8 +44,10 @@ int open_report_here(const std::string& path, uid_t uid) {
   if (!fd) throw sys_error("--report: open " + base::printable(path));
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) throw sys_error("--report: stat " + base::printable(path));
-  if (!S_ISREG(st.st_mode) || st.st_uid != uid)
-    throw Error("--report " + base::printable(path) + ": not a regular file of uid " + std::to_string(uid));
+  // One link only: a hard link would make us truncate and write another file.
+  if (!S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1)
+    throw Error("--report " + base::printable(path) + ": not a regular file of uid " + std::to_string(uid) +
+                " with one link");
   if (::ftruncate(fd.get(), 0) != 0) throw sys_error("--report: truncate " + base::printable(path));
   return fd.release();
 }

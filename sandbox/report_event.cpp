@@ -100,6 +100,13 @@ ControlRequest parse_control(const std::string& line) {
   return r;
 }
 
+ojson control_id(const std::string& line) {
+  if (line.size() > kControlLineMax) return nullptr;
+  ojson j = ojson::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("id")) return nullptr;
+  return j["id"];
+}
+
 ojson control_answer(const ojson& id, const std::string& allow_host, bool accepted, const std::string& reason) {
   ojson e;
   if (!id.is_null()) e["id"] = id;

@@ -66,6 +66,8 @@ struct ControlRequest {
 };
 constexpr size_t kControlLineMax = 4096;
 ControlRequest parse_control(const std::string& line);
+// The "id" of a line that parse_control refused, for its answer (null when none).
+ojson control_id(const std::string& line);
 
 // "control": the answer to one line. `request` null when it was no JSON.
 ojson control_answer(const ojson& id, const std::string& allow_host, bool accepted, const std::string& reason);

@@ -336,6 +336,17 @@ int run_command(const Context& g, const SandboxOptions& o) {
   eo.id = state->at("id").get<std::string>();
   eo.args = o.args;
   eo.cwd = current_dir();
+  // Root's session for a user: exec enters the directory before it becomes
+  // the user, so the user must be able to enter it (a symlink the command
+  // planted could lead root's harness behind a directory closed to it).
+  if (::geteuid() == 0 && container.process && container.process->user.uid != 0) {
+    const spec::User& user = container.process->user;
+    as_user(user.uid, user.gid, [&] {
+      if (::chdir(eo.cwd.c_str()) != 0)
+        throw sys_error("husk sandbox: the working directory " + eo.cwd + " is not uid " + std::to_string(user.uid) +
+                        "'s to enter");
+    });
+  }
   for (const auto& e : o.env) {
     if (e.find('=') != std::string::npos) {
       eo.env.push_back(e);

@@ -117,7 +117,17 @@ expect "--report FILE that is a symlink: refused, its target untouched" 1 "a sym
 touch "$HOME_DIR/proj/roots-$$" && chmod 666 "$HOME_DIR/proj/roots-$$"
 run_sb -- --report "$HOME_DIR/proj/roots-$$" -- true
 expect "--report FILE of another user: refused" 1 "not a regular file of uid $U"
-rm -f "$HOME_DIR/proj/victim-$$" "$HOME_DIR/proj/planted-$$" "$HOME_DIR/proj/roots-$$"
+# A FIFO an earlier sandbox left at the name does not hold husk in open();
+# a hard link to another file of the user's is not truncated through.
+as_user -- mkfifo "fifo-$$"
+run_sb -- --report "$HOME_DIR/proj/fifo-$$" -- true
+expect "--report FILE that is a FIFO: refused at once" 1 "--report"
+as_user -- sh -c "echo keep >victim-$$ && ln victim-$$ hard-$$"
+run_sb -- --report "$HOME_DIR/proj/hard-$$" -- true
+expect "--report FILE with a second link: refused, the other name untouched" 1 "with one link"
+[ "$(cat "$HOME_DIR/proj/victim-$$")" = keep ] || fail "--report hard link's other name" "keep" "$(cat "$HOME_DIR/proj/victim-$$")"
+rm -f "$HOME_DIR/proj/victim-$$" "$HOME_DIR/proj/planted-$$" "$HOME_DIR/proj/roots-$$" "$HOME_DIR/proj/fifo-$$" \
+  "$HOME_DIR/proj/hard-$$"
 # A report in the working directory is hidden from the command: it cannot
 # add events of its own (a forged exit, a refusal that never happened).
 rep=$HOME_DIR/proj/forge-$$.jsonl

@@ -134,6 +134,14 @@ RSESS=r$$
 rstart=$?
 rkeeper=$(jq -r .keeper "/run/husk-sessions/$RSESS/state" 2>/dev/null)
 rid=$(cd "$HOME_DIR/proj" && "$husk" sandbox --session "$RSESS" -- id -u 2>&1)
+# Root's harness led (by a symlink the command planted, say) into a
+# directory closed to the user: exec enters it before it becomes the user.
+closed=$(mktemp -d /srv/husk-closed.XXXXXX)
+mkdir "$closed/pub" && echo "closed-$$" >"$closed/pub/f" && chmod 755 "$closed/pub" && chmod 644 "$closed/pub/f"
+OUT=$(cd "$closed/pub" && "$husk" sandbox --session "$RSESS" -- cat ./f 2>&1); RC=$?
+rm -rf "$closed"
+expect "session as root for a user: a working directory closed to the user is refused, not entered as root" 1 \
+  "is not uid $U's to enter" "closed-$$"
 run_sb -- --session "$RSESS" -- true
 user_rc=$RC
 rcg=$(ls -d /sys/fs/cgroup/pids/husk/sandbox-"$rkeeper" /sys/fs/cgroup/husk/sandbox-"$rkeeper" 2>/dev/null | head -1)
