@@ -128,7 +128,6 @@ ResolvConf parse_resolv_conf(const std::string& text) {
     } else if (w[0] == "options") {
       for (size_t i = 1; i < w.size(); ++i) {
         const std::string& o = w[i];
-        if (o.rfind("ndots:", 0) == 0) c.ndots = option_value(o, 6, 0, 15);
         if (o.rfind("timeout:", 0) == 0) c.timeout = option_value(o, 8, 1, 30);
         if (o.rfind("attempts:", 0) == 0) c.attempts = option_value(o, 9, 1, 5);
       }
@@ -158,11 +157,14 @@ std::vector<sockaddr_storage> hosts_lookup(const std::string& text, const std::s
 
 std::vector<std::string> candidates(const std::string& name, const ResolvConf& conf) {
   if (!name.empty() && name.back() == '.') return {name.substr(0, name.size() - 1)};
+  // The allow list judges the name as written: with a search domain added
+  // (Kubernetes' ndots:5 tries it first) an allowed foo.example.com could
+  // reach foo.example.com.default.svc.cluster.local. Only a single label
+  // (an --allow-host of a short internal name) is looked up in them.
+  if (name.find('.') != std::string::npos) return {name};
   std::vector<std::string> out;
-  const bool as_is_first = std::count(name.begin(), name.end(), '.') >= conf.ndots;
-  if (as_is_first) out.push_back(name);
   for (const auto& d : conf.search) out.push_back(name + "." + d);
-  if (!as_is_first) out.push_back(name);
+  out.push_back(name);
   return out;
 }
 

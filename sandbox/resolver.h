@@ -18,16 +18,16 @@ constexpr uint16_t kTypeA = 1, kTypeAAAA = 28;
 struct ResolvConf {
   std::vector<sockaddr_storage> servers;  // port 53 unless set (tests)
   std::vector<std::string> search;
-  int ndots = 1, timeout = 5, attempts = 2;  // seconds, tries per server
+  int timeout = 5, attempts = 2;  // seconds, tries per server
 };
-// The nameserver, search/domain and options (ndots, timeout, attempts) lines;
+// The nameserver, search/domain and options (timeout, attempts) lines;
 // the rest is ignored, as the C library does. No nameserver: 127.0.0.1.
 ResolvConf parse_resolv_conf(const std::string& text);
 // The addresses a hosts file gives `name` (its canonical name or an alias,
 // case-insensitive), IPv4 first, in file order.
 std::vector<sockaddr_storage> hosts_lookup(const std::string& text, const std::string& name);
-// The names to ask in turn: `name` with each search domain (first when it has
-// fewer than ndots dots) and as it is; a trailing dot means as it is only.
+// The names to ask in turn: a single label with each search domain, then as
+// it is; a name with a dot as it is only (the allow list judged it so).
 std::vector<std::string> candidates(const std::string& name, const ResolvConf& conf);
 
 // A recursive query for name/type (class IN); Error when the name cannot be one.
