@@ -120,13 +120,8 @@ struct ExecChild {
 // rules are on what the process sees), out of the --preserve-fds range.
 Fd exec_landlock(const ExecChild& c) {
   if (!c.landlock) return Fd();
-  const landlock::Rights r = landlock::rights(*c.landlock, landlock::abi());
-  if (r.abi < 1) return Fd();
-  std::vector<std::string> notes;
-  Fd built = landlock::build(*c.landlock, r, notes);
-  Fd fd(::fcntl(built.get(), F_DUPFD_CLOEXEC, 3 + c.preserve_fds));
-  if (!fd) throw sys_error("landlock: keep the ruleset");
-  return fd;
+  std::vector<std::string> notes;  // said once, by the session's --start
+  return landlock::ruleset_for(*c.landlock, 3 + c.preserve_fds, notes);
 }
 
 [[noreturn]] void exec_final(ExecChild& c) {

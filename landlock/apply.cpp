@@ -149,6 +149,15 @@ Fd build(const Plan& plan, const Rights& r, std::vector<std::string>& notes) {
   return ruleset;
 }
 
+Fd ruleset_for(const Plan& plan, int lowest, std::vector<std::string>& notes) {
+  const Rights r = rights(plan, abi());
+  if (r.abi < 1 || !(r.handled_fs || r.handled_net || r.scoped)) return Fd();
+  Fd built = build(plan, r, notes);
+  Fd fd(::fcntl(built.get(), F_DUPFD_CLOEXEC, lowest));
+  if (!fd) throw sys_error("landlock: keep the ruleset");
+  return fd;
+}
+
 void restrict_self(int ruleset_fd) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) throw sys_error("landlock: set no_new_privs");
   if (::syscall(SYS_landlock_restrict_self, ruleset_fd, 0) != 0) throw sys_error("landlock: restrict self");

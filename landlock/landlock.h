@@ -88,6 +88,11 @@ constexpr size_t kMaxRules = 4096;
 // "landlock: add rule for /usr: ...".
 base::Fd build(const Plan& plan, const Rights& r, std::vector<std::string>& notes);
 
+// build() for this kernel's ABI, the fd moved to `lowest` or above (out of a
+// --preserve-fds range); none when the kernel has no Landlock or the plan
+// handles nothing it knows (a ruleset handling nothing is EINVAL).
+base::Fd ruleset_for(const Plan& plan, int lowest, std::vector<std::string>& notes);
+
 // Sets no_new_privs (Landlock asks for it without CAP_SYS_ADMIN) and
 // enforces the ruleset on the calling thread and its future children.
 // Allocates nothing unless it fails.

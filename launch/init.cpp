@@ -242,13 +242,9 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
 // range; none without a plan or without Landlock in this kernel.
 Fd landlock_ruleset(const ChildContext& c) {
   if (!c.req.landlock) return Fd();
-  const landlock::Rights r = landlock::rights(*c.req.landlock, landlock::abi());
-  if (r.abi < 1 || !(r.handled_fs || r.handled_net || r.scoped)) return Fd();
   std::vector<std::string> notes;
-  Fd built = landlock::build(*c.req.landlock, r, notes);
+  Fd fd = landlock::ruleset_for(*c.req.landlock, 3 + c.req.preserve_fds, notes);
   for (const auto& n : notes) log::debug(n);
-  Fd fd(::fcntl(built.get(), F_DUPFD_CLOEXEC, 3 + c.req.preserve_fds));
-  if (!fd) throw sys_error("landlock: keep the ruleset");
   return fd;
 }
 

@@ -394,9 +394,9 @@ void mount_resolver(ojson& mounts, const SandboxOptions& o, const SandboxHost& h
   }
 }
 
-// --allow-host: the host's husk at a path of its own, for `husk connect`.
+// The proxies (--allow-host, --control-fd): the host's husk at a path of its own, for `husk connect`.
 void mount_husk(ojson& mounts, const SandboxOptions& o, const SandboxHost& h) {
-  if (o.allow_hosts.empty() || o.print_config || h.husk_binary.empty()) return;
+  if (!o.proxied() || o.print_config || h.husk_binary.empty()) return;
   mounts.push_back(bind_mount(kHuskInside, h.husk_binary, false));
 }
 

@@ -33,7 +33,8 @@ nlohmann::json plan_to_json(const landlock::Plan& p) {
           {"scope_signal", p.scope_signal},
           {"limit_tcp", p.limit_tcp},
           {"connect_ports", p.connect_ports},
-          {"mount_view", p.mount_view}};
+          {"mount_view", p.mount_view},
+          {"file_system", p.file_system}};
 }
 
 landlock::Plan plan_from_json(const nlohmann::json& j) {
@@ -46,6 +47,7 @@ landlock::Plan plan_from_json(const nlohmann::json& j) {
     p.limit_tcp = j.at("limit_tcp").get<bool>();
     p.connect_ports = j.at("connect_ports").get<std::vector<uint16_t>>();
     p.mount_view = j.at("mount_view").get<bool>();
+    p.file_system = j.at("file_system").get<bool>();
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("husk sandbox: the session's Landlock plan: ") + e.what());
   }

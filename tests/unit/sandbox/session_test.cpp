@@ -29,6 +29,7 @@ TEST_CASE("a session's Landlock plan survives its JSON") {
   p.scope_abstract_unix = p.scope_signal = p.limit_tcp = true;
   p.connect_ports = {3128};
   p.mount_view = false;
+  p.file_system = false;  // --allow-nested
   const husk::landlock::Plan q = plan_from_json(nlohmann::json::parse(plan_to_json(p).dump()));
   REQUIRE(q.trees.size() == 2);
   REQUIRE(q.trees[1].path == "/home/ann/proj");
@@ -38,6 +39,7 @@ TEST_CASE("a session's Landlock plan survives its JSON") {
   REQUIRE(q.scope_abstract_unix);
   REQUIRE(q.scope_signal);
   REQUIRE(q.limit_tcp);
+  REQUIRE_FALSE(q.file_system);
   REQUIRE(q.connect_ports == std::vector<uint16_t>{3128});
   REQUIRE_FALSE(q.mount_view);
 }
