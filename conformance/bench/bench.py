@@ -337,10 +337,12 @@ def test_sandbox(work, husk, runs):
     if not bwrap:
         return {"skipped": "bwrap is missing (Debian: bubblewrap)"}
     cwd = os.path.join(work, "sandbox-cwd")
-    os.makedirs(cwd, exist_ok=True)
+    home = os.path.join(work, "sandbox-home")
+    for d in (cwd, home):
+        os.makedirs(d, exist_ok=True)
+        os.chown(d, 65534, 65534)
     os.chmod(work, 0o755)
-    os.chown(cwd, 65534, 65534)
-    user = f"setpriv --reuid 65534 --regid 65534 --clear-groups env -C {cwd}"
+    user = f"setpriv --reuid 65534 --regid 65534 --clear-groups env -C {cwd} HOME={home}"
     config = bwrap_equiv.load_config(user.split() + [husk, "sandbox", "--print-config", "--", "/bin/true"])
     config_path = os.path.join(work, "sandbox-config.json")
     with open(config_path, "w") as f:
