@@ -241,7 +241,7 @@ int preserved_fds(const po::variables_map& vm) {
 // kept past the close below, close-on-exec at once (the sandbox checks them, claim_fd).
 std::vector<unsigned> named_fds(const po::variables_map& vm) {
   std::vector<unsigned> out;
-  for (const char* flag : {"report-fd", "control-fd"}) {
+  for (const char* flag : {"report-fd", "control-fd", "status-fd"}) {
     if (!vm.count(flag)) continue;
     const std::string at = std::string("--") + flag;
     const auto fd = static_cast<unsigned>(parse_decimal(vm[flag].as<std::string>(), INT32_MAX, at));

@@ -11,6 +11,7 @@
 #include "cli/print.h"
 #include "cli/sandbox_settings.h"
 #include "container/args.h"
+#include "container/checkpoint.h"
 #include "container/commands.h"
 #include "launch/self_exe.h"
 #include "sandbox/connect.h"
@@ -210,6 +211,87 @@ int run_sandbox(const Invocation& given) {
   return cmd_sandbox(in.g, o);
 }
 
+// The CRIU flags checkpoint and restore share (runc's).
+void criu_flags(po::options_description& d) {
+  d.add_options()
+      ("image-path", po::value<std::string>(), "the image directory (default ./checkpoint)")
+      ("work-path", po::value<std::string>(), "where CRIU writes its log (default: the image directory)")
+      ("tcp-established", po::bool_switch(), "take established TCP connections along")
+      ("ext-unix-sk", po::bool_switch(), "allow external unix sockets")
+      ("shell-job", po::bool_switch(), "allow a terminal or session from outside (a shell job)")
+      ("file-locks", po::bool_switch(), "take file locks along")
+      ("manage-cgroups-mode", po::value<std::string>(), "soft, full, strict or ignore: what CRIU does with cgroups")
+      ("empty-ns", po::value<std::vector<std::string>>()->composing(), "network: make the namespace but leave it empty (repeatable)")
+      ("auto-dedup", po::bool_switch(), "free the image pages a later dump or restore no longer needs")
+      ("lazy-pages", po::bool_switch(), "leave memory pages to be fetched when touched (userfaultfd)");
+}
+
+void checkpoint_flags(po::options_description& d) {
+  criu_flags(d);
+  d.add_options()
+      ("parent-path", po::value<std::string>(), "the previous (pre-)dump, relative to the image directory")
+      ("leave-running", po::bool_switch(), "leave the container running after the dump")
+      ("pre-dump", po::bool_switch(), "dump the memory only, for a later dump with --parent-path (keeps running)")
+      ("page-server", po::value<std::string>(), "ADDRESS:PORT of a CRIU page server that takes the pages")
+      ("status-fd", po::value<std::string>(), "N: CRIU writes a byte here once the lazy pages can be served");
+}
+
+void restore_flags(po::options_description& d) {
+  criu_flags(d);
+  d.add_options()
+      ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
+      ("detach,d", po::bool_switch(), "return once the container runs")
+      ("pid-file", po::value<std::string>(), "write the restored init's pid here")
+      ("console-socket", po::value<std::string>(), "unix socket that receives the pty master")
+      ("no-subreaper", po::bool_switch(), "accepted for runc compatibility (the restored init is husk's own child)")
+      ("no-pivot", po::bool_switch(), "accepted for runc compatibility (CRIU enters the root itself)")
+      ("lsm-profile", po::value<std::string>(), "TYPE:NAME, the LSM profile of the restored processes")
+      ("lsm-mount-context", po::value<std::string>(), "the SELinux context of the restored mounts");
+}
+
+ckpt::CriuFlags criu_request(const Invocation& in) {
+  ckpt::CriuFlags f;
+  f.tcp_established = in.flag("tcp-established");
+  f.ext_unix_sk = in.flag("ext-unix-sk");
+  f.shell_job = in.flag("shell-job");
+  f.file_locks = in.flag("file-locks");
+  f.auto_dedup = in.flag("auto-dedup");
+  f.lazy_pages = in.flag("lazy-pages");
+  f.manage_cgroups_mode = in.str("manage-cgroups-mode");
+  f.empty_ns = in.strs("empty-ns");
+  return f;
+}
+
+int run_checkpoint(const Invocation& in) {
+  ckpt::CheckpointFlags f;
+  f.criu = criu_request(in);
+  f.image_path = in.str("image-path");
+  f.work_path = in.str("work-path");
+  f.parent_path = in.str("parent-path");
+  f.leave_running = in.flag("leave-running");
+  f.pre_dump = in.flag("pre-dump");
+  f.page_server = in.str("page-server");
+  if (in.vm.count("status-fd"))
+    f.status_fd = static_cast<int>(parse_decimal(in.str("status-fd"), INT32_MAX, "--status-fd"));
+  return cmd_checkpoint(in.g, in.id(), f);
+}
+
+int run_restore(const Invocation& in) {
+  ckpt::RestoreFlags f;
+  f.criu = criu_request(in);
+  f.image_path = in.str("image-path");
+  f.work_path = in.str("work-path");
+  f.bundle = in.str("bundle");
+  f.detach = in.flag("detach");
+  f.pid_file = in.str("pid-file");
+  f.console_socket = in.str("console-socket");
+  f.no_subreaper = in.flag("no-subreaper");
+  f.no_pivot = in.flag("no-pivot");
+  f.lsm_profile = in.str("lsm-profile");
+  f.lsm_mount_context = in.str("lsm-mount-context");
+  return cmd_restore(in.g, in.id(), f);
+}
+
 void spec_flags(po::options_description& d) {
   d.add_options()
       ("bundle,b", po::value<std::string>()->default_value("."), "bundle directory")
@@ -313,6 +395,11 @@ const std::vector<Command> kCommands = {
        return 0;
      },
      1, false},
+    {"checkpoint", "[--image-path DIR] [--leave-running] [--pre-dump] [--parent-path DIR] ... ID",
+     "dump a running container to disk through CRIU (it is gone afterwards unless --leave-running)",
+     checkpoint_flags, run_checkpoint, 1, false},
+    {"restore", "[--image-path DIR] [--bundle DIR] [--detach] [--pid-file F] [--console-socket S] ... ID",
+     "make a running container from a checkpoint image through CRIU", restore_flags, run_restore, 1, false},
     {"delete", "[--force] ID", "delete a container and everything it made", delete_flags,
      [](In in) { return cmd_delete(in.g, in.id(), in.flag("force")); }, 1, false},
     {"list", "[--format table|json] [--quiet]", "list containers", list_flags,

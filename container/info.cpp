@@ -1,5 +1,6 @@
 #include "container/internal.h"
 
+#include <cstdlib>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,18 @@ CheckResult check_bundle(const Context& g, const std::string& bundle, const std:
   return {policy.name, policy::evaluate(spec, policy, dir, host.probe())};
 }
 
+namespace {
+
+bool program_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
 spec::Features runtime_features() {
   spec::Features f;
   f.oci_version_max = "1.3.0";
@@ -49,6 +62,11 @@ spec::Features runtime_features() {
   // Built in, and its sd-bus helper installed with husk.
   f.cgroup_systemd = f.cgroup_systemd_user = ::access(companion_path("husk-systemd").c_str(), X_OK) == 0;
   f.mount_extensions_idmap = true;
+  // checkpoint/restore need husk's CRIU bridge (built with libcriu) and criu itself.
+  f.annotations["org.husk.checkpoint"] =
+      ::access(companion_path("husk-criu").c_str(), X_OK) != 0 ? "not built (no libcriu at build time)"
+      : program_in_path("criu")                                ? "criu"
+                                                               : "needs criu (not in PATH)";
   // features-linux.md: the runtime's support, "irrelevant to the availability
   // of AppArmor [SELinux] on the host"; what this host enforces is an annotation.
   f.apparmor = f.selinux = true;

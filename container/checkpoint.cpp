@@ -1,0 +1,162 @@
+// `checkpoint`: the container's processes dumped by CRIU into an image
+// directory, with husk's config and stdio descriptors beside them; then,
+// unless --leave-running or --pre-dump, the container is gone as after
+// delete (runc's checkpoint).
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/file.h"
+#include "base/log.h"
+#include "checkpoint/criu.h"
+#include "checkpoint/image.h"
+#include "checkpoint/plan.h"
+#include "container/checkpoint.h"
+#include "container/internal.h"
+#include "launch/self_exe.h"
+
+namespace husk::rt {
+
+namespace {
+
+// maskedPaths the init bound /dev/null on (files), seen in the container's
+// root through the host's /proc, nothing followed out of it.
+std::set<std::string> masked_files(pid_t pid, const spec::Spec& spec) {
+  std::set<std::string> files;
+  if (!spec.linux_) return files;
+  const std::string root = "/proc/" + std::to_string(pid) + "/root";
+  Fd rootfd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!rootfd) throw sys_error("open " + root);
+  for (const auto& path : spec.linux_->masked_paths) {
+    open_how how{};
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    Fd fd(static_cast<int>(::syscall(SYS_openat2, rootfd.get(), path.c_str(), &how, sizeof how)));
+    struct stat st {};
+    if (fd && ::fstat(fd.get(), &st) == 0 && S_ISCHR(st.st_mode)) files.insert(path);
+  }
+  return files;
+}
+
+// The mount ids of the container's mount namespace (the kernel's view, from the host's /proc).
+std::set<std::string> mount_ids(pid_t pid) {
+  std::set<std::string> ids;
+  std::istringstream lines(base::read_file("/proc/" + std::to_string(pid) + "/mountinfo"));
+  for (std::string line; std::getline(lines, line);) ids.insert(line.substr(0, line.find(' ')));
+  return ids;
+}
+
+// What the init's stdin, stdout and stderr are: a pipe as runc records it
+// ("pipe:[N]"), a file from outside the container's mounts (the host's
+// /dev/null, a log file) as CRIU's external key "file[MNT:INODE]" (hex),
+// so restore hands the caller's stdio in for both; anything else by path.
+std::vector<std::string> stdio_descriptors(pid_t pid) {
+  const std::set<std::string> inside = mount_ids(pid);
+  std::vector<std::string> out;
+  for (int i = 0; i < 3; ++i) {
+    const std::string fd = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(i);
+    char buf[4096];
+    const ssize_t n = ::readlink(fd.c_str(), buf, sizeof buf - 1);
+    if (n <= 0) throw sys_error("readlink " + fd);
+    std::string link(buf, static_cast<size_t>(n));
+    struct stat st {};
+    if (link[0] == '/' && ::stat(fd.c_str(), &st) == 0) {
+      std::istringstream info(base::read_file("/proc/" + std::to_string(pid) + "/fdinfo/" + std::to_string(i)));
+      std::string mnt;
+      for (std::string key; info >> key;)
+        if (key == "mnt_id:" && info >> mnt) break;
+      if (!mnt.empty() && !inside.count(mnt)) {
+        char key[64];
+        std::snprintf(key, sizeof key, "file[%lx:%lx]", std::stoul(mnt), static_cast<unsigned long>(st.st_ino));
+        link = key;
+      }
+    }
+    out.push_back(link);
+  }
+  return out;
+}
+
+uint64_t netns_inode(pid_t pid) {
+  struct stat st {};
+  const std::string ns = "/proc/" + std::to_string(pid) + "/ns/net";
+  if (::stat(ns.c_str(), &st) != 0) throw sys_error("stat " + ns);
+  return st.st_ino;
+}
+
+}  // namespace
+
+void check_checkpointable(const spec::Spec& spec, const Context& g, const std::string& verb) {
+  if (g.rootless) throw Error(verb + ": needs root (CRIU cannot " + verb + " a rootless container)");
+  if (g.systemd_cgroup) throw Error(verb + ": not supported with the systemd cgroup driver (use cgroupfs)");
+  if (!spec.linux_) return;
+  for (const auto& ns : spec.linux_->namespaces) {
+    if (ns.type == "user")
+      throw Error(verb + ": a container with a user namespace is not supported by husk (linux.namespaces)");
+    if (!ns.path.empty() && ns.type != "network")
+      throw Error(verb + ": the container joins the " + ns.type +
+                  " namespace of another (linux.namespaces); only a joined network namespace is supported");
+  }
+}
+
+int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::CheckpointFlags& f) {
+  ckpt::check_flags(f.criu);
+  if (f.criu.lazy_pages && f.page_server.empty() && f.status_fd < 0)
+    throw Error("--lazy-pages: needs --page-server or --status-fd (to know when the pages can be served)");
+  Store store(g.root);
+  Handle h = Handle::open(store, id);
+  Record rec = h.load();
+  const Status st = live_status(rec);
+  if (st != Status::running)
+    throw Error("container " + quote(id) + " is " + status_name(st) + ": only a running container can be checkpointed");
+  const std::string config_text = spec::read_json_file_at(h.dir_fd(), "config.json", h.dir() + "/config.json");
+  const spec::Spec sp = h.config();
+  check_checkpointable(sp, g, "checkpoint");
+  if (!rec.cgroup_handle.empty() && rec.cgroup_handle.rfind("systemd", 0) == 0)
+    throw Error("checkpoint: not supported with the systemd cgroup driver (the container was made with it)");
+
+  const std::string image_path = f.image_path.empty() ? "checkpoint" : f.image_path;
+  Fd images = ckpt::open_image_dir(image_path, "--image-path", true);
+  Fd work = f.work_path.empty() ? Fd() : ckpt::open_image_dir(f.work_path, "--work-path", true);
+  const int work_fd = work ? work.get() : images.get();
+  const pid_t pid = rec.oci.pid;
+  const std::vector<std::string> stdio = stdio_descriptors(pid);
+  ckpt::write_image_files(images.get(), {config_text, stdio}, image_path);
+
+  ckpt::DumpFacts facts;
+  facts.pid = pid;
+  facts.rootfs = rec.oci.rootfs;
+  facts.images_fd = images.get();
+  facts.work_fd = work_fd;
+  facts.masked_files = masked_files(pid, sp);
+  for (const auto& d : stdio)
+    if (d.rfind("file[", 0) == 0) facts.external_files.push_back(d);
+  const spec::Namespace* net = sp.linux_ ? sp.linux_->find_namespace("network") : nullptr;
+  if (net && !net->path.empty()) facts.netns_inode = netns_inode(pid);
+  std::vector<std::pair<int, int>> fds;
+  if (f.status_fd >= 0) {
+    fds.emplace_back(f.status_fd, 4);
+    facts.status_fd = 4;
+  }
+  const nlohmann::json opts = ckpt::dump_opts(sp, f, facts);
+  const std::string type = f.pre_dump ? "PRE_DUMP" : "DUMP";
+  log::debug("checkpoint " + id + ": " + type + " of pid " + std::to_string(pid) + " into " + image_path);
+  ckpt::Criu criu(fds);
+  const ckpt::Reply r = criu.call(companion_path("husk-criu"), type, opts, [](ckpt::Notification&) {});
+  if (!r.success) {
+    const std::string log = ckpt::log_name(type);
+    const std::string errors = ckpt::log_errors(work_fd, log);
+    throw Error("checkpoint: criu failed" + (errors.empty() ? r.cr_errmsg.empty() ? "" : ": " + r.cr_errmsg : ": " + errors) +
+                " (log: " + (f.work_path.empty() ? image_path : f.work_path) + "/" + log + ")");
+  }
+  // CRIU ended the processes: the container goes as after delete.
+  if (!f.leave_running && !f.pre_dump) destroy_container(h, rec, true, &sp);
+  return 0;
+}
+
+}  // namespace husk::rt
