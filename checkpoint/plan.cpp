@@ -36,6 +36,13 @@ const spec::Namespace* joined_netns(const spec::Spec& spec) {
   return ns && !ns->path.empty() ? ns : nullptr;
 }
 
+// stdio restore hands in from the caller: a pipe, a file or terminal from outside.
+bool inherited(const std::string& descriptor) {
+  for (const char* prefix : {"pipe:", "file[", "tty["})
+    if (descriptor.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
@@ -108,7 +115,7 @@ json restore_opts(const spec::Spec& spec, const RestoreFlags& f, const RestoreFa
   // stdio that was a pipe (a shim's) or a file from outside is the caller's stdio now.
   json inherit = json::array();
   for (size_t i = 0; i < facts.descriptors.size() && i < 3; ++i)
-    if (facts.descriptors[i].rfind("pipe:", 0) == 0 || facts.descriptors[i].rfind("file[", 0) == 0)
+    if (inherited(facts.descriptors[i]))
       inherit.push_back({{"key", facts.descriptors[i]}, {"fd", static_cast<int>(i)}});
   if (joined_netns(spec)) {
     if (facts.netns_fd < 0) throw Error("linux.namespaces: the network namespace to join is not open");

@@ -61,7 +61,7 @@ struct DumpFacts {
   // maskedPaths that are files (a bind of /dev/null), not directories (a tmpfs).
   std::set<std::string> masked_files;
   uint64_t netns_inode = 0;  // of a network namespace joined by path (0: none)
-  // stdio files from outside the container's mounts, as CRIU's "file[MNT:INODE]" keys.
+  // stdio from outside the container: CRIU's "file[MNT:INODE]" and "tty[RDEV:DEV]" keys.
   std::vector<std::string> external_files;
 };
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -52,6 +53,26 @@ std::set<std::string> mount_ids(pid_t pid) {
   return ids;
 }
 
+// Terminals: the Unix98 ptys (136-143), the virtual consoles and /dev/tty, /dev/console (4, 5).
+bool is_tty(const struct stat& st) {
+  if (!S_ISCHR(st.st_mode)) return false;
+  const unsigned m = major(st.st_rdev);
+  return m == 4 || m == 5 || (m >= 136 && m <= 143);
+}
+
+// A pty of the container's own devpts (process.terminal: CRIU restores it),
+// its ptmx found inside the container's root.
+bool inside_pty(pid_t pid, const struct stat& tty) {
+  const std::string root = "/proc/" + std::to_string(pid) + "/root";
+  Fd rootfd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  open_how how{};
+  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  Fd ptmx(rootfd ? static_cast<int>(::syscall(SYS_openat2, rootfd.get(), "dev/pts/ptmx", &how, sizeof how)) : -1);
+  struct stat st {};
+  return ptmx && ::fstat(ptmx.get(), &st) == 0 && st.st_dev == tty.st_dev;
+}
+
 // What the init's stdin, stdout and stderr are: a pipe as runc records it
 // ("pipe:[N]"), a file from outside the container's mounts (the host's
 // /dev/null, a log file) as CRIU's external key "file[MNT:INODE]" (hex),
@@ -66,7 +87,14 @@ std::vector<std::string> stdio_descriptors(pid_t pid) {
     if (n <= 0) throw sys_error("readlink " + fd);
     std::string link(buf, static_cast<size_t>(n));
     struct stat st {};
-    if (link[0] == '/' && ::stat(fd.c_str(), &st) == 0) {
+    if (link[0] == '/' && ::stat(fd.c_str(), &st) == 0 && is_tty(st)) {
+      // A terminal of the caller's (not the container's own pty): CRIU's
+      // external tty, given back from the restoring caller's stdio.
+      char key[64];
+      std::snprintf(key, sizeof key, "tty[%lx:%lx]", static_cast<unsigned long>(st.st_rdev),
+                    static_cast<unsigned long>(st.st_dev));
+      if (!inside_pty(pid, st)) link = key;
+    } else if (link[0] == '/' && ::stat(fd.c_str(), &st) == 0) {
       std::istringstream info(base::read_file("/proc/" + std::to_string(pid) + "/fdinfo/" + std::to_string(i)));
       std::string mnt;
       for (std::string key; info >> key;)
@@ -135,7 +163,7 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
   facts.work_fd = work_fd;
   facts.masked_files = masked_files(pid, sp);
   for (const auto& d : stdio)
-    if (d.rfind("file[", 0) == 0) facts.external_files.push_back(d);
+    if (d.rfind("file[", 0) == 0 || d.rfind("tty[", 0) == 0) facts.external_files.push_back(d);
   const spec::Namespace* net = sp.linux_ ? sp.linux_->find_namespace("network") : nullptr;
   if (net && !net->path.empty()) facts.netns_inode = netns_inode(pid);
   std::vector<std::pair<int, int>> fds;

@@ -20,6 +20,7 @@
 #include "container/operator_policy.h"
 #include "launch/console.h"
 #include "launch/foreground.h"
+#include "launch/hooks.h"
 #include "launch/init.h"
 #include "launch/launch.h"
 #include "launch/self_exe.h"
@@ -87,6 +88,14 @@ class RestoreLauncher final : public Launcher {
         if (!n.fd) throw Error("restore: CRIU sent no pty master");
         if (req_.console_fd < 0) throw Error("restore: the image has a terminal, but no console was set up");
         send_fd(req_.console_fd, n.fd.get(), "console");
+      } else if (n.script == "setup-namespaces") {
+        // The restored tree's namespaces exist, nothing runs yet: the
+        // hooks that set a container up get it now, as with runc.
+        spec::State st = *req_.state;
+        st.pid = n.pid;
+        const std::string state_json = spec::state_to_json(st, false);
+        run_hooks(sp.hooks.prestart, "prestart", state_json);
+        run_hooks(sp.hooks.create_runtime, "createRuntime", state_json);
       } else if (n.script == "post-restore") {
         restored = n.pid;
         // Restored inside criu's cgroup, the container's: nothing to move.
