@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "base/dir.h"
 #include "base/error.h"
@@ -206,6 +207,46 @@ std::optional<std::string> real_path(const std::string& p) {
 
 namespace {
 
+// No empty, "." or ".." component: the text before its last slash is its directory.
+bool plain(std::string_view p) {
+  if (p.empty() || p[0] != '/') return false;
+  for (size_t i = 1;;) {
+    const size_t j = p.find('/', i);
+    const std::string_view c = p.substr(i, j == std::string_view::npos ? j : j - i);
+    if (c.empty() || c == "." || c == "..") return false;
+    if (j == std::string_view::npos) return true;
+    i = j + 1;
+  }
+}
+
+// real_path, each path resolved once: the config asks for the same ones
+// from several places (the home and the working directory five times).
+// Below a directory resolved already, a name that is no symlink costs one
+// lstat, where realpath would read every component's link again.
+class RealPaths {
+ public:
+  std::optional<std::string> operator()(const std::string& p) {
+    if (auto it = known_.find(p); it != known_.end()) return it->second;
+    std::optional<std::string> r = resolve(p);
+    known_.emplace(p, r);
+    return r;
+  }
+
+ private:
+  std::optional<std::string> resolve(const std::string& p) {
+    const size_t slash = p.rfind('/');
+    if (slash == 0 || !plain(p)) return real_path(p);
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) return std::nullopt;
+    if (S_ISLNK(st.st_mode)) return real_path(p);
+    const std::optional<std::string> dir = (*this)(p.substr(0, slash));
+    // Gone meanwhile: as realpath finds it now.
+    if (!dir) return real_path(p);
+    return (*dir == "/" ? "" : *dir) + p.substr(slash);
+  }
+  std::map<std::string, std::optional<std::string>> known_;
+};
+
 // Root's file access taken back when the walk ends, however it ends.
 struct FileAccessAs {
   std::vector<gid_t> groups;
@@ -342,30 +383,31 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   // answered without a syscall; small (one block), its dot-names are listed
   // and an absent one needs no lookup; else one lstat per path (homes such
   // as /bin hold a thousand names: listing them cost more than it saved).
-  auto dirs = std::make_shared<std::map<std::string, DirSummary>>();
+  auto dirs = std::make_shared<std::map<std::string, DirSummary, std::less<>>>();
   // Absent by what the nearest directory above `p` already looked at says
   // (a missing one, a listing without the name): .config/Code/User in a
   // home without .config needs no syscall.
-  auto absent = [dirs](const std::string& p) {
+  auto absent = [dirs](std::string_view p) {
     for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
       auto it = dirs->find(p.substr(0, slash));
       if (it == dirs->end()) continue;
       const DirSummary& d = it->second;
-      const std::string name = p.substr(slash + 1, p.find('/', slash + 1) - slash - 1);
+      const std::string_view name = p.substr(slash + 1, p.find('/', slash + 1) - slash - 1);
       return d.missing ||
              (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
     }
     return false;
   };
-  h.real = [dirs, absent](const std::string& p) -> std::optional<std::string> {
+  h.real = [dirs, absent, reals = std::make_shared<RealPaths>()](const std::string& p) -> std::optional<std::string> {
     size_t slash = p.rfind('/');
     if (slash != std::string::npos && slash > 0) {
-      const std::string dir = p.substr(0, slash);
+      const std::string_view dir = std::string_view(p).substr(0, slash);
       auto it = dirs->find(dir);
-      if (it == dirs->end()) it = dirs->emplace(dir, absent(dir) ? DirSummary{true, {}} : look_at(dir)).first;
+      if (it == dirs->end())
+        it = dirs->emplace(dir, absent(dir) ? DirSummary{true, {}} : look_at(std::string(dir))).first;
       if (it->second.missing || absent(p)) return std::nullopt;
     }
-    return real_path(p);
+    return (*reals)(p);
   };
   h.is_dir = [](const std::string& p) {
     struct stat st;
