@@ -11,11 +11,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <iterator>
-#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <unordered_map>
 
 #include "base/dir.h"
 #include "base/error.h"
@@ -58,6 +58,12 @@ std::optional<PasswdEntry> read_passwd(uint32_t uid, std::vector<std::string>& h
 struct DirSummary {
   bool missing = false;
   std::optional<std::vector<std::string>> dot_names;  // sorted; listed when it is one block
+};
+
+// Hashed as a string_view: the lookups of each path's directories make no copies.
+struct ByView {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
 DirSummary look_at(const std::string& dir) {
@@ -244,7 +250,7 @@ class RealPaths {
     if (!dir) return real_path(p);
     return (*dir == "/" ? "" : *dir) + p.substr(slash);
   }
-  std::map<std::string, std::optional<std::string>> known_;
+  std::unordered_map<std::string, std::optional<std::string>> known_;
 };
 
 // Root's file access taken back when the walk ends, however it ends.
@@ -383,7 +389,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   // answered without a syscall; small (one block), its dot-names are listed
   // and an absent one needs no lookup; else one lstat per path (homes such
   // as /bin hold a thousand names: listing them cost more than it saved).
-  auto dirs = std::make_shared<std::map<std::string, DirSummary, std::less<>>>();
+  auto dirs = std::make_shared<std::unordered_map<std::string, DirSummary, ByView, std::equal_to<>>>();
   // Absent by what the nearest directory above `p` already looked at says
   // (a missing one, a listing without the name): .config/Code/User in a
   // home without .config needs no syscall.
@@ -404,7 +410,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
       const std::string_view dir = std::string_view(p).substr(0, slash);
       auto it = dirs->find(dir);
       if (it == dirs->end())
-        it = dirs->emplace(dir, absent(dir) ? DirSummary{true, {}} : look_at(std::string(dir))).first;
+        it = dirs->emplace(std::string(dir), absent(dir) ? DirSummary{true, {}} : look_at(std::string(dir))).first;
       if (it->second.missing || absent(p)) return std::nullopt;
     }
     return (*reals)(p);
