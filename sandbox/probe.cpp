@@ -40,16 +40,28 @@ struct PasswdEntry {
 // /etc/passwd read directly (no NSS in a static binary): uid's entry and every home.
 std::optional<PasswdEntry> read_passwd(uint32_t uid, std::vector<std::string>& homes) {
   std::optional<PasswdEntry> mine;
-  std::istringstream lines(base::try_read_file("/etc/passwd").value_or(""));
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> f;
-    std::istringstream cols(line);
-    std::string col;
-    while (std::getline(cols, col, ':')) f.push_back(col);
+  const std::string text = base::try_read_file("/etc/passwd").value_or("");
+  const std::string id = std::to_string(uid);
+  // Split by hand: a stream per line (its locale set up each time) cost
+  // more than the rest of the probe's parsing.
+  std::vector<std::string_view> f;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + at, end - at);
+    at = end + 1;
+    f.clear();
+    for (size_t c = 0;;) {
+      const size_t colon = line.find(':', c);
+      f.push_back(line.substr(c, colon == std::string_view::npos ? colon : colon - c));
+      if (colon == std::string_view::npos) break;
+      c = colon + 1;
+    }
+    // getline drops an empty last field ("...:/home/u:"): no shell, one field short.
+    if (!f.empty() && f.back().empty()) f.pop_back();
     if (f.size() < 7 || f[5].empty() || f[5][0] != '/') continue;
-    homes.push_back(f[5]);
-    if (!mine && f[2] == std::to_string(uid)) mine = PasswdEntry{f[0], f[5], f[6]};
+    homes.emplace_back(f[5]);
+    if (!mine && f[2] == id) mine = PasswdEntry{std::string(f[0]), std::string(f[5]), std::string(f[6])};
   }
   return mine;
 }
