@@ -405,25 +405,27 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   // Absent by what the nearest directory above `p` already looked at says
   // (a missing one, a listing without the name): .config/Code/User in a
   // home without .config needs no syscall.
-  auto absent = [dirs](std::string_view p) {
+  auto unlisted = [](const DirSummary& d, std::string_view name) {
+    return d.missing || (d.dot_names && !name.empty() && name[0] == '.' &&
+                         !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
+  };
+  auto absent = [dirs, unlisted](std::string_view p) {
     for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
       auto it = dirs->find(p.substr(0, slash));
-      if (it == dirs->end()) continue;
-      const DirSummary& d = it->second;
-      const std::string_view name = p.substr(slash + 1, p.find('/', slash + 1) - slash - 1);
-      return d.missing ||
-             (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
+      if (it != dirs->end()) return unlisted(it->second, p.substr(slash + 1, p.find('/', slash + 1) - slash - 1));
     }
     return false;
   };
-  h.real = [dirs, absent, reals = std::make_shared<RealPaths>()](const std::string& p) -> std::optional<std::string> {
+  h.real = [dirs, absent, unlisted,
+            reals = std::make_shared<RealPaths>()](const std::string& p) -> std::optional<std::string> {
     size_t slash = p.rfind('/');
     if (slash != std::string::npos && slash > 0) {
       const std::string_view dir = std::string_view(p).substr(0, slash);
       auto it = dirs->find(dir);
       if (it == dirs->end())
         it = dirs->emplace(std::string(dir), absent(dir) ? DirSummary{true, {}} : look_at(std::string(dir))).first;
-      if (it->second.missing || absent(p)) return std::nullopt;
+      // Its own directory is the nearest one looked at.
+      if (unlisted(it->second, std::string_view(p).substr(slash + 1))) return std::nullopt;
     }
     return (*reals)(p);
   };
