@@ -310,6 +310,42 @@ void set_walks(SandboxHost& h) {
   };
 }
 
+// Credentials are looked for in every home (~20 dot-names each, most of
+// them absent). Each directory is looked at once: missing, its paths are
+// answered without a syscall; small (one block), its dot-names are listed
+// and an absent one needs no lookup; else one lstat per path (homes such
+// as /bin hold a thousand names: listing them cost more than it saved).
+std::function<std::optional<std::string>(const std::string&)> credential_lookup() {
+  auto dirs = std::make_shared<std::unordered_map<std::string, DirSummary, ByView, std::equal_to<>>>();
+  // Absent by what the nearest directory above `p` already looked at says
+  // (a missing one, a listing without the name): .config/Code/User in a
+  // home without .config needs no syscall.
+  auto unlisted = [](const DirSummary& d, std::string_view name) {
+    return d.missing || (d.dot_names && !name.empty() && name[0] == '.' &&
+                         !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
+  };
+  auto absent = [dirs, unlisted](std::string_view p) {
+    for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
+      auto it = dirs->find(p.substr(0, slash));
+      if (it != dirs->end()) return unlisted(it->second, p.substr(slash + 1, p.find('/', slash + 1) - slash - 1));
+    }
+    return false;
+  };
+  auto reals = std::make_shared<RealPaths>();
+  return [dirs, absent, unlisted, reals](const std::string& p) -> std::optional<std::string> {
+    size_t slash = p.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+      const std::string_view dir = std::string_view(p).substr(0, slash);
+      auto it = dirs->find(dir);
+      if (it == dirs->end())
+        it = dirs->emplace(std::string(dir), absent(dir) ? DirSummary{true, {}} : look_at(std::string(dir))).first;
+      // Its own directory is the nearest one looked at.
+      if (unlisted(it->second, std::string_view(p).substr(slash + 1))) return std::nullopt;
+    }
+    return (*reals)(p);
+  };
+}
+
 }  // namespace
 
 std::string default_settings_dir() {
@@ -396,39 +432,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   h.cwd = cwd;
   h.settings_dir = default_settings_dir();
   h.root_dirs = root_dirs(h.uid);
-  // Credentials are looked for in every home (~20 dot-names each, most of
-  // them absent). Each directory is looked at once: missing, its paths are
-  // answered without a syscall; small (one block), its dot-names are listed
-  // and an absent one needs no lookup; else one lstat per path (homes such
-  // as /bin hold a thousand names: listing them cost more than it saved).
-  auto dirs = std::make_shared<std::unordered_map<std::string, DirSummary, ByView, std::equal_to<>>>();
-  // Absent by what the nearest directory above `p` already looked at says
-  // (a missing one, a listing without the name): .config/Code/User in a
-  // home without .config needs no syscall.
-  auto unlisted = [](const DirSummary& d, std::string_view name) {
-    return d.missing || (d.dot_names && !name.empty() && name[0] == '.' &&
-                         !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
-  };
-  auto absent = [dirs, unlisted](std::string_view p) {
-    for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
-      auto it = dirs->find(p.substr(0, slash));
-      if (it != dirs->end()) return unlisted(it->second, p.substr(slash + 1, p.find('/', slash + 1) - slash - 1));
-    }
-    return false;
-  };
-  h.real = [dirs, absent, unlisted,
-            reals = std::make_shared<RealPaths>()](const std::string& p) -> std::optional<std::string> {
-    size_t slash = p.rfind('/');
-    if (slash != std::string::npos && slash > 0) {
-      const std::string_view dir = std::string_view(p).substr(0, slash);
-      auto it = dirs->find(dir);
-      if (it == dirs->end())
-        it = dirs->emplace(std::string(dir), absent(dir) ? DirSummary{true, {}} : look_at(std::string(dir))).first;
-      // Its own directory is the nearest one looked at.
-      if (unlisted(it->second, std::string_view(p).substr(slash + 1))) return std::nullopt;
-    }
-    return (*reals)(p);
-  };
+  h.real = credential_lookup();
   h.is_dir = [](const std::string& p) {
     struct stat st;
     return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
