@@ -38,19 +38,17 @@ void check_unsupported(const spec::Linux& lx) {
   }
 }
 
-// `given`: the config husk made itself (run_own_config), else the bundle's
-// config.json is read; `text` gets it either way.
-
-// `given`: the config husk made itself (run_own_config), else the bundle's
-// config.json is read; `text` gets it either way.
-spec::Spec load_config(const std::string& bundle, const std::string* given, std::string& text) {
+// `own`: the config husk made itself (run_own_config), read without
+// printing and parsing it again, else the bundle's config.json is read;
+// `text` gets it either way.
+spec::Spec load_config(const std::string& bundle, const nlohmann::ordered_json* own, std::string& text) {
   spec::Spec s;
-  if (!given) {
+  if (!own) {
     s = spec::load_bundle(bundle, &text);
   } else {
-    text = *given;
+    text = own->dump() + "\n";
     try {
-      s = spec::parse(text);
+      s = spec::from_json(*own);
       spec::validate(s, true);
     } catch (const Error& e) {
       rethrow_with("config.json", e);
@@ -73,12 +71,12 @@ spec::Spec load_config(const std::string& bundle, const std::string* given, std:
 
 }  // namespace
 
-// The bundle's config (`config_text`: see load_config) and every host object
-// it names, opened once: the policy judges those fds and create uses them.
-Bundle open_bundle(const std::string& bundle_arg, const std::string* config_text) {
+// The bundle's config (`own`: see load_config) and every host object it
+// names, opened once: the policy judges those fds and create uses them.
+Bundle open_bundle(const std::string& bundle_arg, const nlohmann::ordered_json* own) {
   Bundle b;
   b.dir = absolute_dir(bundle_arg, "bundle");
-  b.spec = load_config(b.dir, config_text, b.config_text);
+  b.spec = load_config(b.dir, own, b.config_text);
   // A relative bind source is the bundle's (config.md; runc works in the
   // bundle directory), never husk's caller's working directory.
   for (auto& m : b.spec.mounts)

@@ -69,11 +69,11 @@ int run(const Context& g, const CreateOptions& o, const CreateExtras& extras);
 
 int cmd_create(const Context& g, const CreateOptions& o, const CreateExtras& extras = {});
 
-// `run` of a config husk made itself (the sandbox's), given as its text: no
+// `run` of a config husk made itself (the sandbox's), given as JSON: no
 // config.json is read (the bundle directory may be a user's, who could swap
 // it for one with hooks of theirs), no operator policy, no terminal. The
 // container is deleted after, whatever happens.
-int run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text,
+int run_own_config(const Context& g, const CreateOptions& o, const nlohmann::ordered_json& config,
                    const CreateExtras& extras);
 // `state`: as callers see it, the status read live.
 spec::State container_state(const Context& g, const std::string& id);

@@ -29,10 +29,10 @@ struct Bundle {
   HostObjects host;
 };
 
-// The bundle's config (`config_text`: the sandbox's own, else config.json is
-// read) and every host object it names, opened once: the policy judges those
-// fds and create uses them.
-Bundle open_bundle(const std::string& bundle_arg, const std::string* config_text = nullptr);
+// The bundle's config (`own`: the sandbox's, else config.json is read) and
+// every host object it names, opened once: the policy judges those fds and
+// create uses them.
+Bundle open_bundle(const std::string& bundle_arg, const nlohmann::ordered_json* own = nullptr);
 
 // ---------- delete.cpp ----------
 

@@ -53,10 +53,10 @@ int run(const Context& g, const CreateOptions& o, const CreateExtras& extras) {
   return run_bundle(g, o, std::move(b), extras);
 }
 
-int run_own_config(const Context& g, const CreateOptions& o, const std::string& config_text,
+int run_own_config(const Context& g, const CreateOptions& o, const nlohmann::ordered_json& config,
                    const CreateExtras& extras) {
   try {
-    return run_bundle(g, o, open_bundle(o.bundle, &config_text), extras);
+    return run_bundle(g, o, open_bundle(o.bundle, &config), extras);
   } catch (...) {
     // A failure after create (start, the wait) leaves a committed container.
     try {

@@ -11,10 +11,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <iterator>
-#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 #include "base/dir.h"
 #include "base/error.h"
@@ -39,16 +40,28 @@ struct PasswdEntry {
 // /etc/passwd read directly (no NSS in a static binary): uid's entry and every home.
 std::optional<PasswdEntry> read_passwd(uint32_t uid, std::vector<std::string>& homes) {
   std::optional<PasswdEntry> mine;
-  std::istringstream lines(base::try_read_file("/etc/passwd").value_or(""));
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> f;
-    std::istringstream cols(line);
-    std::string col;
-    while (std::getline(cols, col, ':')) f.push_back(col);
+  const std::string text = base::try_read_file("/etc/passwd").value_or("");
+  const std::string id = std::to_string(uid);
+  // Split by hand: a stream per line (its locale set up each time) cost
+  // more than the rest of the probe's parsing.
+  std::vector<std::string_view> f;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + at, end - at);
+    at = end + 1;
+    f.clear();
+    for (size_t c = 0;;) {
+      const size_t colon = line.find(':', c);
+      f.push_back(line.substr(c, colon == std::string_view::npos ? colon : colon - c));
+      if (colon == std::string_view::npos) break;
+      c = colon + 1;
+    }
+    // getline drops an empty last field ("...:/home/u:"): no shell, one field short.
+    if (!f.empty() && f.back().empty()) f.pop_back();
     if (f.size() < 7 || f[5].empty() || f[5][0] != '/') continue;
-    homes.push_back(f[5]);
-    if (!mine && f[2] == std::to_string(uid)) mine = PasswdEntry{f[0], f[5], f[6]};
+    homes.emplace_back(f[5]);
+    if (!mine && f[2] == id) mine = PasswdEntry{std::string(f[0]), std::string(f[5]), std::string(f[6])};
   }
   return mine;
 }
@@ -57,6 +70,12 @@ std::optional<PasswdEntry> read_passwd(uint32_t uid, std::vector<std::string>& h
 struct DirSummary {
   bool missing = false;
   std::optional<std::vector<std::string>> dot_names;  // sorted; listed when it is one block
+};
+
+// Hashed as a string_view: the lookups of each path's directories make no copies.
+struct ByView {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
 DirSummary look_at(const std::string& dir) {
@@ -206,6 +225,46 @@ std::optional<std::string> real_path(const std::string& p) {
 
 namespace {
 
+// No empty, "." or ".." component: the text before its last slash is its directory.
+bool plain(std::string_view p) {
+  if (p.empty() || p[0] != '/') return false;
+  for (size_t i = 1;;) {
+    const size_t j = p.find('/', i);
+    const std::string_view c = p.substr(i, j == std::string_view::npos ? j : j - i);
+    if (c.empty() || c == "." || c == "..") return false;
+    if (j == std::string_view::npos) return true;
+    i = j + 1;
+  }
+}
+
+// real_path, each path resolved once: the config asks for the same ones
+// from several places (the home and the working directory five times).
+// Below a directory resolved already, a name that is no symlink costs one
+// lstat, where realpath would read every component's link again.
+class RealPaths {
+ public:
+  std::optional<std::string> operator()(const std::string& p) {
+    if (auto it = known_.find(p); it != known_.end()) return it->second;
+    std::optional<std::string> r = resolve(p);
+    known_.emplace(p, r);
+    return r;
+  }
+
+ private:
+  std::optional<std::string> resolve(const std::string& p) {
+    const size_t slash = p.rfind('/');
+    if (slash == 0 || !plain(p)) return real_path(p);
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) return std::nullopt;
+    if (S_ISLNK(st.st_mode)) return real_path(p);
+    const std::optional<std::string> dir = (*this)(p.substr(0, slash));
+    // Gone meanwhile: as realpath finds it now.
+    if (!dir) return real_path(p);
+    return (*dir == "/" ? "" : *dir) + p.substr(slash);
+  }
+  std::unordered_map<std::string, std::optional<std::string>> known_;
+};
+
 // Root's file access taken back when the walk ends, however it ends.
 struct FileAccessAs {
   std::vector<gid_t> groups;
@@ -248,6 +307,42 @@ void set_walks(SandboxHost& h) {
     if (::geteuid() != 0) return walk_glob(g, root);
     FileAccessAs as(uid, gid);
     return walk_glob(g, root);
+  };
+}
+
+// Credentials are looked for in every home (~20 dot-names each, most of
+// them absent). Each directory is looked at once: missing, its paths are
+// answered without a syscall; small (one block), its dot-names are listed
+// and an absent one needs no lookup; else one lstat per path (homes such
+// as /bin hold a thousand names: listing them cost more than it saved).
+std::function<std::optional<std::string>(const std::string&)> credential_lookup() {
+  auto dirs = std::make_shared<std::unordered_map<std::string, DirSummary, ByView, std::equal_to<>>>();
+  // Absent by what the nearest directory above `p` already looked at says
+  // (a missing one, a listing without the name): .config/Code/User in a
+  // home without .config needs no syscall.
+  auto unlisted = [](const DirSummary& d, std::string_view name) {
+    return d.missing || (d.dot_names && !name.empty() && name[0] == '.' &&
+                         !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
+  };
+  auto absent = [dirs, unlisted](std::string_view p) {
+    for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
+      auto it = dirs->find(p.substr(0, slash));
+      if (it != dirs->end()) return unlisted(it->second, p.substr(slash + 1, p.find('/', slash + 1) - slash - 1));
+    }
+    return false;
+  };
+  auto reals = std::make_shared<RealPaths>();
+  return [dirs, absent, unlisted, reals](const std::string& p) -> std::optional<std::string> {
+    size_t slash = p.rfind('/');
+    if (slash != std::string::npos && slash > 0) {
+      const std::string_view dir = std::string_view(p).substr(0, slash);
+      auto it = dirs->find(dir);
+      if (it == dirs->end())
+        it = dirs->emplace(std::string(dir), absent(dir) ? DirSummary{true, {}} : look_at(std::string(dir))).first;
+      // Its own directory is the nearest one looked at.
+      if (unlisted(it->second, std::string_view(p).substr(slash + 1))) return std::nullopt;
+    }
+    return (*reals)(p);
   };
 }
 
@@ -337,36 +432,7 @@ SandboxHost probe_sandbox_host(const SandboxOptions& o) {
   h.cwd = cwd;
   h.settings_dir = default_settings_dir();
   h.root_dirs = root_dirs(h.uid);
-  // Credentials are looked for in every home (~20 dot-names each, most of
-  // them absent). Each directory is looked at once: missing, its paths are
-  // answered without a syscall; small (one block), its dot-names are listed
-  // and an absent one needs no lookup; else one lstat per path (homes such
-  // as /bin hold a thousand names: listing them cost more than it saved).
-  auto dirs = std::make_shared<std::map<std::string, DirSummary>>();
-  // Absent by what the nearest directory above `p` already looked at says
-  // (a missing one, a listing without the name): .config/Code/User in a
-  // home without .config needs no syscall.
-  auto absent = [dirs](const std::string& p) {
-    for (size_t slash = p.rfind('/'); slash != std::string::npos && slash > 0; slash = p.rfind('/', slash - 1)) {
-      auto it = dirs->find(p.substr(0, slash));
-      if (it == dirs->end()) continue;
-      const DirSummary& d = it->second;
-      const std::string name = p.substr(slash + 1, p.find('/', slash + 1) - slash - 1);
-      return d.missing ||
-             (d.dot_names && name[0] == '.' && !std::binary_search(d.dot_names->begin(), d.dot_names->end(), name));
-    }
-    return false;
-  };
-  h.real = [dirs, absent](const std::string& p) -> std::optional<std::string> {
-    size_t slash = p.rfind('/');
-    if (slash != std::string::npos && slash > 0) {
-      const std::string dir = p.substr(0, slash);
-      auto it = dirs->find(dir);
-      if (it == dirs->end()) it = dirs->emplace(dir, absent(dir) ? DirSummary{true, {}} : look_at(dir)).first;
-      if (it->second.missing || absent(p)) return std::nullopt;
-    }
-    return real_path(p);
-  };
+  h.real = credential_lookup();
   h.is_dir = [](const std::string& p) {
     struct stat st;
     return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);

@@ -366,7 +366,7 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   ::clock_gettime(CLOCK_REALTIME, &started);
   int status;
   try {
-    status = run_own_config(sg, co, sc.config.dump() + "\n", extras);
+    status = run_own_config(sg, co, sc.config, extras);
   } catch (const Error& e) {
     const std::string reason = userns_refused(e);
     if (reason.empty() || session) throw;

@@ -2,6 +2,7 @@
 // the few REQUIRED numbers the model cannot show as absent); the rules of
 // the spec live in validate.cpp. Like Go's encoding/json (which produced
 // most configs in the wild), a null value is treated as an absent property.
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -230,6 +231,41 @@ json parse_json(const std::string& text) {
     std::string what = e.what();
     auto pos = what.find("] ");
     throw Error(pos == std::string::npos ? what : what.substr(pos + 2));
+  }
+}
+
+// `v` as parse_json would give it back from its text: a non-negative
+// integer is unsigned, a float JSON cannot write (NaN, infinity) is null.
+json as_parsed(const nlohmann::ordered_json& v) {
+  using T = json::value_t;
+  switch (v.type()) {
+    case T::object: {
+      json o = json::object();
+      for (const auto& [k, e] : v.items()) o.emplace(k, as_parsed(e));
+      return o;
+    }
+    case T::array: {
+      json a = json::array();
+      a.get_ref<json::array_t&>().reserve(v.size());
+      for (const auto& e : v) a.push_back(as_parsed(e));
+      return a;
+    }
+    case T::number_integer: {
+      const auto i = v.get<int64_t>();
+      return i >= 0 ? json(static_cast<uint64_t>(i)) : json(i);
+    }
+    case T::number_float: {
+      const auto d = v.get<double>();
+      return std::isfinite(d) ? json(d) : json(nullptr);
+    }
+    case T::string:
+      return v.get_ref<const std::string&>();
+    case T::boolean:
+      return v.get<bool>();
+    case T::number_unsigned:
+      return v.get<uint64_t>();
+    default:
+      return parse_json(v.dump());
   }
 }
 
@@ -522,6 +558,14 @@ struct Model<Spec> {
 
 Spec parse(const std::string& json_text) {
   json j = parse_json(json_text);
+  if (!j.is_object()) throw Error("expected a JSON object at the top level");
+  Spec s;
+  read(j, "", s);
+  return s;
+}
+
+Spec from_json(const nlohmann::ordered_json& config) {
+  const json j = as_parsed(config);
   if (!j.is_object()) throw Error("expected a JSON object at the top level");
   Spec s;
   read(j, "", s);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/error.h"
 
 namespace husk::spec {
@@ -314,6 +316,10 @@ struct Spec {
 // Only rlimits[].type/soft/hard and id mappings' three numbers are required
 // here; everything else is left to validate().
 Spec parse(const std::string& json_text);
+
+// A config husk built itself (the sandbox's), read as parse() reads its
+// text: no printing and lexing it again.
+Spec from_json(const nlohmann::ordered_json& config);
 
 // Check every rule the spec states; throws Error naming the JSON path and
 // the rule, for the first broken rule:

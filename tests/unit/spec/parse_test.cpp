@@ -1,6 +1,7 @@
 // spec::parse: every field of config.json reaches the model; JSON type
 // errors and malformed JSON name where they are.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -451,4 +452,54 @@ TEST_CASE("parse_resources reads an update --resources object", "[parse]") {
   REQUIRE_THROWS_WITH(parse_resources(R"({"unified": {"../../etc/passwd": "x"}})"),
                       Contains("unified[\"../../etc/passwd\"]: must be a cgroup file name"));
   REQUIRE_THROWS_WITH(parse_resources("{\"memory\": }"), Contains("line 1, column "));
+}
+
+TEST_CASE("from_json reads a config built in husk as parse reads its text", "[parse]") {
+  const Spec s = from_json(nlohmann::ordered_json::parse(kFull));
+  CHECK(s.oci_version == "1.2.0");
+  CHECK(s.mounts.at(1).options == std::vector<std::string>{"rbind", "ro", "idmap"});
+  CHECK(s.process->user.uid == 1000u);
+  CHECK(s.process->oom_score_adj == -500);
+  CHECK(s.process->rlimits.at(1).hard == UINT64_MAX);
+  CHECK(s.linux_->resources->memory->limit == -1);
+  CHECK(s.linux_->time_offsets.at("monotonic").secs == -86400);
+  // Every field's wrong type is the same error either way.
+  const json full = json::parse(kFull);
+  int checked = 0;
+  std::function<void(const json&, const json::json_pointer&)> walk = [&](const json& node,
+                                                                        const json::json_pointer& at) {
+    if (node.is_object()) {
+      for (const auto& [k, v] : node.items()) walk(v, at / k);
+    } else if (node.is_array()) {
+      for (size_t i = 0; i < node.size(); ++i) walk(node[i], at / i);
+    } else {
+      json bad = full;
+      bad[at] = node.is_string() ? json(7) : json("x");
+      std::string by_text, built;
+      try {
+        parse(bad.dump());
+      } catch (const husk::Error& e) {
+        by_text = e.what();
+      }
+      try {
+        from_json(nlohmann::ordered_json::parse(bad.dump()));
+      } catch (const husk::Error& e) {
+        built = e.what();
+      }
+      CHECK(built == by_text);
+      ++checked;
+    }
+  };
+  walk(full, json::json_pointer());
+  CHECK(checked > 150);
+  // Built from C++ ints: a non-negative one is read as its text would be.
+  nlohmann::ordered_json made = {{"process", {{"user", {{"uid", 1000}, {"gid", int64_t{0}}}}}}};
+  CHECK(from_json(made).process->user.uid == 1000u);
+  made["process"]["user"]["uid"] = -1;
+  REQUIRE_THROWS_WITH(from_json(made), Contains("process.user.uid: expected uint32 (got -1)"));
+  REQUIRE_THROWS_WITH(parse(made.dump()), Contains("process.user.uid: expected uint32 (got -1)"));
+  // A float JSON cannot write is null in its text: absent.
+  const nlohmann::ordered_json nan = {{"process", {{"oomScoreAdj", std::nan("")}}}};
+  CHECK(!parse(nan.dump()).process->oom_score_adj);
+  CHECK(!from_json(nan).process->oom_score_adj);
 }
