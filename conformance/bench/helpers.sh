@@ -10,6 +10,8 @@
 #   helpers.sh created RT BUNDLE ID       leave ID in the created state
 #   helpers.sh stopped RT BUNDLE ID       leave ID stopped (created, started, exited)
 #   helpers.sh running RT BUNDLE ID       leave ID running (its bundle runs sleep)
+#   helpers.sh dumped RT BUNDLE ID IMG    a fresh checkpoint of ID running in IMG
+#                                         (checkpoint.sh's restore), ID gone
 #   helpers.sh idle RT [ID]               delete ID if it exists, then wait 0.3 s: no
 #                                         process was moved into a cgroup just before
 set -u
@@ -92,6 +94,13 @@ running)
   bundle=$1 id=$2
   $rt delete --force "$id" >/dev/null 2>&1
   $rt run -d --bundle "$bundle" "$id" >/dev/null 2>&1 </dev/null
+  ;;
+dumped)
+  bundle=$1 id=$2 img=$3
+  $rt delete --force "$id" >/dev/null 2>&1
+  rm -rf "$img"
+  $rt run -d --bundle "$bundle" "$id" >/dev/null 2>&1 </dev/null &&
+    $rt checkpoint --image-path "$img" "$id" >/dev/null 2>&1
   ;;
 *)
   echo "helpers.sh: unknown operation $op" >&2
