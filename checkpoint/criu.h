@@ -41,7 +41,7 @@ class Criu {
   Criu& operator=(const Criu&) = delete;
 
   pid_t pid() const { return pid_; }
-  // Sends `type` (DUMP, PRE_DUMP, RESTORE) with `opts` through the bridge
+  // Sends `type` (DUMP, SINGLE_PRE_DUMP, RESTORE) with `opts` through the bridge
   // at `bridge` and answers each notification by `on_notify` (throwing
   // refuses it: CRIU undoes the restore). Then waits for criu to exit.
   Reply call(const std::string& bridge, const std::string& type, const nlohmann::json& opts,

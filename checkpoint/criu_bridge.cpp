@@ -7,7 +7,7 @@
 // the final response ends the run. The message types come from the
 // protobuf-c code Debian's criu package ships in libcriu.
 //
-// Request: {"type": "DUMP"|"PRE_DUMP"|"RESTORE"|"VERSION", "opts": {...}},
+// Request: {"type": "DUMP"|"SINGLE_PRE_DUMP"|"RESTORE"|..., "opts": {...}},
 // where opts carries criu_opts fields by their rpc.proto names (nested
 // messages as objects, repeated fields as arrays, enums by name).
 #include <criu/rpc.pb-c.h>

@@ -60,13 +60,14 @@ void check_flags(const CriuFlags& f) {
 
 std::string log_name(const std::string& type) {
   if (type == "RESTORE") return "restore.log";
-  if (type == "PRE_DUMP") return "predump.log";
+  if (type == "SINGLE_PRE_DUMP") return "predump.log";
   return "dump.log";
 }
 
+std::string dump_request(const CheckpointFlags& f) { return f.pre_dump ? "SINGLE_PRE_DUMP" : "DUMP"; }
+
 json dump_opts(const spec::Spec& spec, const CheckpointFlags& f, const DumpFacts& facts) {
-  const std::string type = f.pre_dump ? "PRE_DUMP" : "DUMP";
-  json o = common_opts(f.criu, facts.images_fd, facts.work_fd, log_name(type));
+  json o = common_opts(f.criu, facts.images_fd, facts.work_fd, log_name(dump_request(f)));
   o["pid"] = facts.pid;
   o["root"] = facts.rootfs;
   if (f.leave_running) o["leave_running"] = true;
@@ -74,6 +75,9 @@ json dump_opts(const spec::Spec& spec, const CheckpointFlags& f, const DumpFacts
   // (given it as its parent) writes only the pages changed since.
   if (f.pre_dump || !f.parent_path.empty()) o["track_mem"] = true;
   if (!f.parent_path.empty()) o["parent_img"] = f.parent_path;
+  // The pty master is the console receiver's, outside: CRIU dumps the
+  // slave as an orphan, and restore sends a new master out.
+  if (spec.process && spec.process->terminal) o["orphan_pts_master"] = true;
   if (!f.page_server.empty()) {
     const size_t colon = f.page_server.rfind(':');
     if (colon == std::string::npos || colon == 0)

@@ -95,7 +95,10 @@ std::string config_mismatch(const spec::Spec& image, const spec::Spec& bundle);
 inline constexpr const char* kImageConfig = "config.json";
 inline constexpr const char* kDescriptors = "descriptors.json";
 
-// The log CRIU writes into the work directory for `type` (DUMP...).
+// The request of a checkpoint: a pre-dump is CRIU's single pre-dump, which
+// ends the connection after it (PRE_DUMP would wait for the next dump).
+std::string dump_request(const CheckpointFlags& f);
+// The log CRIU writes into the work directory for request `type`.
 std::string log_name(const std::string& type);
 
 }  // namespace husk::ckpt

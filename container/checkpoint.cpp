@@ -172,7 +172,7 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
     facts.status_fd = 4;
   }
   const nlohmann::json opts = ckpt::dump_opts(sp, f, facts);
-  const std::string type = f.pre_dump ? "PRE_DUMP" : "DUMP";
+  const std::string type = ckpt::dump_request(f);
   log::debug("checkpoint " + id + ": " + type + " of pid " + std::to_string(pid) + " into " + image_path);
   ckpt::Criu criu(fds);
   const ckpt::Reply r = criu.call(companion_path("husk-criu"), type, opts, [](ckpt::Notification&) {});

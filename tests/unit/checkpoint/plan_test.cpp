@@ -49,6 +49,10 @@ TEST_CASE("checkpoint: binds and masked files are external mounts, host stdio fi
   CHECK(o["external"] == json::array({"file[26:5]"}));
   CHECK_FALSE(o.contains("leave_running"));
   CHECK_FALSE(o.contains("track_mem"));
+  CHECK_FALSE(o.contains("orphan_pts_master"));
+  spec::Spec tty = config();
+  tty.process->terminal = true;
+  CHECK(dump_opts(tty, f, facts)["orphan_pts_master"] == true);
 }
 
 TEST_CASE("checkpoint: pre-dump tracks memory; a dump with a parent names it") {
@@ -57,6 +61,7 @@ TEST_CASE("checkpoint: pre-dump tracks memory; a dump with a parent names it") {
   const json pre = dump_opts(config(), f, {});
   CHECK(pre["track_mem"] == true);
   CHECK(pre["log_file"] == "predump.log");
+  CHECK(dump_request(f) == "SINGLE_PRE_DUMP");
   f.pre_dump = false;
   f.parent_path = "../pre";
   const json dump = dump_opts(config(), f, {});
