@@ -41,6 +41,8 @@ if [ "${1:-}" != --guest ]; then
     bin=$(readlink -f "${r#*=}")
     [ -x "$bin" ] || { echo "$prog: no binary $bin" >&2; exit 2; }
     cp "$bin" "$share/${r%%=*}"
+    # husk runs its CRIU bridge from beside itself.
+    [ -x "$(dirname "$bin")/husk-criu" ] && cp "$(dirname "$bin")/husk-criu" "$share/"
     args+=("${r%%=*}")
   done
   set +e
@@ -63,6 +65,7 @@ helpers=$work/helpers.sh
 cp "$here/helpers.sh" "$helpers"
 scripts/make-bundle "$work/base" runc >/dev/null
 results=()
+[ -x "$share/husk-criu" ] && cp "$share/husk-criu" "$work/"
 for name; do
   cp "$share/$name" "$work/$name"
   rt="$work/$name --root $work/state-$name"
