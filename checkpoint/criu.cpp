@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include "base/error.h"
@@ -22,6 +24,7 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kMaxMessage = 1 << 20;
+constexpr const char* kNoCriu = "CRIU is needed for checkpoint and restore: no criu program in PATH (Debian: apt install criu)";
 
 // posix_spawn(p) of `argv` with `fds` ({fd here, number there}) and nothing
 // else of ours; signals at their defaults and unblocked (husk may block them
@@ -94,8 +97,7 @@ Criu::Criu(const std::vector<std::pair<int, int>>& fds) {
     pid_ = spawn("criu", true, {"criu", "swrk", "3"}, all, environ);
   } catch (const Error& e) {
     if (e.err() == ENOENT)
-      throw Error("CRIU is needed for checkpoint and restore: no criu program in PATH (Debian: apt install criu)",
-                  ENOENT);
+      throw Error(kNoCriu, ENOENT);
     throw;
   }
 }
@@ -106,12 +108,22 @@ Criu::~Criu() {
   reap(pid_);
 }
 
-Reply Criu::call(const std::string& bridge, const std::string& type, const json& opts,
-                 const std::function<void(Notification&)>& on_notify) {
+void require_criu(const std::string& bridge) {
+  const char* path = std::getenv("PATH");
+  bool found = false;
+  std::istringstream dirs(path ? path : "");
+  for (std::string dir; !found && std::getline(dirs, dir, ':');)
+    found = !dir.empty() && ::access((dir + "/criu").c_str(), X_OK) == 0;
+  if (!found) throw Error(kNoCriu, ENOENT);
   if (::access(bridge.c_str(), X_OK) != 0)
     throw sys_error("husk's CRIU bridge " + bridge +
                     " (built when libcriu is found: Debian's criu and libprotobuf-c-dev; installed next to husk "
                     "or in <prefix>/libexec/husk)");
+}
+
+Reply Criu::call(const std::string& bridge, const std::string& type, const json& opts,
+                 const std::function<void(Notification&)>& on_notify) {
+  require_criu(bridge);
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) throw sys_error("socketpair for husk-criu");
   Fd ours(sv[0]), theirs(sv[1]);

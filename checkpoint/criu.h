@@ -53,6 +53,10 @@ class Criu {
   base::Fd bridge_end_;
 };
 
+// Before anything is done: CRIU (criu in PATH) and husk's bridge to it
+// (`bridge`) are there, else an error saying which is missing.
+void require_criu(const std::string& bridge);
+
 // The last lines CRIU's log in `work_fd` marks as errors, for a message.
 std::string log_errors(int work_fd, const std::string& log_name);
 

@@ -134,6 +134,7 @@ void check_checkpointable(const spec::Spec& spec, const Context& g, const std::s
 
 int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::CheckpointFlags& f) {
   ckpt::check_flags(f.criu);
+  ckpt::require_criu(companion_path("husk-criu"));
   if (f.criu.lazy_pages && f.page_server.empty() && f.status_fd < 0)
     throw Error("--lazy-pages: needs --page-server or --status-fd (to know when the pages can be served)");
   Store store(g.root);

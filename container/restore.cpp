@@ -144,6 +144,7 @@ Image open_image(const ckpt::RestoreFlags& f, const spec::Spec& bundle) {
 
 int cmd_restore(const Context& g, const std::string& id, const ckpt::RestoreFlags& f) {
   ckpt::check_flags(f.criu);
+  ckpt::require_criu(companion_path("husk-criu"));
   Store::check_id(id);
   Bundle b = open_bundle(f.bundle);
   enforce_operator_policy(g, b.spec, b.dir, b.host.probe());
