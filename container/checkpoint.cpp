@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "cgroups/cgroups.h"
 #include "checkpoint/criu.h"
 #include "checkpoint/image.h"
 #include "checkpoint/plan.h"
@@ -122,6 +123,14 @@ uint64_t netns_inode(pid_t pid) {
 void check_checkpointable(const spec::Spec& spec, const Context& g, const std::string& verb) {
   if (g.rootless) throw Error(verb + ": needs root (CRIU cannot " + verb + " a rootless container)");
   if (g.systemd_cgroup) throw Error(verb + ": not supported with the systemd cgroup driver (use cgroupfs)");
+  // On a v1 host the cgroup mount is a bind of each hierarchy from outside,
+  // which CRIU cannot take along (a v2 cgroup namespace mount it can).
+  if (cgroups::detect_mode() != cgroups::Mode::unified)
+    for (size_t i = 0; i < spec.mounts.size(); ++i)
+      if (spec.mounts[i].type == "cgroup")
+        throw Error(verb + ": mounts[" + std::to_string(i) + "] mounts the cgroup v1 hierarchies of this " +
+                    "hybrid or v1 host (" + spec.mounts[i].destination +
+                    "), which husk cannot hand to CRIU; leave it out, or use a cgroup v2 host");
   if (!spec.linux_) return;
   for (const auto& ns : spec.linux_->namespaces) {
     if (ns.type == "user")
