@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/judged.h"
 #include "base/log.h"
 #include "checkpoint/criu.h"
 #include "checkpoint/image.h"
@@ -74,8 +75,15 @@ class RestoreLauncher final : public Launcher {
         facts.netns_fd = 5;
       }
     // Bind sources as they were judged, not as the config spells them.
+    // CRIU takes paths and mounts in a mount namespace of its own, where
+    // husk's fds cannot be bound from: each path is checked once more to
+    // still be the object judged (no symlink on it), just before.
     spec::Spec judged = sp;
-    for (const auto& [index, src] : req_.host->sources) judged.mounts[index].source = src.id.real;
+    base::reopen_judged(req_.host->root->id, O_PATH | O_DIRECTORY, "root.path");
+    for (const auto& [index, src] : req_.host->sources) {
+      base::reopen_judged(src.id, O_PATH, src.field);
+      judged.mounts[index].source = src.id.real;
+    }
 
     ckpt::Criu criu(fds);
     if (p.cgroup) p.cgroup->attach(criu.pid(), false);
