@@ -122,7 +122,6 @@ uint64_t netns_inode(pid_t pid) {
 
 void check_checkpointable(const spec::Spec& spec, const Context& g, const std::string& verb) {
   if (g.rootless) throw Error(verb + ": needs root (CRIU cannot " + verb + " a rootless container)");
-  if (g.systemd_cgroup) throw Error(verb + ": not supported with the systemd cgroup driver (use cgroupfs)");
   // On a v1 host the cgroup mount is a bind of each hierarchy from outside,
   // which CRIU cannot take along (a v2 cgroup namespace mount it can).
   if (cgroups::detect_mode() != cgroups::Mode::unified)
@@ -155,8 +154,6 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
   const std::string config_text = spec::read_json_file_at(h.dir_fd(), "config.json", h.dir() + "/config.json");
   const spec::Spec sp = h.config();
   check_checkpointable(sp, g, "checkpoint");
-  if (!rec.cgroup_handle.empty() && rec.cgroup_handle.rfind("systemd", 0) == 0)
-    throw Error("checkpoint: not supported with the systemd cgroup driver (the container was made with it)");
 
   const std::string image_path = f.image_path.empty() ? "checkpoint" : f.image_path;
   Fd images = ckpt::open_image_dir(image_path, "--image-path", true);
