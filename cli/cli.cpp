@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "cli/command_table.h"
+#include "cli/version.h"
 #include "container/args.h"
 #include "container/commands.h"
 #include "container/rootless.h"
@@ -27,9 +28,6 @@
 
 namespace husk::rt {
 namespace {
-
-constexpr const char* kVersion = "0.1.0";
-constexpr const char* kSpecVersion = "1.3.0";
 
 constexpr const char* kUsage = R"(husk: an OCI container runtime
 
@@ -205,7 +203,7 @@ struct Settings {
 std::optional<int> answer_help(const Settings& s, const Command* c, const std::string& cmd,
                                const po::options_description& globals) {
   if (s.flag("version")) {
-    std::cout << "husk version " << kVersion << "\nspec: " << kSpecVersion << std::endl;
+    std::cout << version_text() << std::endl;
     return 0;
   }
   if (c && s.after.count("help") && s.after["help"].as<bool>()) {

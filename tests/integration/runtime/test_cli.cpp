@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "harness.h"
+#include "skip.h"
 
 using namespace hit;
 namespace fs = std::filesystem;
@@ -122,6 +123,22 @@ TEST_CASE("COMMAND --help lists that command's own flags, as runc's does", "[cli
   CHECK(bad.code != 0);
   CHECK(contains(bad.err, "exec"));
   CHECK(contains(bad.err, "--bogus"));
+}
+
+// As runc's and crun's: which commit, build and libseccomp this husk is.
+TEST_CASE("--version names the commit built, the build and libseccomp", "[cli][husk-only]") {
+  if (runtime() != HUSK_IT_DEFAULT_RUNTIME) HUSK_SKIP("$HUSK_RUNTIME is not the husk built from this tree");
+  auto head = run({"git", "-C", HUSK_SOURCE_DIR, "rev-parse", "--short", "HEAD"});
+  if (head.code != 0) HUSK_SKIP("the source tree is not a git checkout");
+  auto v = run({runtime(), "--version"});
+  INFO(v.out);
+  REQUIRE(v.code == 0);
+  CHECK(contains(v.out, "\ncommit: " + trim(head.out)));
+  CHECK(contains(v.out, "\nbuild: "));
+  CHECK(contains(v.out, "\nlibseccomp: 2."));
+  auto f = run({runtime(), "features"});
+  REQUIRE(f.code == 0);
+  CHECK(json::parse(f.out).at("annotations").at("org.husk.commit").get<std::string>().starts_with(trim(head.out)));
 }
 
 // An engine that asks an unknown command for help must not take exit 0 for
