@@ -290,9 +290,7 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
 #if defined(HUSK_SYSTEMD) && !HUSK_SYSTEMD
     if (g.systemd_cgroup) throw Error("--systemd-cgroup: this husk was built without the systemd driver (HUSK_SYSTEMD=OFF)");
 #endif
-    if (!c && (cmd == "checkpoint" || cmd == "restore"))  // ctr and podman ask for them
-      throw Error(cmd + ": not supported by husk (it has no CRIU support yet)");
-    if (!c) throw Error(quote(cmd) + " is not a husk command");
+    if (!c) throw Error("unknown command " + quote(cmd) + " (husk --help lists the commands)");
     check_args(*c, line.args, line.vm);
     return c->run(Invocation{line.vm, line.args, g, preserve_fds});
   } catch (const std::exception& e) {
