@@ -42,21 +42,6 @@ po::options_description own_options(const Command* c) {
   return d;
 }
 
-po::options_description global_options() {
-  po::options_description d;
-  d.add_options()
-      ("rootless", po::value<std::string>(), "true, false or auto (default): without root privileges")
-      ("root", po::value<std::string>(), "state directory (default /run/husk, $XDG_RUNTIME_DIR/husk for non-root)")
-      ("log", po::value<std::string>(), "append log lines to this file")
-      ("log-format", po::value<std::string>()->default_value("text"), "text or json")
-      ("debug", po::bool_switch(), "log debug lines")
-      ("systemd-cgroup", po::bool_switch(), "cgroups through systemd: cgroupsPath is slice:prefix:name")
-      ("criu", po::value<std::string>(), "accepted for runc compatibility")
-      ("version,v", po::bool_switch(), "print the version")
-      ("help,h", po::bool_switch(), "print this help");
-  return d;
-}
-
 // Context options that take a value, to find where the command starts.
 const std::set<std::string> kGlobalWithValue = {"--root", "--log", "--log-format", "--rootless", "--criu",
                                                 "-root",  "-log",  "-log-format",  "-rootless",  "-criu"};
@@ -301,6 +286,21 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
 }
 
 }  // namespace
+
+po::options_description global_options() {
+  po::options_description d;
+  d.add_options()
+      ("rootless", po::value<std::string>(), "true, false or auto (default): without root privileges")
+      ("root", po::value<std::string>(), "state directory (default /run/husk, $XDG_RUNTIME_DIR/husk for non-root)")
+      ("log", po::value<std::string>(), "append log lines to this file")
+      ("log-format", po::value<std::string>()->default_value("text"), "text or json")
+      ("debug", po::bool_switch(), "log debug lines")
+      ("systemd-cgroup", po::bool_switch(), "cgroups through systemd: cgroupsPath is slice:prefix:name")
+      ("criu", po::value<std::string>(), "accepted for runc compatibility")
+      ("version,v", po::bool_switch(), "print the version")
+      ("help,h", po::bool_switch(), "print this help");
+  return d;
+}
 
 int cli_main(int argc, char** argv) {
   const int cmd_at = command_index(argc, argv);
