@@ -37,12 +37,17 @@ Page command_page(const Command& c, const std::string& extra) {
   std::ostringstream o;
   o << name << "(" << sec << ")\n\n# NAME\n\n" << name << " - " << plain(c.what) << "\n\n# SYNOPSIS\n\n*husk "
     << c.name << "* " << plain(c.args) << "\n\nThe global options of *husk*(8) may also follow the command.\n\n";
+  // A hand-written DESCRIPTION comes before the options (as bwrap(1) has
+  // it), its other sections after them.
+  size_t cut = extra.rfind("# DESCRIPTION", 0) == 0 ? extra.find("\n# ") : 0;
+  cut = cut == std::string::npos ? extra.size() : cut;
+  o << extra.substr(0, cut);
   const auto flags = flags_of(&c);
   if (!flags.empty()) {
-    o << "# OPTIONS\n\n";
+    o << (cut ? "\n" : "") << "# OPTIONS\n\n";
     options(o, flags);
   }
-  o << extra;
+  o << extra.substr(cut + (cut < extra.size() ? 1 : 0));
   o << "# SEE ALSO\n\n*husk*(8)" << (c.name == std::string("check") ? ", *husk-policy*(5)" : "") << "\n";
   return {name + "." + sec, o.str()};
 }
