@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "cli/command_table.h"
+#include "cli/version.h"
 #include "container/args.h"
 #include "container/commands.h"
 #include "container/rootless.h"
@@ -27,9 +28,6 @@
 
 namespace husk::rt {
 namespace {
-
-constexpr const char* kVersion = "0.1.0";
-constexpr const char* kSpecVersion = "1.3.0";
 
 constexpr const char* kUsage = R"(husk: an OCI container runtime
 
@@ -41,21 +39,6 @@ usage: husk [global options] command [command options] [arguments...]
 po::options_description own_options(const Command* c) {
   po::options_description d;
   if (c && c->options) c->options(d);
-  return d;
-}
-
-po::options_description global_options() {
-  po::options_description d;
-  d.add_options()
-      ("rootless", po::value<std::string>(), "true, false or auto (default): without root privileges")
-      ("root", po::value<std::string>(), "state directory (default /run/husk, $XDG_RUNTIME_DIR/husk for non-root)")
-      ("log", po::value<std::string>(), "append log lines to this file")
-      ("log-format", po::value<std::string>()->default_value("text"), "text or json")
-      ("debug", po::bool_switch(), "log debug lines")
-      ("systemd-cgroup", po::bool_switch(), "cgroups through systemd: cgroupsPath is slice:prefix:name")
-      ("criu", po::value<std::string>(), "accepted for runc compatibility")
-      ("version,v", po::bool_switch(), "print the version")
-      ("help,h", po::bool_switch(), "print this help");
   return d;
 }
 
@@ -205,7 +188,7 @@ struct Settings {
 std::optional<int> answer_help(const Settings& s, const Command* c, const std::string& cmd,
                                const po::options_description& globals) {
   if (s.flag("version")) {
-    std::cout << "husk version " << kVersion << "\nspec: " << kSpecVersion << std::endl;
+    std::cout << version_text() << std::endl;
     return 0;
   }
   if (c && s.after.count("help") && s.after["help"].as<bool>()) {
@@ -292,9 +275,7 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
 #if defined(HUSK_SYSTEMD) && !HUSK_SYSTEMD
     if (g.systemd_cgroup) throw Error("--systemd-cgroup: this husk was built without the systemd driver (HUSK_SYSTEMD=OFF)");
 #endif
-    if (!c && (cmd == "checkpoint" || cmd == "restore"))  // ctr and podman ask for them
-      throw Error(cmd + ": not supported by husk (it has no CRIU support yet)");
-    if (!c) throw Error(quote(cmd) + " is not a husk command");
+    if (!c) throw Error("unknown command " + quote(cmd) + " (husk --help lists the commands)");
     check_args(*c, line.args, line.vm);
     return c->run(Invocation{line.vm, line.args, g, preserve_fds});
   } catch (const std::exception& e) {
@@ -305,6 +286,21 @@ int run_command(const Command* c, const std::string& cmd, const CommandLine& lin
 }
 
 }  // namespace
+
+po::options_description global_options() {
+  po::options_description d;
+  d.add_options()
+      ("rootless", po::value<std::string>(), "true, false or auto (default): without root privileges")
+      ("root", po::value<std::string>(), "state directory (default /run/husk, $XDG_RUNTIME_DIR/husk for non-root)")
+      ("log", po::value<std::string>(), "append log lines to this file")
+      ("log-format", po::value<std::string>()->default_value("text"), "text or json")
+      ("debug", po::bool_switch(), "log debug lines")
+      ("systemd-cgroup", po::bool_switch(), "cgroups through systemd: cgroupsPath is slice:prefix:name")
+      ("criu", po::value<std::string>(), "accepted for runc compatibility")
+      ("version,v", po::bool_switch(), "print the version")
+      ("help,h", po::bool_switch(), "print this help");
+  return d;
+}
 
 int cli_main(int argc, char** argv) {
   const int cmd_at = command_index(argc, argv);

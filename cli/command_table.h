@@ -52,5 +52,7 @@ struct Command {
 const std::vector<Command>& commands();
 // nullptr for an unknown name.
 const Command* find_command(const std::string& name);
+// The global options, before the command or after it (cli.cpp).
+po::options_description global_options();
 
 }  // namespace husk::rt

@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "base/fd.h"
+#include "cli/version.h"
 
 namespace husk::rt {
 
@@ -153,7 +154,9 @@ int print_check(const std::string& bundle, const CheckResult& r) {
 }
 
 int print_features(const spec::Features& f) {
-  std::cout << spec::features_to_json(f) << std::endl;
+  spec::Features with_commit = f;
+  with_commit.annotations["org.husk.commit"] = build_commit();
+  std::cout << spec::features_to_json(with_commit) << std::endl;
   return 0;
 }
 

@@ -1,0 +1,17 @@
+# DIR/man/NAME.N.scd -> DIR/manN/NAME.N, through SCDOC (none: no pages).
+file(REMOVE_RECURSE "${DIR}/man1" "${DIR}/man5" "${DIR}/man8")
+if(NOT SCDOC)
+  return()
+endif()
+file(GLOB pages "${DIR}/man/*.scd")
+foreach(src ${pages})
+  get_filename_component(page "${src}" NAME)
+  string(REGEX REPLACE "\\.scd$" "" page "${page}")
+  string(REGEX MATCH "[0-9]$" sec "${page}")
+  file(MAKE_DIRECTORY "${DIR}/man${sec}")
+  execute_process(COMMAND "${SCDOC}" INPUT_FILE "${src}" OUTPUT_FILE "${DIR}/man${sec}/${page}"
+                  ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "scdoc ${src}: ${err}")
+  endif()
+endforeach()
