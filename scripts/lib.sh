@@ -21,9 +21,9 @@ apt_ensure() {
   [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || { echo "not root with apt-get to install ${missing[*]}" >"$log"; return 1; }
   echo "$prog: installing ${missing[*]} with apt-get"
   export DEBIAN_FRONTEND=noninteractive
-  timeout 600 apt-get install -y -q --no-install-recommends "${missing[@]}" >"$log" 2>&1 ||
-    { timeout 120 apt-get update -q >>"$log" 2>&1 &&
-      timeout 600 apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$log" 2>&1; }
+  timeout 600 apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >"$log" 2>&1 ||
+    { timeout 120 apt-get -o DPkg::Lock::Timeout=600 update -q >>"$log" 2>&1 &&
+      timeout 600 apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}" >>"$log" 2>&1; }
 }
 # apt_why LOG: apt's first error line, to name in a SKIP.
 apt_why() { grep -m1 -E '^(E|W):' "$1" || tail -1 "$1"; }
@@ -64,8 +64,8 @@ vm_preflight() {
   [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to boot the VM"; exit 0; }
   command -v qemu-system-x86_64 >/dev/null && return 0
   export DEBIAN_FRONTEND=noninteractive
-  if ! { apt-get install -y -q --no-install-recommends qemu-system-x86 >/dev/null 2>&1 ||
-         { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends qemu-system-x86 >/dev/null 2>&1; }; }; then
+  if ! { apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends qemu-system-x86 >/dev/null 2>&1 ||
+         { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null 2>&1 && apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends qemu-system-x86 >/dev/null 2>&1; }; }; then
     echo "SKIP: qemu-system-x86_64 is not installed and apt-get cannot install it"
     exit 0
   fi
