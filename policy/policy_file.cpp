@@ -184,7 +184,16 @@ Policy parse_policy_yaml(const std::string& text, const std::string& shown) {
 
 Policy load_policy(const std::string& arg) {
   if (arg == "baseline" || arg == "restricted") return builtin(arg);
-  return parse_policy_yaml(spec::read_json_file(arg), arg);
+  std::string text;
+  try {
+    text = spec::read_json_file(arg);
+  } catch (const Error& e) {
+    // A bare word that is no file was most likely meant as a level ("strict").
+    if (e.err() == ENOENT && arg.find('/') == std::string::npos)
+      throw Error("--policy: " + quote(arg) + " is neither baseline, restricted nor a file (" + e.what() + ")", ENOENT);
+    throw;
+  }
+  return parse_policy_yaml(text, arg);
 }
 
 }  // namespace husk::policy

@@ -364,7 +364,9 @@ void mount_root_dirs(ojson& mounts, const ShownPaths& s, Overlays& overlays, std
   if (kept_read_only.empty()) return;
   std::string list;
   for (const auto& d : kept_read_only) list += (list.empty() ? "" : ", ") + d;
-  notes.push_back("--overlay: " + list + " stay read-only (file systems are mounted below them)");
+  const bool one = kept_read_only.size() == 1;
+  notes.push_back("--overlay: " + list + (one ? " stays" : " stay") + " read-only (file systems are mounted below " +
+                  (one ? "it)" : "them)"));
 }
 
 // The fresh scratch and home directories, over the host's.

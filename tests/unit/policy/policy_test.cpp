@@ -224,6 +224,13 @@ TEST_CASE("an operator's policy file is named by an absolute path", "[policy]") 
                     "c.yaml: policy: \"strict.yaml\" is neither baseline, restricted nor an absolute path");
 }
 
+TEST_CASE("--policy with a word that is neither a level nor a file says so", "[policy]") {
+  CHECK_THROWS_WITH(load_policy("strict"),
+                    "--policy: \"strict\" is neither baseline, restricted nor a file (open strict: No such file or directory)");
+  // A path is a file the caller named: the open error alone says it.
+  CHECK_THROWS_WITH(load_policy("./strict"), "open ./strict: No such file or directory");
+}
+
 TEST_CASE("hostile bundles: symlinked sources, overlay layers, hooks, the host's namespaces", "[policy]") {
   json j = hardened();
   j["mounts"].push_back(bind("keys", "/keys"));  // 7: in the bundle, but a symlink to ~/.ssh
