@@ -85,6 +85,7 @@ json dump_opts(const spec::Spec& spec, const CheckpointFlags& f, const DumpFacts
     o["ps"] = {{"address", f.page_server.substr(0, colon)}, {"port", static_cast<int>(n)}};
   }
   if (facts.status_fd >= 0) o["status_fd"] = facts.status_fd;
+  if (!facts.freeze_cgroup.empty()) o["freeze_cgroup"] = facts.freeze_cgroup;
   // Binds come from outside the container's mount namespace: each is
   // recorded under its destination, to be bound again from the bundle's
   // source at restore. Masked files are binds of the host's /dev/null.

@@ -51,6 +51,10 @@ TEST_CASE("checkpoint: binds and masked files are external mounts, host stdio fi
   CHECK(o["external"] == json::array({"file[26:5]"}));
   CHECK_FALSE(o.contains("leave_running"));
   CHECK_FALSE(o.contains("track_mem"));
+  CHECK_FALSE(o.contains("freeze_cgroup"));
+  // A paused container: CRIU seizes its tasks through the frozen cgroup.
+  facts.freeze_cgroup = "/sys/fs/cgroup/a/b";
+  CHECK(dump_opts(config(), f, facts)["freeze_cgroup"] == "/sys/fs/cgroup/a/b");
 }
 
 TEST_CASE("checkpoint: pre-dump tracks memory; a dump with a parent names it") {
