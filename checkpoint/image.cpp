@@ -1,12 +1,12 @@
 #include "checkpoint/image.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -27,20 +27,60 @@ std::string absolute(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
+// `abs` opened as a directory, following a symlink on the way only where
+// root alone could have made it: owned by root in a directory nobody else
+// can write (containerd's bundle/work link into its root). Any other
+// symlink is refused, as a user could swap it between check and use.
+Fd open_following_root_links(const std::string& abs, const std::string& flag, const std::string& shown) {
+  std::vector<std::string> todo;  // components still to walk, the next at the back
+  auto push = [&todo](const std::string& path) {
+    std::vector<std::string> parts;
+    for (size_t b = 0, e; b < path.size(); b = e + 1) {
+      e = path.find('/', b);
+      if (e == std::string::npos) e = path.size();
+      if (e > b && path.compare(b, e - b, ".") != 0) parts.push_back(path.substr(b, e - b));
+    }
+    todo.insert(todo.end(), parts.rbegin(), parts.rend());
+  };
+  Fd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) throw sys_error(flag + " " + shown + ": open /");
+  push(abs);
+  for (int links = 0; !todo.empty();) {
+    const std::string name = todo.back();
+    todo.pop_back();
+    Fd next(::openat(dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {}, parent {};
+    if (!next || ::fstat(next.get(), &st) != 0) throw sys_error(flag + " " + shown + ": open " + name);
+    if (!S_ISLNK(st.st_mode)) {
+      dir = std::move(next);
+      continue;
+    }
+    if (++links > 40 || ::fstat(dir.get(), &parent) != 0 || st.st_uid != 0 || parent.st_uid != 0 ||
+        (parent.st_mode & 022) != 0)
+      throw Error(flag + " " + shown + ": a symlink on the way (" + name +
+                      ") that root alone could not have made; give the real path", ELOOP);
+    char target[4096];
+    const ssize_t n = ::readlinkat(next.get(), "", target, sizeof target - 1);
+    if (n <= 0) throw sys_error(flag + " " + shown + ": readlink " + name);
+    const std::string t(target, static_cast<size_t>(n));
+    if (t[0] == '/') {
+      dir = Fd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+      if (!dir) throw sys_error(flag + " " + shown + ": open /");
+    }
+    push(t);
+  }
+  Fd fd(::openat(dir.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw sys_error(flag + " " + shown);
+  return fd;
+}
+
 }  // namespace
 
 Fd open_image_dir(const std::string& path, const std::string& flag, bool create) {
   if (path.empty()) throw Error(flag + ": an empty path");
   const std::string abs = absolute(path);
   if (create) base::mkdir_all(abs, 0700);
-  open_how how{};
-  how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  Fd fd(static_cast<int>(::syscall(SYS_openat2, AT_FDCWD, abs.c_str(), &how, sizeof how)));
-  if (!fd) {
-    if (errno == ELOOP) throw Error(flag + " " + path + ": a symlink on the way; give the real path", ELOOP);
-    throw sys_error(flag + " " + path);
-  }
+  Fd fd = open_following_root_links(abs, flag, path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw sys_error(flag + " " + path + ": fstat");
   if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {

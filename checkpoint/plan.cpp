@@ -89,6 +89,7 @@ json dump_opts(const spec::Spec& spec, const CheckpointFlags& f, const DumpFacts
     o["ps"] = {{"address", f.page_server.substr(0, colon)}, {"port", static_cast<int>(n)}};
   }
   if (facts.status_fd >= 0) o["status_fd"] = facts.status_fd;
+  if (!facts.freeze_cgroup.empty()) o["freeze_cgroup"] = facts.freeze_cgroup;
   // Binds come from outside the container's mount namespace: each is
   // recorded under its destination, to be bound again from the bundle's
   // source at restore. Masked files are binds of the host's /dev/null.
@@ -146,11 +147,13 @@ std::string config_mismatch(const spec::Spec& image, const spec::Spec& bundle) {
   if (image.mounts.size() != bundle.mounts.size())
     return "mounts (" + std::to_string(image.mounts.size()) + " in the image, " +
            std::to_string(bundle.mounts.size()) + " here)";
-  for (size_t i = 0; i < image.mounts.size(); ++i) {
-    const auto &x = image.mounts[i], &y = bundle.mounts[i];
-    if (x.destination != y.destination || x.type != y.type || spec::is_bind(x) != spec::is_bind(y))
-      return "mounts[" + std::to_string(i) + "] (" + x.destination + " in the image, " + y.destination + " here)";
-  }
+  // In any order: CRIU restores the mounts from its image, binds are
+  // matched by destination (podman's restore --import --name lists them anew).
+  std::multiset<std::string> mx, my;
+  for (const auto& m : image.mounts) mx.insert(m.destination + " " + m.type + (spec::is_bind(m) ? " bind" : ""));
+  for (const auto& m : bundle.mounts) my.insert(m.destination + " " + m.type + (spec::is_bind(m) ? " bind" : ""));
+  for (auto x = mx.begin(), y = my.begin(); x != mx.end(); ++x, ++y)
+    if (*x != *y) return "mounts (" + *x + " in the image, " + *y + " here)";
   const std::vector<spec::Namespace> none;
   const auto& nx = image.linux_ ? image.linux_->namespaces : none;
   const auto& ny = bundle.linux_ ? bundle.linux_->namespaces : none;

@@ -63,6 +63,7 @@ struct DumpFacts {
   uint64_t netns_inode = 0;  // of a network namespace joined by path (0: none)
   // stdio from outside the container: CRIU's "file[MNT:INODE]" and "tty[RDEV:DEV]" keys.
   std::vector<std::string> external_files;
+  std::string freeze_cgroup;  // the freezer cgroup dir of a paused container ("": CRIU freezes the tasks)
 };
 
 // criu_opts of a dump (or a pre-dump) of the container `spec` describes.

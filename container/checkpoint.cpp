@@ -118,6 +118,15 @@ uint64_t netns_inode(pid_t pid) {
   return st.st_ino;
 }
 
+// The directory of cgroup `path` whose freezer paused it: CRIU seizes the
+// frozen tasks through it and leaves it frozen, as the caller paused it.
+std::string freezer_dir(const std::string& path) {
+  const cgroups::Hierarchies& h = cgroups::host_hierarchies();
+  const auto v1 = h.v1.find("freezer");
+  if (h.mode != cgroups::Mode::unified && v1 != h.v1.end()) return v1->second + path;
+  return h.unified + path;
+}
+
 }  // namespace
 
 void check_checkpointable(const spec::Spec& spec, const Context& g, const std::string& verb) {
@@ -149,8 +158,10 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
   Handle h = Handle::open(store, id);
   Record rec = h.load();
   const Status st = live_status(rec);
-  if (st != Status::running)
-    throw Error("container " + quote(id) + " is " + status_name(st) + ": only a running container can be checkpointed");
+  // Paused too, as runc: containerd pauses a task around its checkpoint.
+  if (st != Status::running && st != Status::paused)
+    throw Error("container " + quote(id) + " is " + status_name(st) +
+                ": only a running or paused container can be checkpointed");
   const std::string config_text = spec::read_json_file_at(h.dir_fd(), "config.json", h.dir() + "/config.json");
   const spec::Spec sp = h.config();
   check_checkpointable(sp, g, "checkpoint");
@@ -171,6 +182,7 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
   facts.masked_files = masked_files(pid, sp);
   for (const auto& d : stdio)
     if (d.rfind("file[", 0) == 0 || d.rfind("tty[", 0) == 0) facts.external_files.push_back(d);
+  if (st == Status::paused) facts.freeze_cgroup = freezer_dir(rec.cgroup_path);
   const spec::Namespace* net = sp.linux_ ? sp.linux_->find_namespace("network") : nullptr;
   if (net && !net->path.empty()) facts.netns_inode = netns_inode(pid);
   std::vector<std::pair<int, int>> fds;

@@ -4,6 +4,7 @@
 // that starts `criu swrk` inside the container's cgroup and hands the
 // restored pid to the pipeline's steps. Running once CRIU is done.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -25,6 +26,7 @@
 #include "launch/init.h"
 #include "launch/launch.h"
 #include "launch/self_exe.h"
+#include "namespaces/internal.h"
 
 namespace husk::rt {
 
@@ -50,6 +52,20 @@ std::vector<std::pair<std::string, std::string>> cgroups_of(pid_t pid) {
     out.emplace_back(ctrl, line.substr(b + 1));
   }
   return out;
+}
+
+// CRIU binds the mounts over mountpoints it expects in the root, as create
+// made them: a new rootfs (podman's restore --import) may lack them, so
+// they are made inside it (a file for a file's bind), never outside it.
+void make_bind_targets(const spec::Spec& sp, const std::string& rootfs) {
+  Fd root(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root) throw sys_error("open root.path " + rootfs);
+  for (const auto& m : sp.mounts) {
+    if (!spec::is_bind(m)) continue;
+    struct stat st {};
+    const bool file = ::stat(m.source.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+    ns::detail::ensure_in_root(root.get(), m.destination, file, "mount destination " + m.destination);
+  }
 }
 
 class RestoreLauncher final : public Launcher {
@@ -85,6 +101,7 @@ class RestoreLauncher final : public Launcher {
       judged.mounts[index].source = src.id.real;
     }
 
+    make_bind_targets(judged, facts.rootfs);
     ckpt::Criu criu(fds);
     if (p.cgroup) p.cgroup->attach(criu.pid(), false);
     facts.cgroups = cgroups_of(criu.pid());
