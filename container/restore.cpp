@@ -26,7 +26,7 @@
 #include "launch/init.h"
 #include "launch/launch.h"
 #include "launch/self_exe.h"
-#include "namespaces/internal.h"
+#include "namespaces/namespaces.h"
 
 namespace husk::rt {
 
@@ -56,15 +56,14 @@ std::vector<std::pair<std::string, std::string>> cgroups_of(pid_t pid) {
 
 // CRIU binds the mounts over mountpoints it expects in the root, as create
 // made them: a new rootfs (podman's restore --import) may lack them, so
-// they are made inside it (a file for a file's bind), never outside it.
-void make_bind_targets(const spec::Spec& sp, const std::string& rootfs) {
-  Fd root(::open(rootfs.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root) throw sys_error("open root.path " + rootfs);
-  for (const auto& m : sp.mounts) {
-    if (!spec::is_bind(m)) continue;
+// they are made inside the judged root (a file for a file's bind), never
+// outside it.
+void make_bind_targets(const spec::Spec& sp, const HostObjects& host) {
+  for (const auto& [index, src] : host.sources) {
     struct stat st {};
-    const bool file = ::stat(m.source.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
-    ns::detail::ensure_in_root(root.get(), m.destination, file, "mount destination " + m.destination);
+    const bool file = ::fstat(src.fd.get(), &st) == 0 && !S_ISDIR(st.st_mode);
+    const std::string& dest = sp.mounts[index].destination;
+    ns::make_mount_point(host.root->fd.get(), dest, file, "mounts[" + std::to_string(index) + "].destination " + dest);
   }
 }
 
@@ -94,14 +93,13 @@ class RestoreLauncher final : public Launcher {
     // CRIU takes paths and mounts in a mount namespace of its own, where
     // husk's fds cannot be bound from: each path is checked once more to
     // still be the object judged (no symlink on it), just before.
+    make_bind_targets(sp, *req_.host);
     spec::Spec judged = sp;
     base::reopen_judged(req_.host->root->id, O_PATH | O_DIRECTORY, "root.path");
     for (const auto& [index, src] : req_.host->sources) {
       base::reopen_judged(src.id, O_PATH, src.field);
       judged.mounts[index].source = src.id.real;
     }
-
-    make_bind_targets(judged, facts.rootfs);
     ckpt::Criu criu(fds);
     if (p.cgroup) p.cgroup->attach(criu.pid(), false);
     facts.cgroups = cgroups_of(criu.pid());

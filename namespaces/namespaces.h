@@ -258,6 +258,12 @@ void finalize_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 // sethostname/setdomainname when the spec sets them (needs a uts namespace).
 void set_hostname(const spec::Spec& spec);
 
+// A mount point at `path` inside `root_fd` (a directory, or a file when
+// `as_file`), made with its missing parents without leaving the root, as
+// the init makes them; `what` names it in errors. For restore: CRIU binds
+// over mount points it expects there.
+void make_mount_point(int root_fd, const std::string& path, bool as_file, const std::string& what);
+
 // Open `path` (relative to `root_fd`) without leaving it: openat2 RESOLVE_IN_ROOT.
 // Returns an O_CLOEXEC fd; throws Error naming the path.
 int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode = 0);

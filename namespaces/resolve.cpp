@@ -153,6 +153,10 @@ bool on_procfs(int fd) {
 
 }  // namespace detail
 
+void make_mount_point(int root_fd, const std::string& path, bool as_file, const std::string& what) {
+  detail::ensure_in_root(root_fd, path, as_file, what);
+}
+
 int open_in_root(int root_fd, const std::string& path, int flags, unsigned mode) {
   int fd = detail::raw_openat2(root_fd, detail::rel(path), static_cast<uint64_t>(flags), detail::kInRoot, mode);
   if (fd < 0) throw sys_error("open " + path + " in the container root");
