@@ -31,7 +31,10 @@ std::string absolute(const std::string& path) {
 // root alone could have made it: owned by root in a directory nobody else
 // can write (containerd's bundle/work link into its root). Any other
 // symlink is refused, as a user could swap it between check and use.
-Fd open_following_root_links(const std::string& abs, const std::string& flag, const std::string& shown) {
+// With `create`, a missing component is made (0700) in the directory
+// walked so far, never through a name looked up again.
+Fd open_following_root_links(const std::string& abs, const std::string& flag, const std::string& shown,
+                             bool create) {
   std::vector<std::string> todo;  // components still to walk, the next at the back
   auto push = [&todo](const std::string& path) {
     std::vector<std::string> parts;
@@ -49,6 +52,11 @@ Fd open_following_root_links(const std::string& abs, const std::string& flag, co
     const std::string name = todo.back();
     todo.pop_back();
     Fd next(::openat(dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!next && errno == ENOENT && create) {
+      if (::mkdirat(dir.get(), name.c_str(), 0700) != 0 && errno != EEXIST)
+        throw sys_error(flag + " " + shown + ": mkdir " + name);
+      next.reset(::openat(dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    }
     struct stat st {}, parent {};
     if (!next || ::fstat(next.get(), &st) != 0) throw sys_error(flag + " " + shown + ": open " + name);
     if (!S_ISLNK(st.st_mode)) {
@@ -79,8 +87,7 @@ Fd open_following_root_links(const std::string& abs, const std::string& flag, co
 Fd open_image_dir(const std::string& path, const std::string& flag, bool create) {
   if (path.empty()) throw Error(flag + ": an empty path");
   const std::string abs = absolute(path);
-  if (create) base::mkdir_all(abs, 0700);
-  Fd fd = open_following_root_links(abs, flag, path);
+  Fd fd = open_following_root_links(abs, flag, path, create);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw sys_error(flag + " " + path + ": fstat");
   if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
