@@ -163,7 +163,7 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
     throw Error("container " + quote(id) + " is " + status_name(st) +
                 ": only a running or paused container can be checkpointed");
   const std::string config_text = spec::read_json_file_at(h.dir_fd(), "config.json", h.dir() + "/config.json");
-  const spec::Spec sp = h.config();
+  const spec::Spec sp = spec::parse(config_text);
   check_checkpointable(sp, g, "checkpoint");
 
   const std::string image_path = f.image_path.empty() ? "checkpoint" : f.image_path;
