@@ -35,6 +35,39 @@ CONF
   return 1
 }
 
+# README's CRI snippet as written, appended to Debian's stock config (a
+# private root, state and socket put before and after it): the CRI plugin
+# loads, which it does only while a runc handler stays beside husk's.
+containerd_readme_cri() {
+  local d=$WORK/containerd-readme snippet pid plugins
+  snippet=$(awk '/^### containerd and Kubernetes/ { s = 1 } s && /^```toml/ { f = 1; next } f && /^```/ { exit } f' \
+    "$repo/README.md")
+  [ -n "$snippet" ] || { fail "README's containerd snippet" "awk README.md" "a toml block under ### containerd and Kubernetes" ""; return 1; }
+  mkdir -p "$d"
+  { printf 'root = "%s/root"\nstate = "%s/state"\n' "$d" "$d"
+    cat /etc/containerd/config.toml
+    printf '%s\n' "$snippet"
+    printf '[grpc]\n  address = "%s/containerd.sock"\n[ttrpc]\n  address = "%s/containerd.sock.ttrpc"\n' "$d" "$d"
+    printf '[debug]\n  address = ""\n[metrics]\n  address = ""\n'
+  } >"$d/config.toml"
+  containerd --config "$d/config.toml" >"$d/containerd.log" 2>&1 &
+  pid=$!
+  if wait_serving "$pid" 50 ctr --address "$d/containerd.sock" version; then
+    plugins=$(ctr --address "$d/containerd.sock" plugins ls 2>&1)
+    if grep -Eq '^io\.containerd\.grpc\.v1[[:space:]]+cri[[:space:]].*[[:space:]]ok[[:space:]]*$' <<<"$plugins"; then
+      pass "README's containerd snippet on Debian's stock config.toml: the CRI plugin loads"
+    else
+      fail "README's containerd snippet on Debian's stock config.toml: the CRI plugin loads" \
+        "containerd --config stock+README" "cri ... ok" "$(grep cri <<<"$plugins"; grep -i 'cri' "$d/containerd.log" | tail -3)"
+    fi
+  else
+    fail "containerd starts with README's snippet on Debian's stock config" "containerd --config $d/config.toml" \
+      "a serving daemon" "$(tail -5 "$d/containerd.log")"
+  fi
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
+
 containerd_cleanup() {
   [ -n "$CONTAINERD_PID" ] || return 0
   local c
@@ -84,6 +117,7 @@ wait_status() {  # ID STATUS: wait up to 10 s
 
 containerd_tests() {
   echo "=== containerd $(containerd --version | awk '{print $3}') (shim runc.v2), runtime $HUSK"
+  containerd_readme_cri
   containerd_start || return
   check "ctr image import of the busybox archive" 0 "" "${CTR[@]}" image import "$IMAGE_TAR" || return
   local RUN=("${CTR[@]}" run --runc-binary "$HUSK")
