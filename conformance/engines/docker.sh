@@ -1,5 +1,5 @@
 # Docker (Debian's docker.io) driving husk as an extra runtime of a private
-# dockerd (--add-runtime husk=HUSK, docker run --runtime husk); sourced by
+# dockerd (README's daemon.json "runtimes", docker run --runtime husk); sourced by
 # run-engines (needs lib.sh, WORK, HUSK, IMAGE, IMAGE_TAR, CGROUP_PARENT).
 #
 # The daemon is all ours: its own --data-root, --exec-root (it starts its
@@ -20,12 +20,17 @@ docker_start() {
   DOCKER_DIR=$WORK/docker
   local d=$DOCKER_DIR
   mkdir -p "$d/client"
-  echo '{}' >"$d/daemon.json"
+  # husk's runtime entry is README's daemon.json as written, with this
+  # build's husk for /usr/local/bin/husk; the rest are flags of a private dockerd.
+  awk '/^### Docker/ { s = 1 } s && /^```json/ { f = 1; next } f && /^```/ { exit } f' "$repo/README.md" |
+    sed "s|/usr/local/bin/husk|$HUSK|" >"$d/daemon.json"
+  grep -q '"runtimes"' "$d/daemon.json" ||
+    { fail "README's daemon.json" "awk README.md" "a json block with runtimes under ### Docker" "$(cat "$d/daemon.json")"; return 1; }
   /usr/sbin/dockerd --config-file "$d/daemon.json" --data-root "$d/root" --exec-root "$d/exec" \
     --pidfile "$d/dockerd.pid" --host "unix://$d/docker.sock" --bridge=none --iptables=false \
     --ip-forward=false --ip-masq=false --userland-proxy=false --storage-driver vfs \
     --exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "$CGROUP_PARENT/docker" \
-    --add-runtime "husk=$HUSK" >"$d/dockerd.log" 2>&1 &
+    >"$d/dockerd.log" 2>&1 &
   DOCKERD_PID=$!
   export DOCKER_CONFIG=$d/client
   DOCKER=(/usr/bin/docker -H "unix://$d/docker.sock")
