@@ -57,7 +57,7 @@ struct DumpFacts {
   pid_t pid = 0;
   std::string rootfs;
   int images_fd = -1, work_fd = -1;  // fd numbers in husk, which CRIU opens through /proc
-  int status_fd = -1;                // in criu's own fd table
+  int status_fd = -1;                // in husk, too (--status-fd)
   // maskedPaths that are files (a bind of /dev/null), not directories (a tmpfs).
   std::set<std::string> masked_files;
   uint64_t netns_inode = 0;  // of a network namespace joined by path (0: none)

@@ -185,15 +185,12 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
   if (st == Status::paused) facts.freeze_cgroup = freezer_dir(rec.cgroup_path);
   const spec::Namespace* net = sp.linux_ ? sp.linux_->find_namespace("network") : nullptr;
   if (net && !net->path.empty()) facts.netns_inode = netns_inode(pid);
-  std::vector<std::pair<int, int>> fds;
-  if (f.status_fd >= 0) {
-    fds.emplace_back(f.status_fd, 4);
-    facts.status_fd = 4;
-  }
+  // CRIU opens it through husk's /proc, as it does the image directory.
+  facts.status_fd = f.status_fd;
   const nlohmann::json opts = ckpt::dump_opts(sp, f, facts);
   const std::string type = ckpt::dump_request(f);
   log::debug("checkpoint " + id + ": " + type + " of pid " + std::to_string(pid) + " into " + image_path);
-  ckpt::Criu criu(fds);
+  ckpt::Criu criu({});
   const ckpt::Reply r = criu.call(companion_path("husk-criu"), type, opts, [](ckpt::Notification&) {});
   if (!r.success) {
     const std::string log = ckpt::log_name(type);
