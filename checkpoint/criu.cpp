@@ -108,13 +108,16 @@ Criu::~Criu() {
   reap(pid_);
 }
 
-void require_criu(const std::string& bridge) {
+bool criu_in_path() {
   const char* path = std::getenv("PATH");
-  bool found = false;
   std::istringstream dirs(path ? path : "");
-  for (std::string dir; !found && std::getline(dirs, dir, ':');)
-    found = !dir.empty() && ::access((dir + "/criu").c_str(), X_OK) == 0;
-  if (!found) throw Error(kNoCriu, ENOENT);
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && ::access((dir + "/criu").c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+void require_criu(const std::string& bridge) {
+  if (!criu_in_path()) throw Error(kNoCriu, ENOENT);
   if (::access(bridge.c_str(), X_OK) != 0)
     throw sys_error("husk's CRIU bridge " + bridge +
                     " (built when libcriu is found: Debian's criu and libprotobuf-c-dev; installed next to husk "

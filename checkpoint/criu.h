@@ -53,6 +53,8 @@ class Criu {
   base::Fd bridge_end_;
 };
 
+// Whether a criu program is in PATH.
+bool criu_in_path();
 // Before anything is done: CRIU (criu in PATH) and husk's bridge to it
 // (`bridge`) are there, else an error saying which is missing.
 void require_criu(const std::string& bridge);

@@ -3,10 +3,8 @@
 // unless --leave-running or --pre-dump, the container is gone as after
 // delete (runc's checkpoint).
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,24 +20,28 @@
 #include "container/checkpoint.h"
 #include "container/internal.h"
 #include "launch/self_exe.h"
+#include "namespaces/namespaces.h"
 
 namespace husk::rt {
 
 namespace {
 
-// maskedPaths the init bound /dev/null on (files), seen in the container's
-// root through the host's /proc, nothing followed out of it.
-std::set<std::string> masked_files(pid_t pid, const spec::Spec& spec) {
+// `path` in the container's root (its /proc/<pid>/root), nothing followed
+// out of it; an invalid Fd when there is none.
+Fd in_container(int rootfd, const std::string& path) {
+  try {
+    return Fd(ns::open_in_root(rootfd, path, O_PATH | O_NOFOLLOW));
+  } catch (const Error&) {
+    return Fd();
+  }
+}
+
+// maskedPaths the init bound /dev/null on (files), not directories (a tmpfs).
+std::set<std::string> masked_files(int rootfd, const spec::Spec& spec) {
   std::set<std::string> files;
   if (!spec.linux_) return files;
-  const std::string root = "/proc/" + std::to_string(pid) + "/root";
-  Fd rootfd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!rootfd) throw sys_error("open " + root);
   for (const auto& path : spec.linux_->masked_paths) {
-    open_how how{};
-    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    Fd fd(static_cast<int>(::syscall(SYS_openat2, rootfd.get(), path.c_str(), &how, sizeof how)));
+    Fd fd = in_container(rootfd, path);
     struct stat st {};
     if (fd && ::fstat(fd.get(), &st) == 0 && S_ISCHR(st.st_mode)) files.insert(path);
   }
@@ -61,15 +63,9 @@ bool is_tty(const struct stat& st) {
   return m == 4 || m == 5 || (m >= 136 && m <= 143);
 }
 
-// A pty of the container's own devpts (process.terminal: CRIU restores it),
-// its ptmx found inside the container's root.
-bool inside_pty(pid_t pid, const struct stat& tty) {
-  const std::string root = "/proc/" + std::to_string(pid) + "/root";
-  Fd rootfd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  open_how how{};
-  how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  Fd ptmx(rootfd ? static_cast<int>(::syscall(SYS_openat2, rootfd.get(), "dev/pts/ptmx", &how, sizeof how)) : -1);
+// A pty of the container's own devpts (process.terminal: CRIU restores it).
+bool inside_pty(int rootfd, const struct stat& tty) {
+  Fd ptmx = in_container(rootfd, "/dev/pts/ptmx");
   struct stat st {};
   return ptmx && ::fstat(ptmx.get(), &st) == 0 && st.st_dev == tty.st_dev;
 }
@@ -78,7 +74,7 @@ bool inside_pty(pid_t pid, const struct stat& tty) {
 // ("pipe:[N]"), a file from outside the container's mounts (the host's
 // /dev/null, a log file) as CRIU's external key "file[MNT:INODE]" (hex),
 // so restore hands the caller's stdio in for both; anything else by path.
-std::vector<std::string> stdio_descriptors(pid_t pid) {
+std::vector<std::string> stdio_descriptors(pid_t pid, int rootfd) {
   const std::set<std::string> inside = mount_ids(pid);
   std::vector<std::string> out;
   for (int i = 0; i < 3; ++i) {
@@ -94,7 +90,7 @@ std::vector<std::string> stdio_descriptors(pid_t pid) {
       char key[64];
       std::snprintf(key, sizeof key, "tty[%lx:%lx]", static_cast<unsigned long>(st.st_rdev),
                     static_cast<unsigned long>(st.st_dev));
-      if (!inside_pty(pid, st)) link = key;
+      if (!inside_pty(rootfd, st)) link = key;
     } else if (link[0] == '/' && ::stat(fd.c_str(), &st) == 0) {
       std::istringstream info(base::read_file("/proc/" + std::to_string(pid) + "/fdinfo/" + std::to_string(i)));
       std::string mnt;
@@ -171,7 +167,11 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
   Fd work = f.work_path.empty() ? Fd() : ckpt::open_image_dir(f.work_path, "--work-path", true);
   const int work_fd = work ? work.get() : images.get();
   const pid_t pid = rec.oci.pid;
-  const std::vector<std::string> stdio = stdio_descriptors(pid);
+  // The container's root, opened once for what is looked up inside it.
+  const std::string root = "/proc/" + std::to_string(pid) + "/root";
+  Fd rootfd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!rootfd) throw sys_error("open " + root);
+  const std::vector<std::string> stdio = stdio_descriptors(pid, rootfd.get());
   ckpt::write_image_files(images.get(), {config_text, stdio}, image_path);
 
   ckpt::DumpFacts facts;
@@ -179,7 +179,7 @@ int cmd_checkpoint(const Context& g, const std::string& id, const ckpt::Checkpoi
   facts.rootfs = rec.oci.rootfs;
   facts.images_fd = images.get();
   facts.work_fd = work_fd;
-  facts.masked_files = masked_files(pid, sp);
+  facts.masked_files = masked_files(rootfd.get(), sp);
   for (const auto& d : stdio)
     if (d.rfind("file[", 0) == 0 || d.rfind("tty[", 0) == 0) facts.external_files.push_back(d);
   if (st == Status::paused) facts.freeze_cgroup = freezer_dir(rec.cgroup_path);

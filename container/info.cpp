@@ -1,12 +1,12 @@
 #include "container/internal.h"
 
-#include <cstdlib>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/file.h"
 #include "cgroups/cgroups.h"
+#include "checkpoint/criu.h"
 #include "container/operator_policy.h"
 #include "container/state.h"
 #include "launch/host_objects.h"
@@ -36,18 +36,6 @@ CheckResult check_bundle(const Context& g, const std::string& bundle, const std:
   return {policy.name, policy::evaluate(spec, policy, dir, host.probe())};
 }
 
-namespace {
-
-bool program_in_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');)
-    if (!dir.empty() && ::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-  return false;
-}
-
-}  // namespace
-
 spec::Features runtime_features() {
   spec::Features f;
   f.oci_version_max = "1.3.0";
@@ -65,7 +53,7 @@ spec::Features runtime_features() {
   // checkpoint/restore need husk's CRIU bridge (built with libcriu) and criu itself.
   f.annotations["org.husk.checkpoint"] =
       ::access(companion_path("husk-criu").c_str(), X_OK) != 0 ? "not built (no libcriu at build time)"
-      : program_in_path("criu")                                ? "criu"
+      : ckpt::criu_in_path()                                ? "criu"
                                                                : "needs criu (not in PATH)";
   // features-linux.md: the runtime's support, "irrelevant to the availability
   // of AppArmor [SELinux] on the host"; what this host enforces is an annotation.
