@@ -30,6 +30,26 @@ TEST_CASE("judge follows a symlink and records the real path, device and inode")
                     Catch::Contains("mounts[1].source: open " + t.path + "/missing"));
 }
 
+TEST_CASE("judge records the kernel's name for a path with ./, .. or // in it, and a plain one as given") {
+  husk_test::TempDir t;
+  fs::create_directories(t.path + "/a/b");
+  const std::string real = fs::canonical(t.path + "/a/b").string();
+  for (const std::string& p : {t.path + "/a/./b", t.path + "/a/b/../b", t.path + "//a/b", t.path + "/a/b/"}) {
+    INFO(p);
+    CHECK(base::judge(p, O_PATH | O_DIRECTORY, "mounts[0].source").id.real == real);
+  }
+  CHECK(base::judge(real, O_PATH | O_DIRECTORY, "mounts[0].source").id.real == real);
+  // The last component a symlink, not followed (O_NOFOLLOW): the link itself, by its own name.
+  fs::create_symlink("b", t.path + "/a/l");
+  base::Judged link = base::judge(real + "/../l", O_PATH | O_NOFOLLOW, "mounts[0].source");
+  struct stat st;
+  REQUIRE(lstat((t.path + "/a/l").c_str(), &st) == 0);
+  CHECK(base::same_object(st, link.id));
+  CHECK(link.id.real == fs::canonical(t.path + "/a").string() + "/l");
+  CHECK(base::judge(fs::canonical(t.path + "/a").string() + "/l", O_PATH | O_NOFOLLOW, "f").id.real ==
+        fs::canonical(t.path + "/a").string() + "/l");
+}
+
 TEST_CASE("reopen_judged finds the same object, and refuses a swapped one naming the field") {
   husk_test::TempDir t;
   fs::create_directory(t.path + "/data");
