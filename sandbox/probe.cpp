@@ -68,7 +68,7 @@ std::optional<PasswdEntry> read_passwd(uint32_t uid, std::vector<std::string>& h
 
 // What the credential lookup knows of a directory (see probe_sandbox_host).
 struct DirSummary {
-  bool missing = false;
+  bool missing = false;  // or not to be entered: nothing below it is reached
   std::optional<std::vector<std::string>> dot_names;  // sorted; listed when it is one block
 };
 
@@ -83,6 +83,12 @@ DirSummary look_at(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) {
     d.missing = errno == ENOENT || errno == ENOTDIR;
+    return d;
+  }
+  // One the user may not enter (another user's 0700 home): nothing below
+  // it can be reached, by us or by the command.
+  if (S_ISDIR(st.st_mode) && ::faccessat(AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) != 0 && errno == EACCES) {
+    d.missing = true;
     return d;
   }
   if (!S_ISDIR(st.st_mode) || st.st_size > 4096) return d;
