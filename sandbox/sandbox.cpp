@@ -12,6 +12,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "base/error.h"
 #include "base/fd.h"
@@ -248,12 +249,13 @@ std::function<void(pid_t)> start_proxy(const SandboxOptions& o, Live& live) {
 // The command's status once it is gone, the terminal put back, then what
 // the proxy refused, said.
 int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, Live& live,
-                 ScratchHome& scratch, const std::function<void(pid_t)>& ready) {
+                 ScratchHome& scratch, const std::function<void(pid_t)>& ready, const std::function<void()>& gone) {
   scratch.open(pid);
   bool timed_out = false;
   if (ready) ready(pid);
   // A session's --timeout is each command's (session.cpp), not its own.
   int status = wait_sandboxed(pid, sigfd, ready ? 0 : o.timeout, o.as_pid_1, timed_out);
+  gone();
   // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
   terminal.restore();
   live.control.reset();
@@ -358,7 +360,14 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
     scratch.open(init);
     if (watch) live.limits.open(init, o);
   };
-  extras.wait = [&](pid_t pid, int sigfd) { return wait_command(pid, sigfd, o, terminal, live, scratch, ready); };
+  // Removed while the rest of the exit goes on (freeing a directory can
+  // wait for the disk): pid 1 is gone, and with it every process that saw
+  // them. Joined before anything looks at the writable trees again.
+  std::jthread removing;
+  extras.wait = [&](pid_t pid, int sigfd) {
+    return wait_command(pid, sigfd, o, terminal, live, scratch, ready,
+                        [&] { removing = std::jthread([&] { placeholders.remove(); }); });
+  };
   extras.on_late_error = [](const std::string& error) {
     std::cerr << "husk sandbox: " << base::printable(error) << std::endl;
   };
@@ -374,7 +383,9 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
     return run_without_userns(sg, o, host, work, reason, true, &live.report);
   }
   made.move_aside();
-  placeholders.remove();  // ours would look new
+  // Gone before the new repositories are looked for: ours would look new.
+  if (removing.joinable()) removing.join();
+  placeholders.remove();
   say_new_repositories(host.uid, host.gid, sc.writable, started);
   report_kept_changes(kept, sc, host);
   return status;
