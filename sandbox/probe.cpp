@@ -343,8 +343,13 @@ std::function<std::optional<std::string>(const std::string&)> credential_lookup(
     if (slash != std::string::npos && slash > 0) {
       const std::string_view dir = std::string_view(p).substr(0, slash);
       auto it = dirs->find(dir);
-      if (it == dirs->end())
-        it = dirs->emplace(std::string(dir), absent(dir) ? DirSummary{true, {}} : look_at(std::string(dir))).first;
+      if (it == dirs->end()) {
+        const bool gone = absent(dir);
+        // A listing answers only for dot-names: a home itself (/var/lib/postgresql)
+        // is one lstat, not a listing of /var/lib.
+        if (!gone && p[slash + 1] != '.') return (*reals)(p);
+        it = dirs->emplace(std::string(dir), gone ? DirSummary{true, {}} : look_at(std::string(dir))).first;
+      }
       // Its own directory is the nearest one looked at.
       if (unlisted(it->second, std::string_view(p).substr(slash + 1))) return std::nullopt;
     }
