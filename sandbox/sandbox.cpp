@@ -339,6 +339,7 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   say_notes(sc);
   report_start(live.report, o, host, &sc, "");
   make_layers(sc, work, kept, host);
+  root_of_its_own(sc.config);
   DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};
   say_landlock(sc.landlock);
   // Each command of a session builds the same walls again (ExecExtras).

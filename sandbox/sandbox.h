@@ -121,6 +121,12 @@ struct SandboxConfig {
 SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& host, const std::string& rootfs,
                              const std::string& overlay_dir = "overlay", const std::string& empty_file = "");
 
+// husk's own run of `config`: a tmpfs of the container's own mounted on
+// root.path first, so the mount points below it are made there and go with
+// the mount namespace instead of being left in root.path to remove on the
+// host. Not in --print-config: crun refuses a mount onto "/".
+void root_of_its_own(nlohmann::ordered_json& config);
+
 SandboxHost probe_sandbox_host(const SandboxOptions& o);
 
 // A path a flag names: absolute and lexically clean ("a/./b//c/../d" ->
