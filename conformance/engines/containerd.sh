@@ -62,7 +62,7 @@ containerd_readme_cri() {
   (( (0x$(awk '/^CapEff/ { print $2 }' /proc/self/status) >> 24) & 1 )) || restrict=1
   { printf 'root = "%s/root"\nstate = "%s/state"\n' "$d" "$d"
     awk -v img="$CRI_PAUSE" -v oom="$restrict" '{ print }
-      $0 == "  [plugins.\"io.containerd.grpc.v1.cri\"]" { print "    sandbox_image = \"" img "\""; if (oom) print "    restrict_oom_score_adj = true" }' \
+      /^[ \t]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\][ \t]*$/ { print "    sandbox_image = \"" img "\""; if (oom) print "    restrict_oom_score_adj = true" }' \
       /etc/containerd/config.toml
     printf '%s\n' "$snippet" | sed -e "s|/usr/local/bin/husk|$HUSK|" -e 's|SystemdCgroup = true|SystemdCgroup = false|'
     printf '[grpc]\n  address = "%s/containerd.sock"\n[ttrpc]\n  address = "%s/containerd.sock.ttrpc"\n' "$d" "$d"
