@@ -430,7 +430,8 @@ containerd_issue8_tests() {
   local w id=husk-created cpid
   w=$(ctr_logging_husk)
   rm -f "$WORK/containerd/husk-argv.log" "$WORK/containerd/created.pid"
-  capture "${CTR[@]}" run --runc-binary "$w" --runc-root "$CTR_HUSK_ROOT" \
+  # The failed ctr run leaves its stdio fifos behind: keep them in $WORK.
+  capture "${CTR[@]}" run --runc-binary "$w" --runc-root "$CTR_HUSK_ROOT" --fifo-dir "$WORK/containerd/fifo" \
     --pid-file "$WORK/no-such-dir/pid" "$IMAGE" "$id" sleep 1000
   cpid=$(cat "$WORK/containerd/created.pid" 2>/dev/null)
   if [ -n "$cpid" ] && [ "$RC" -ne 0 ] && [ "$(task_status "$id")" = CREATED ]; then
