@@ -46,6 +46,7 @@ CONF
 # in the stock file's CRI table: registry.k8s.io cannot be reached.
 CRI_DIR=""
 CRI_PID=""
+CRI_HANDLER=""
 CRI_PAUSE=localhost/husk-pause:test
 
 containerd_readme_cri() {
@@ -86,14 +87,12 @@ containerd_readme_cri() {
   containerd_cri_cleanup
 }
 
-# The state roots of README's handlers: husk's Root, runc's default; the
-# shim adds the namespace.
+# The state root of a handler: its options' Root (README gives husk one),
+# else the shim's default; the shim adds the namespace.
 cri_root() {  # HANDLER
-  if [ "$1" = husk ]; then
-    sed -n '/runtimes\.husk\.options\]/,/^\[/ s/^ *Root *= *"\(.*\)"/\1/p' "$CRI_DIR/config.toml" | head -1 | sed 's|$|/k8s.io|'
-  else
-    echo /run/containerd/runc/k8s.io
-  fi
+  local r
+  r=$(sed -n "/runtimes\\.$1\\.options\\]/,/^ *\\[/ s/^ *Root *= *\"\\(.*\\)\"/\\1/p" "$CRI_DIR/config.toml" | head -1)
+  echo "${r:-/run/containerd/runc}/k8s.io"
 }
 
 containerd_cri_pods() {
@@ -117,7 +116,11 @@ containerd_cri_pods() {
   done >/dev/null 2>&1
   check "CRI ImageStatus knows the imported images" 0 "" sh -c \
     "$(printf '%q ' "${CRI[@]}") image $IMAGE && $(printf '%q ' "${CRI[@]}") image $CRI_PAUSE"
-  cri_pod husk "$HUSK"
+  # The handler README's RuntimeClass names, as kubelet passes it.
+  CRI_HANDLER=$(awk '/^### containerd and Kubernetes/ { s = 1 } s && /^```yaml/ { f = 1; next } f && /^```/ { exit } f' \
+    "$repo/README.md" | sed -n 's/^handler: *//p')
+  [ -n "$CRI_HANDLER" ] || { fail "README's RuntimeClass" "awk README.md" "a yaml block with handler: under ### containerd and Kubernetes" ""; return; }
+  cri_pod "$CRI_HANDLER" "$HUSK"
   local runc
   runc=$(command -v runc) && cri_pod runc "$runc"
 }
@@ -189,11 +192,12 @@ containerd_cri_cleanup() {
   # Containers of our pods: their ids are the directories CRI made for them.
   for c in $(ls "$CRI_DIR/state/io.containerd.grpc.v1.cri/sandboxes" "$CRI_DIR/state/io.containerd.grpc.v1.cri/containers" \
       2>/dev/null | grep -xE '[0-9a-f]{64}'); do
-    "$HUSK" --root "$(cri_root husk)" delete --force "$c" >/dev/null 2>&1
+    [ -z "$CRI_HANDLER" ] || "$HUSK" --root "$(cri_root "$CRI_HANDLER")" delete --force "$c" >/dev/null 2>&1
     runc --root "$(cri_root runc)" delete --force "$c" >/dev/null 2>&1
   done
   grep -o " $CRI_DIR/[^ ]*" /proc/self/mounts | sort -r | while read -r c; do umount -l "$c"; done
-  rmdir "$(cri_root husk)" "$(dirname "$(cri_root husk)")" "$(cri_root runc)" 2>/dev/null
+  [ -z "$CRI_HANDLER" ] || rmdir "$(cri_root "$CRI_HANDLER")" "$(dirname "$(cri_root "$CRI_HANDLER")")" 2>/dev/null
+  rmdir "$(cri_root runc)" 2>/dev/null
   [ -z "${PODMAN+x}" ] || "${PODMAN[@]}" rmi "$CRI_PAUSE" >/dev/null 2>&1
   rm -rf "$CRI_DIR"
   CRI_DIR=""
