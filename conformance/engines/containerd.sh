@@ -190,8 +190,9 @@ containerd_cri_cleanup() {
   s=$(cri_shims)
   [ -z "$s" ] || kill -9 $s 2>/dev/null
   # Containers of our pods: their ids are the directories CRI made for them.
-  for c in $(ls "$CRI_DIR/state/io.containerd.grpc.v1.cri/sandboxes" "$CRI_DIR/state/io.containerd.grpc.v1.cri/containers" \
-      2>/dev/null | grep -xE '[0-9a-f]{64}'); do
+  for c in "$CRI_DIR"/root/io.containerd.grpc.v1.cri/{sandboxes,containers}/*; do
+    c=${c##*/}
+    [[ "$c" =~ ^[0-9a-f]{64}$ ]] || continue
     [ -z "$CRI_HANDLER" ] || "$HUSK" --root "$(cri_root "$CRI_HANDLER")" delete --force "$c" >/dev/null 2>&1
     runc --root "$(cri_root runc)" delete --force "$c" >/dev/null 2>&1
   done
