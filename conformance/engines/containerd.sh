@@ -131,7 +131,7 @@ containerd_cri_pods() {
 cri_pod() {  # HANDLER RT
   local h=$1 rt=$2 d=$CRI_DIR
   local CRI=(/usr/bin/python3 "$repo/conformance/engines/cri_client.py" "$d/containerd.sock")
-  local cgp=$CGROUP_PARENT/cri-$h logs=$d/pods/$h root pod cid state pid i left
+  local cgp=$CGROUP_PARENT/cri-$h logs=$d/pods/$h root pod cid="" state pid i left
   root=$(cri_root "$h")
   mkdir -p "$logs"
   check "CRI RunPodSandbox (runtime_handler $h, host network)" 0 "" "${CRI[@]}" runp "$h" "pod-$h" "$cgp" "$logs" || return
@@ -142,9 +142,13 @@ cri_pod() {  # HANDLER RT
     /bin/sh -c 'echo hi from the pod; trap "exit 3" TERM; while :; do /bin/sleep 0.1; done' && cid=$OUT
   if [ -n "$cid" ] && check "CRI StartContainer ($h)" 0 "" "${CRI[@]}" start "$cid"; then
     check "CRI ContainerStatus ($h): running" 0 "RUNNING" "${CRI[@]}" status "$cid"
-    check "$h's state root $root lists the pod's sandbox and container as running" 0 "" sh -c \
-      "$(printf '%q ' "$rt") --root $root list | awk '\$3 == \"running\" { print \$1 }' | grep -cxE '$pod|$cid' | grep -qx 2"
-    [ $RC = 0 ] || echo "      list: $("$rt" --root "$root" list 2>&1)"
+    capture "$rt" --root "$root" list
+    if [ "$(awk '$3 == "running" { print $1 }' <<<"$OUT" | grep -cxE "$pod|$cid")" = 2 ]; then
+      pass "$h's state root $root lists the pod's sandbox and container as running"
+    else
+      fail "$h's state root $root lists the pod's sandbox and container as running" "$rt --root $root list" \
+        "$pod and $cid running" "$OUT"
+    fi
     state=$("$rt" --root "$root" state "$cid" 2>/dev/null)
     pid=$(sed -n 's/^ *"pid": *\([0-9]*\).*/\1/p' <<<"$state" | head -1)
     if [ -n "$pid" ]; then check_cgroup_parent "CRI ($h): the container's cgroup is below the pod's cgroup_parent" "$pid" "$cgp"; else
