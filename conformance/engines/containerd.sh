@@ -35,27 +35,47 @@ CONF
   return 1
 }
 
-# README's CRI snippet as written, appended to Debian's stock config (a
-# private root, state and socket put before and after it): the CRI plugin
-# loads, which it does only while a runc handler stays beside husk's.
+# README's CRI snippet appended to Debian's stock config (a private root,
+# state and socket put before and after it): the CRI plugin loads, which it
+# does only while a runc handler stays beside husk's, and a pod runs with
+# runtimeClassName husk as kubelet runs it, through the CRI API.
+# The snippet is used as written but for two values: BinaryName is this
+# build's husk, and SystemdCgroup is README's cgroupfs variant (false): the
+# suite's cgroups are cgroupfs paths below $CGROUP_PARENT, and this host
+# may have no systemd. The pod sandbox image (pause) is a local image set
+# in the stock file's CRI table: registry.k8s.io cannot be reached.
+CRI_DIR=""
+CRI_PID=""
+CRI_HANDLER=""
+CRI_PAUSE=localhost/husk-pause:test
+
 containerd_readme_cri() {
-  local d=$WORK/containerd-readme snippet pid plugins
+  local d=$WORK/containerd-readme snippet plugins
   snippet=$(awk '/^### containerd and Kubernetes/ { s = 1 } s && /^```toml/ { f = 1; next } f && /^```/ { exit } f' \
     "$repo/README.md")
   [ -n "$snippet" ] || { fail "README's containerd snippet" "awk README.md" "a toml block under ### containerd and Kubernetes" ""; return 1; }
+  CRI_DIR=$d
   mkdir -p "$d"
+  # Without CAP_SYS_RESOURCE (a container as host) no runtime can give the
+  # pause process the oom_score_adj -998 CRI asks for: CRI's own switch
+  # keeps it at containerd's.
+  local restrict=""
+  (( (0x$(awk '/^CapEff/ { print $2 }' /proc/self/status) >> 24) & 1 )) || restrict=1
   { printf 'root = "%s/root"\nstate = "%s/state"\n' "$d" "$d"
-    cat /etc/containerd/config.toml
-    printf '%s\n' "$snippet"
+    awk -v img="$CRI_PAUSE" -v oom="$restrict" '{ print }
+      /^[ \t]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\][ \t]*$/ { print "    sandbox_image = \"" img "\""; if (oom) print "    restrict_oom_score_adj = true" }' \
+      /etc/containerd/config.toml
+    printf '%s\n' "$snippet" | sed -e "s|/usr/local/bin/husk|$HUSK|" -e 's|SystemdCgroup = true|SystemdCgroup = false|'
     printf '[grpc]\n  address = "%s/containerd.sock"\n[ttrpc]\n  address = "%s/containerd.sock.ttrpc"\n' "$d" "$d"
     printf '[debug]\n  address = ""\n[metrics]\n  address = ""\n'
   } >"$d/config.toml"
   containerd --config "$d/config.toml" >"$d/containerd.log" 2>&1 &
-  pid=$!
-  if wait_serving "$pid" 50 ctr --address "$d/containerd.sock" version; then
+  CRI_PID=$!
+  if wait_serving "$CRI_PID" 50 ctr --address "$d/containerd.sock" version; then
     plugins=$(ctr --address "$d/containerd.sock" plugins ls 2>&1)
     if grep -Eq '^io\.containerd\.grpc\.v1[[:space:]]+cri[[:space:]].*[[:space:]]ok[[:space:]]*$' <<<"$plugins"; then
       pass "README's containerd snippet on Debian's stock config.toml: the CRI plugin loads"
+      containerd_cri_pods
     else
       fail "README's containerd snippet on Debian's stock config.toml: the CRI plugin loads" \
         "containerd --config stock+README" "cri ... ok" "$(grep cri <<<"$plugins"; grep -i 'cri' "$d/containerd.log" | tail -3)"
@@ -64,11 +84,132 @@ containerd_readme_cri() {
     fail "containerd starts with README's snippet on Debian's stock config" "containerd --config $d/config.toml" \
       "a serving daemon" "$(tail -5 "$d/containerd.log")"
   fi
-  kill "$pid" 2>/dev/null
-  wait "$pid" 2>/dev/null
+  containerd_cri_cleanup
+}
+
+# The state root of a handler: its options' Root (README gives husk one),
+# else the shim's default; the shim adds the namespace.
+cri_root() {  # HANDLER
+  local r
+  r=$(sed -n "/runtimes\\.$1\\.options\\]/,/^ *\\[/ s/^ *Root *= *\"\\(.*\\)\"/\\1/p" "$CRI_DIR/config.toml" | head -1)
+  echo "${r:-/run/containerd/runc}/k8s.io"
+}
+
+containerd_cri_pods() {
+  local d=$CRI_DIR i
+  local CRI=(/usr/bin/python3 "$repo/conformance/engines/cri_client.py" "$d/containerd.sock")
+  local CTRK=(ctr --address "$d/containerd.sock" -n k8s.io)
+  check "CRI Version (runtime.v1)" 0 "containerd" "${CRI[@]}" version || return
+  # The pause process: a sleep that outlives the test (StopPodSandbox
+  # SIGKILLs it).
+  [ -n "${CONTAINERS_CONF:-}" ] || podman_setup
+  "${PODMAN[@]}" import --change 'CMD ["/bin/sleep", "31536000"]' "$ROOTFS_TAR" "$CRI_PAUSE" >/dev/null 2>&1
+  check "podman save of the pause image" 0 "" \
+    "${PODMAN[@]}" save --format docker-archive -o "$WORK/pause.tar" "$CRI_PAUSE" || return
+  check "ctr -n k8s.io image import (busybox, pause)" 0 "" \
+    sh -c "$(printf '%q ' "${CTRK[@]}") image import $IMAGE_TAR && $(printf '%q ' "${CTRK[@]}") image import $WORK/pause.tar" ||
+    return
+  # CRI learns of imported images from containerd's events.
+  for i in $(seq 50); do
+    "${CRI[@]}" image "$IMAGE" && "${CRI[@]}" image "$CRI_PAUSE" && break
+    sleep 0.2
+  done >/dev/null 2>&1
+  check "CRI ImageStatus knows the imported images" 0 "" sh -c \
+    "$(printf '%q ' "${CRI[@]}") image $IMAGE && $(printf '%q ' "${CRI[@]}") image $CRI_PAUSE"
+  # The handler README's RuntimeClass names, as kubelet passes it.
+  CRI_HANDLER=$(awk '/^### containerd and Kubernetes/ { s = 1 } s && /^```yaml/ { f = 1; next } f && /^```/ { exit } f' \
+    "$repo/README.md" | sed -n 's/^handler: *//p')
+  [ -n "$CRI_HANDLER" ] || { fail "README's RuntimeClass" "awk README.md" "a yaml block with handler: under ### containerd and Kubernetes" ""; return; }
+  cri_pod "$CRI_HANDLER" "$HUSK"
+  local runc
+  runc=$(command -v runc) && cri_pod runc "$runc"
+}
+
+# A pod with one container through the CRI calls kubelet makes, with
+# runtime_handler HANDLER; the runtime binary RT must hold both the pod's
+# sandbox and the container in its state root while they run.
+cri_pod() {  # HANDLER RT
+  local h=$1 rt=$2 d=$CRI_DIR
+  local CRI=(/usr/bin/python3 "$repo/conformance/engines/cri_client.py" "$d/containerd.sock")
+  local cgp=$CGROUP_PARENT/cri-$h logs=$d/pods/$h root pod cid="" state pid i left
+  root=$(cri_root "$h")
+  mkdir -p "$logs"
+  check "CRI RunPodSandbox (runtime_handler $h, host network)" 0 "" "${CRI[@]}" runp "$h" "pod-$h" "$cgp" "$logs" || return
+  pod=$OUT
+  check "CRI PodSandboxStatus: ready, handler $h" 0 "READY $h" "${CRI[@]}" podstatus "$pod"
+  # SIGTERM (StopContainer) ends it with 3: the signal went through the runtime.
+  check "CRI CreateContainer in the $h pod" 0 "" "${CRI[@]}" create "$pod" "pod-$h" "$cgp" "$logs" "$IMAGE" app app.log \
+    /bin/sh -c 'echo hi from the pod; trap "exit 3" TERM; while :; do /bin/sleep 0.1; done' && cid=$OUT
+  if [ -n "$cid" ] && check "CRI StartContainer ($h)" 0 "" "${CRI[@]}" start "$cid"; then
+    check "CRI ContainerStatus ($h): running" 0 "RUNNING" "${CRI[@]}" status "$cid"
+    capture "$rt" --root "$root" list
+    if [ "$(awk '$3 == "running" { print $1 }' <<<"$OUT" | grep -cxE "$pod|$cid")" = 2 ]; then
+      pass "$h's state root $root lists the pod's sandbox and container as running"
+    else
+      fail "$h's state root $root lists the pod's sandbox and container as running" "$rt --root $root list" \
+        "$pod and $cid running" "$OUT"
+    fi
+    state=$("$rt" --root "$root" state "$cid" 2>/dev/null)
+    pid=$(sed -n 's/^ *"pid": *\([0-9]*\).*/\1/p' <<<"$state" | head -1)
+    if [ -n "$pid" ]; then check_cgroup_parent "CRI ($h): the container's cgroup is below the pod's cgroup_parent" "$pid" "$cgp"; else
+      fail "CRI ($h): $h state gives the container's pid" "$rt --root $root state $cid" '"pid": N' "$state"; fi
+    for i in $(seq 50); do grep -q 'stdout F hi from the pod' "$logs/app.log" 2>/dev/null && break; sleep 0.2; done
+    check "CRI ($h): the container's output is in its CRI log file" 0 "stdout F hi from the pod" cat "$logs/app.log"
+    check "CRI StopContainer ($h, SIGTERM)" 0 "" "${CRI[@]}" stop "$cid" 10
+    check "CRI ContainerStatus ($h): exited with the process's code 3" 0 "EXITED 3" "${CRI[@]}" status "$cid"
+    check "CRI RemoveContainer ($h)" 0 "" "${CRI[@]}" rm "$cid"
+  fi
+  check "CRI StopPodSandbox ($h)" 0 "" "${CRI[@]}" stopp "$pod"
+  check "CRI RemovePodSandbox ($h)" 0 "" "${CRI[@]}" rmp "$pod"
+  capture "$rt" --root "$root" list -q
+  if ! grep -qxE "$pod${cid:+|$cid}" <<<"$OUT"; then pass "CRI ($h): $h's state root holds neither any more"; else
+    fail "CRI ($h): $h's state root holds neither any more" "$rt --root $root list -q" "no $pod, $cid" "$OUT"; fi
+  # The shim exits once the sandbox is gone.
+  for i in $(seq 50); do [ -z "$(cri_shims)" ] && break; sleep 0.1; done
+  expect_eq "CRI ($h): no shim left" "ps (containerd-shim -address $d/containerd.sock)" "" "$(cri_shims)"
+  left=$(grep -o " $d/[^ ]*" /proc/self/mounts)
+  expect_eq "CRI ($h): no mount left under the private root" "grep $d /proc/self/mounts" "" "$left"
+  left=$(find /sys/fs/cgroup/*"$cgp" /sys/fs/cgroup"$cgp" -mindepth 1 -type d 2>/dev/null)
+  expect_eq "CRI ($h): no container or sandbox cgroup left" "ls /sys/fs/cgroup/*$cgp" "" "$left"
+  # The pod-level parent is kubelet's to remove.
+  remove_cgroups "$cgp"
+}
+
+cri_shims() {
+  ps -eo pid=,args= | awk -v a="-address $CRI_DIR/containerd.sock" '$2 ~ /containerd-shim/ && index($0 " ", a " ") { print $1 }'
+}
+
+# Stops the CRI containerd; after an interrupted run also its shims, the
+# runtimes' state of its pods and its mounts.
+containerd_cri_cleanup() {
+  [ -n "$CRI_DIR" ] || return 0
+  local s c
+  if [ -n "$CRI_PID" ]; then
+    kill "$CRI_PID" 2>/dev/null
+    for c in $(seq 50); do kill -0 "$CRI_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$CRI_PID" 2>/dev/null
+    wait "$CRI_PID" 2>/dev/null
+    CRI_PID=""
+  fi
+  s=$(cri_shims)
+  [ -z "$s" ] || kill -9 $s 2>/dev/null
+  # Containers of our pods: their ids are the directories CRI made for them.
+  for c in "$CRI_DIR"/root/io.containerd.grpc.v1.cri/{sandboxes,containers}/*; do
+    c=${c##*/}
+    [[ "$c" =~ ^[0-9a-f]{64}$ ]] || continue
+    [ -z "$CRI_HANDLER" ] || "$HUSK" --root "$(cri_root "$CRI_HANDLER")" delete --force "$c" >/dev/null 2>&1
+    runc --root "$(cri_root runc)" delete --force "$c" >/dev/null 2>&1
+  done
+  grep -o " $CRI_DIR/[^ ]*" /proc/self/mounts | sort -r | while read -r c; do umount -l "$c"; done
+  [ -z "$CRI_HANDLER" ] || rmdir "$(cri_root "$CRI_HANDLER")" "$(dirname "$(cri_root "$CRI_HANDLER")")" 2>/dev/null
+  rmdir "$(cri_root runc)" 2>/dev/null
+  [ -z "${PODMAN+x}" ] || "${PODMAN[@]}" rmi "$CRI_PAUSE" >/dev/null 2>&1
+  rm -rf "$CRI_DIR"
+  CRI_DIR=""
 }
 
 containerd_cleanup() {
+  containerd_cri_cleanup
   [ -n "$CONTAINERD_PID" ] || return 0
   local c
   if kill -0 "$CONTAINERD_PID" 2>/dev/null; then
@@ -298,7 +439,8 @@ containerd_issue8_tests() {
   local w id=husk-created cpid
   w=$(ctr_logging_husk)
   rm -f "$WORK/containerd/husk-argv.log" "$WORK/containerd/created.pid"
-  capture "${CTR[@]}" run --runc-binary "$w" --runc-root "$CTR_HUSK_ROOT" \
+  # The failed ctr run leaves its stdio fifos behind: keep them in $WORK.
+  capture "${CTR[@]}" run --runc-binary "$w" --runc-root "$CTR_HUSK_ROOT" --fifo-dir "$WORK/containerd/fifo" \
     --pid-file "$WORK/no-such-dir/pid" "$IMAGE" "$id" sleep 1000
   cpid=$(cat "$WORK/containerd/created.pid" 2>/dev/null)
   if [ -n "$cpid" ] && [ "$RC" -ne 0 ] && [ "$(task_status "$id")" = CREATED ]; then
