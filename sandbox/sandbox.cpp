@@ -366,6 +366,9 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   // them. Joined before anything looks at the writable trees again.
   std::jthread removing;
   extras.wait = [&](pid_t pid, int sigfd) {
+    // Read into the bundle when the run began: freed while the command
+    // runs rather than after it.
+    sc.config = nullptr;
     return wait_command(pid, sigfd, o, terminal, live, scratch, ready,
                         [&] { removing = std::jthread([&] { placeholders.remove(); }); });
   };

@@ -356,7 +356,11 @@ def test_sandbox(work, husk, runs):
 
     def sh(cmd):
         return f"sh -c {shlex.quote(f'exec 9<{bpf}; exec {user} {cmd}')}"
+    # Two walls a flag takes down, to say what they cost: the network
+    # namespace (--net host) and the small init in front (--as-pid-1).
     entries = [("husk sandbox", sh(f"{husk} sandbox -- /bin/true"), None),
+               ("husk sandbox --net host", sh(f"{husk} sandbox --net host -- /bin/true"), None),
+               ("husk sandbox --as-pid-1", sh(f"{husk} sandbox --as-pid-1 -- /bin/true"), None),
                ("bwrap", sh(f"{bwrap} {same} /bin/true"), None),
                ("bwrap (minimal)", sh(f"{bwrap} --unshare-all --ro-bind / / --bind {cwd} {cwd} --dev /dev --proc /proc "
                                       f"--tmpfs /tmp --new-session --die-with-parent /bin/true"), None),

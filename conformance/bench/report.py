@@ -129,6 +129,11 @@ def targets(R):
               f"{fr(r)} × ({ms(h)} vs {ms(b)} ms; bwrap lacks {sb.get('bwrap lacks', '?')})" if r is not None
               else sb.get("skipped", "–"),
               verdict(at_most(r, 1.0)), ""))
+    costs = [f"{what} {h - m:+.2f} ms" for what, k in (("network namespace", "husk sandbox --net host"),
+                                                        ("init in front", "husk sandbox --as-pid-1"))
+             if h is not None and (m := (sb.get(k) or {}).get("median_ms")) is not None]
+    if costs:
+        t.append(("what two of the sandbox's walls cost (medians, the wall on minus off)", "; ".join(costs), verdict(None), ""))
 
     c100 = (R.get("conc100") or {}).get("husk") or {}
     r = ratio(median(R, "conc100", "husk"), median(R, "conc100", "crun"))
