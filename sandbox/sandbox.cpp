@@ -363,7 +363,8 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   };
   // Removed while the rest of the exit goes on (freeing a directory can
   // wait for the disk): pid 1 is gone, and with it every process that saw
-  // them. Joined before anything looks at the writable trees again.
+  // them. Joined on the way out, before ~Placeholders (which removes them
+  // when the command never ran).
   std::jthread removing;
   extras.wait = [&](pid_t pid, int sigfd) {
     // Read into the bundle when the run began: freed while the command
@@ -387,9 +388,7 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
     return run_without_userns(sg, o, host, work, reason, true, &live.report);
   }
   made.move_aside();
-  // Gone before the new repositories are looked for: ours would look new.
-  if (removing.joinable()) removing.join();
-  placeholders.remove();
+  // The placeholders, made before `started`, are not taken for new ones.
   say_new_repositories(host.uid, host.gid, sc.writable, started);
   report_kept_changes(kept, sc, host);
   return status;
