@@ -184,14 +184,18 @@ Fd overlay_from_fds(const MountStep& step, const std::vector<Fd>& layers, const 
 }
 
 // Where `target` is inside the root. A lookup that crosses no symlink and
-// reaches the same object means the (cleaned) destination itself: no
-// readlink through /proc. Else the kernel's name, the root's link read
-// again beside the target's: a rename of the bundle meanwhile must not
-// make a /proc target look like another path.
-std::string resolved_in_root(int root_fd, const std::string& destination, int target) {
+// reaches the same object on the same mount means the (cleaned)
+// destination itself: no readlink through /proc. The same inode alone would
+// not do: a file system bound twice into the root (the host's /proc at
+// /proc and at /host/proc) shows it at two places, and a symlink swapped in
+// and out between the two lookups could pass one for the other. Else the
+// kernel's name, the root's link read again beside the target's: a rename
+// of the bundle meanwhile must not make a /proc target look like another path.
+std::string resolved_in_root(int root_fd, const std::string& destination, int target, const std::string& what) {
   Fd plain(raw_openat2(root_fd, rel(destination), O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
   struct stat a, b;
-  if (plain && fstat(plain.get(), &a) == 0 && fstat(target, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+  if (plain && fstat(plain.get(), &a) == 0 && fstat(target, &b) == 0 && a.st_dev == b.st_dev &&
+      a.st_ino == b.st_ino && mount_id(plain.get(), what) == mount_id(target, what))
     return destination;
   return path_in_root(fd_link(root_fd), target);
 }
@@ -206,7 +210,7 @@ bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
   bool mode_from_dest = step.inherit_mode && Fd(raw_openat2(root_fd, rel(step.destination), O_PATH, kInRoot));
   Fd target = step.real_directory ? real_dir_in_root(root_fd, step.destination, m.type, what)
                                   : ensure_in_root(root_fd, step.destination, as_file, what);
-  std::string resolved = resolved_in_root(root_fd, step.destination, target.get());
+  std::string resolved = resolved_in_root(root_fd, step.destination, target.get(), what);
   check_proc_destination(resolved, m, source.get(), what);
   const bool on_root = resolved == "/";
   switch (step.kind) {

@@ -233,7 +233,10 @@ Workdir::Workdir(uint32_t uid, uint32_t gid, bool layers) : uid_(uid), gid_(gid)
 
 void Workdir::remove() const {
   if (work_.fd) {
-    remove_users_tree(uid_, gid_, work_.fd.get(), "rootfs");
+    // Empty: the mount points are in the sandbox's own root tmpfs. As root
+    // the removal of a tree forks; a plain rmdir needs no fork.
+    if (::unlinkat(work_.fd.get(), "rootfs", AT_REMOVEDIR) != 0 && errno != ENOENT)
+      remove_users_tree(uid_, gid_, work_.fd.get(), "rootfs");
     // Without a user namespace: the command's TMPDIR. Looked at first: as
     // root the removal forks, which the normal sandbox need not pay for.
     struct stat st;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <system_error>
 #include <thread>
 
 #include "base/error.h"
@@ -339,7 +340,6 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   say_notes(sc);
   report_start(live.report, o, host, &sc, "");
   make_layers(sc, work, kept, host);
-  root_of_its_own(sc.config);
   DropWorkDir drop_work{kept.fd.get(), host.uid, host.gid};
   say_landlock(sc.landlock);
   // Each command of a session builds the same walls again (ExecExtras).
@@ -352,6 +352,7 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   NewFiles made(host.uid, host.gid);
   made.watch(sc.watched, [&](const NewFiles::One& one) { guardian.watch(one); });
   ScratchHome scratch(sc.config, host.home);
+  root_of_its_own(sc.config);  // last: nothing above reads it as one of the view's mounts
 
   if (o.proxied()) extras.on_init_open = start_proxy(o, live);
   // Saved before the command starts: it may change the settings at once.
@@ -370,8 +371,13 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
     // Read into the bundle when the run began: freed while the command
     // runs rather than after it.
     sc.config = nullptr;
-    return wait_command(pid, sigfd, o, terminal, live, scratch, ready,
-                        [&] { removing = std::jthread([&] { placeholders.remove(); }); });
+    return wait_command(pid, sigfd, o, terminal, live, scratch, ready, [&] {
+      try {
+        removing = std::jthread([&] { placeholders.remove(); });
+      } catch (const std::system_error&) {  // no thread to be had: here and now
+        placeholders.remove();
+      }
+    });
   };
   extras.on_late_error = [](const std::string& error) {
     std::cerr << "husk sandbox: " << base::printable(error) << std::endl;

@@ -39,10 +39,11 @@ CONF
 # state and socket put before and after it): the CRI plugin loads, which it
 # does only while a runc handler stays beside husk's, and a pod runs with
 # runtimeClassName husk as kubelet runs it, through the CRI API.
-# The snippet is used as written but for two values: BinaryName is this
-# build's husk, and SystemdCgroup is README's cgroupfs variant (false): the
+# The snippet is used as written but for three values: BinaryName is this
+# build's husk, SystemdCgroup is README's cgroupfs variant (false): the
 # suite's cgroups are cgroupfs paths below $CGROUP_PARENT, and this host
-# may have no systemd. The pod sandbox image (pause) is a local image set
+# may have no systemd; and each handler's Root is in the private directory,
+# apart from the state of the host's own containerd and its pods. The pod sandbox image (pause) is a local image set
 # in the stock file's CRI table: registry.k8s.io cannot be reached.
 CRI_DIR=""
 CRI_PID=""
@@ -65,7 +66,9 @@ containerd_readme_cri() {
     awk -v img="$CRI_PAUSE" -v oom="$restrict" '{ print }
       /^[ \t]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\][ \t]*$/ { print "    sandbox_image = \"" img "\""; if (oom) print "    restrict_oom_score_adj = true" }' \
       /etc/containerd/config.toml
-    printf '%s\n' "$snippet" | sed -e "s|/usr/local/bin/husk|$HUSK|" -e 's|SystemdCgroup = true|SystemdCgroup = false|'
+    printf '%s\n' "$snippet" | sed -e "s|/usr/local/bin/husk|$HUSK|" -e 's|SystemdCgroup = true|SystemdCgroup = false|' \
+      -e "s|^\( *\)Root = .*|\1Root = \"$d/husk\"|" \
+      -e "/runtimes\.runc\.options\]/a\\    Root = \"$d/runc\""
     printf '[grpc]\n  address = "%s/containerd.sock"\n[ttrpc]\n  address = "%s/containerd.sock.ttrpc"\n' "$d" "$d"
     printf '[debug]\n  address = ""\n[metrics]\n  address = ""\n'
   } >"$d/config.toml"

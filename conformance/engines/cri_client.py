@@ -132,8 +132,9 @@ def main(argv):
     elif cmd == "create":
         pod, name, cgroup_parent, log_dir, image, cname, log_path = args[:7]
         # Unconfined AppArmor: with AppArmor on, containerd would otherwise
-        # load its default profile into the host's kernel.
-        security = msg((3, msg((1, NODE), (2, CONTAINER))), (16, msg((1, UNCONFINED))))
+        # load its default profile into the host's kernel. containerd 1.6
+        # reads the older string field (9), later ones the profile (16).
+        security = msg((3, msg((1, NODE), (2, CONTAINER))), (9, "unconfined"), (16, msg((1, UNCONFINED))))
         config = msg((1, msg((1, cname))), (2, msg((1, image))), (3, args[7:]),
                      (11, log_path), (15, msg((2, security))))
         r = call("CreateContainer", msg((1, pod), (2, config),
