@@ -85,8 +85,9 @@ DirSummary look_at(const std::string& dir) {
     d.missing = errno == ENOENT || errno == ENOTDIR;
     return d;
   }
-  // One the user may not enter (another user's 0700 home): nothing below
-  // it can be reached, by us or by the command.
+  // One we may not enter (another user's 0700 home, husk run by a user):
+  // nothing below it can be reached, by us or by the command. Root enters
+  // every one and looks.
   if (S_ISDIR(st.st_mode) && ::faccessat(AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) != 0 && errno == EACCES) {
     d.missing = true;
     return d;
