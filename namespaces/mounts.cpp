@@ -191,11 +191,15 @@ Fd overlay_from_fds(const MountStep& step, const std::vector<Fd>& layers, const 
 // and out between the two lookups could pass one for the other. Else the
 // kernel's name, the root's link read again beside the target's: a rename
 // of the bundle meanwhile must not make a /proc target look like another path.
-std::string resolved_in_root(int root_fd, const std::string& destination, int target, const std::string& what) {
+std::string resolved_in_root(int root_fd, const std::string& destination, int target) {
   Fd plain(raw_openat2(root_fd, rel(destination), O_PATH, kInRoot | RESOLVE_NO_SYMLINKS));
-  struct stat a, b;
-  if (plain && fstat(plain.get(), &a) == 0 && fstat(target, &b) == 0 && a.st_dev == b.st_dev &&
-      a.st_ino == b.st_ino && mount_id(plain.get(), what) == mount_id(target, what))
+  // One mount is one file system: its id and the inode say the same object.
+  auto where = [](int fd, struct statx& x) {
+    return statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_MNT_ID, &x) == 0 &&
+           (x.stx_mask & STATX_MNT_ID);
+  };
+  struct statx a{}, b{};
+  if (plain && where(plain.get(), a) && where(target, b) && a.stx_ino == b.stx_ino && a.stx_mnt_id == b.stx_mnt_id)
     return destination;
   return path_in_root(fd_link(root_fd), target);
 }
@@ -210,7 +214,7 @@ bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
   bool mode_from_dest = step.inherit_mode && Fd(raw_openat2(root_fd, rel(step.destination), O_PATH, kInRoot));
   Fd target = step.real_directory ? real_dir_in_root(root_fd, step.destination, m.type, what)
                                   : ensure_in_root(root_fd, step.destination, as_file, what);
-  std::string resolved = resolved_in_root(root_fd, step.destination, target.get(), what);
+  std::string resolved = resolved_in_root(root_fd, step.destination, target.get());
   check_proc_destination(resolved, m, source.get(), what);
   const bool on_root = resolved == "/";
   switch (step.kind) {
