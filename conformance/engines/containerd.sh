@@ -90,12 +90,12 @@ containerd_readme_cri() {
   containerd_cri_cleanup
 }
 
-# The state root of a handler: its options' Root (README gives husk one),
-# else the shim's default; the shim adds the namespace.
+# The state root of a handler: its options' Root (the test puts both in
+# $CRI_DIR, never the shim's default on the host); the shim adds the namespace.
 cri_root() {  # HANDLER
   local r
   r=$(sed -n "/runtimes\\.$1\\.options\\]/,/^ *\\[/ s/^ *Root *= *\"\\(.*\\)\"/\\1/p" "$CRI_DIR/config.toml" | head -1)
-  echo "${r:-/run/containerd/runc}/k8s.io"
+  echo "${r:-$CRI_DIR/no-root-for-$1}/k8s.io"
 }
 
 containerd_cri_pods() {
@@ -203,9 +203,8 @@ containerd_cri_cleanup() {
     [ -z "$CRI_HANDLER" ] || "$HUSK" --root "$(cri_root "$CRI_HANDLER")" delete --force "$c" >/dev/null 2>&1
     runc --root "$(cri_root runc)" delete --force "$c" >/dev/null 2>&1
   done
+  # Both handlers' state roots are below $CRI_DIR: removed with it.
   grep -o " $CRI_DIR/[^ ]*" /proc/self/mounts | sort -r | while read -r c; do umount -l "$c"; done
-  [ -z "$CRI_HANDLER" ] || rmdir "$(cri_root "$CRI_HANDLER")" "$(dirname "$(cri_root "$CRI_HANDLER")")" 2>/dev/null
-  rmdir "$(cri_root runc)" 2>/dev/null
   [ -z "${PODMAN+x}" ] || "${PODMAN[@]}" rmi "$CRI_PAUSE" >/dev/null 2>&1
   rm -rf "$CRI_DIR"
   CRI_DIR=""
