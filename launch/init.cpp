@@ -177,8 +177,9 @@ Fd mount_rootfs(const ChildContext& c, ns::RootfsOptions& ro) {
 }
 
 // prestart + createRuntime (the parent's, while the old root is visible),
-// then createContainer (ours), then into the root.
-void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& ro, int root) {
+// then createContainer (ours), then into the root. `procfs`: the init's
+// own, detached (-1: none), dropped with the old root.
+void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& ro, int root, int procfs) {
   const auto& hooks = c.spec.hooks;
   if (!hooks.prestart.empty() || !hooks.create_runtime.empty()) {
     send_msg(c.sock, Msg::kHooks);
@@ -186,7 +187,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
   }
   run_hooks(hooks.create_container, "createContainer", spec::state_to_json(init_state(c, "creating"), false));
 
-  ns::enter_rootfs(ro, root);
+  ns::enter_rootfs(ro, root, procfs);
   ns::set_hostname(c.spec);
   make_cwd(c.spec.process->cwd);  // before root.readonly applies
   ns::finalize_rootfs(c.spec, ro);
@@ -301,7 +302,7 @@ std::optional<uint32_t> host_id(const std::vector<spec::IdMapping>& maps, uint32
     Fd root = mount_rootfs(c, ro);
     std::string no_procfs;
     Fd procfs = own_procfs(lx, no_procfs);
-    run_create_hooks_and_enter(c, ro, root.get());
+    run_create_hooks_and_enter(c, ro, root.get(), procfs.get());
     own_fds = find_fifo_again(procfs.get(), no_procfs, c.req.fifo_fd, c.req.preserve_fds);
   }
   Fd landlock = landlock_ruleset(c);

@@ -127,8 +127,9 @@ void setup_dev(int root_fd, const spec::Spec& spec, const RootfsOptions& opts);
 
 // ---------- pivot.cpp ----------
 
-// The root of the mount holding `fd` (named `what`), opened by its mount
-// point and checked to be that mount.
+// The root of the mount holding `fd` (named `what`): up through ".." from
+// it to the directory statx calls a mount's root (no mount table read, no
+// path looked up by name).
 Fd mount_root_of(int fd, const std::string& what);
 
 }  // namespace husk::ns::detail

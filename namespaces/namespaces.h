@@ -233,7 +233,12 @@ base::Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts);
 
 // pivot_root into `root` from prepare_rootfs (or MS_MOVE + chroot with
 // no_pivot) and chdir("/"). With !own_mount_ns only chroot + chdir("/").
-void enter_rootfs(const RootfsOptions& opts, int root);
+// `goes_with_old_root`: a detached mount (open_private_procfs), or -1. After
+// a pivot it is attached inside the old root just before that is detached,
+// so its fd stays usable and its last close has nothing left to unmount: a
+// detached mount closed on its own is unmounted then, and every unmount
+// waits for an expedited RCU grace period (0.1-0.3 ms on the start's path).
+void enter_rootfs(const RootfsOptions& opts, int root, int goes_with_old_root = -1);
 
 // A procfs of the caller's pid namespace of its own, detached (nothing in
 // the container sees it), read-only and showing processes only

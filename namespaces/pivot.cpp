@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/mountinfo.h"
@@ -13,17 +14,28 @@ namespace husk::ns {
 namespace detail {
 
 Fd mount_root_of(int fd, const std::string& what) {
-  uint64_t id = mount_id(fd, what);
-  for (const auto& mi : base::read_mountinfo()) {
-    if (mi.id != id) continue;
-    // Found by name, so only taken when it is that very mount.
-    Fd root(raw_openat2(AT_FDCWD, mi.mount_point, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
-    if (!root) throw sys_error("open " + mi.mount_point + ", the mount holding " + what);
-    if (mount_id(root.get(), mi.mount_point) != id)
-      throw Error(mi.mount_point + ": not the mount holding " + what + " any more");
-    return root;
+  const uint64_t id = mount_id(fd, what);
+  Fd at(openat(fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!at) throw sys_error("open " + what);
+  dev_t dev = 0;
+  ino_t ino = 0;
+  for (;;) {
+    struct statx stx{};
+    if (statx(at.get(), "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID | STATX_INO, &stx) < 0)
+      throw sys_error("statx a directory above " + what);
+    if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+      throw Error("find the mount holding " + what + ": the kernel does not say which directory is a mount's root");
+    // ".." stays within a mount below its root, so only its root ends the walk.
+    if (stx.stx_mnt_id != id) throw Error(what + ": left the mount holding it on the way up");
+    if (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) return at;
+    // ".." of the process's root is itself: that mount's root is out of reach.
+    const dev_t d = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    if (d == dev && stx.stx_ino == ino) throw Error("the root of the mount holding " + what + " is above this root");
+    dev = d;
+    ino = stx.stx_ino;
+    at = Fd(openat(at.get(), "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!at) throw sys_error("open a directory above " + what);
   }
-  throw Error("find the mount holding " + what + " in /proc/self/mountinfo");
 }
 
 }  // namespace detail
@@ -54,7 +66,7 @@ void hide_host_proc_sys(const std::string& rootfs) {
 
 }  // namespace
 
-void enter_rootfs(const RootfsOptions& opts, int root) {
+void enter_rootfs(const RootfsOptions& opts, int root, int goes_with_old_root) {
   const std::string& rootfs = opts.rootfs.real;
   if (fchdir(root) < 0) throw sys_error("chdir " + rootfs);
   if (!opts.own_mount_ns) {
@@ -84,6 +96,13 @@ void enter_rootfs(const RootfsOptions& opts, int root) {
   // Unmounts of the old root must not propagate anywhere (it may be shared
   // with the host when rootfsPropagation asked for that).
   if (mount(nullptr, ".", nullptr, MS_SLAVE | MS_REC, nullptr) < 0) throw sys_error("make the old root rslave");
+  // On a directory below the old root's top, not on "." itself: umount2
+  // takes the topmost mount there. Without a /proc there it stays detached
+  // (its close then pays the unmount).
+  if (goes_with_old_root >= 0) {
+    detail::Fd below(openat(old_root.get(), "proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (below) move_mount(goes_with_old_root, "", below.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+  }
   if (umount2(".", MNT_DETACH) < 0) throw sys_error("detach the old root");
   if (chdir("/") < 0) throw sys_error("chdir / in the rootfs");
 }

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -107,6 +108,17 @@ TEST_CASE("created timestamps are RFC3339 UTC with nanoseconds") {
   CHECK(t[10] == 'T');
   CHECK(t[19] == '.');
   CHECK(t.back() == 'Z');
+  // The same second as gmtime_r says (unless the second turned in between).
+  const time_t after = time(nullptr);
+  tm g{};
+  gmtime_r(&after, &g);
+  char want[32];
+  strftime(want, sizeof want, "%Y-%m-%dT%H:%M:%S", &g);
+  const time_t before = after - 1;
+  gmtime_r(&before, &g);
+  char earlier[32];
+  strftime(earlier, sizeof earlier, "%Y-%m-%dT%H:%M:%S", &g);
+  CHECK((t.substr(0, 19) == want || t.substr(0, 19) == earlier));
 }
 
 TEST_CASE("state.json keeps the cgroup driver's handle, and one from before handles still loads") {
