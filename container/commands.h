@@ -57,6 +57,7 @@ struct CreateExtras {
   // and a shell's status and words for a command that cannot be run
   // (InitRequest::shell_words). Not OCI config fields: containers keep runc's behaviour.
   bool reaper = false;
+  int reaper_emptied_fd = -1;  // InitRequest::emptied_fd
   bool shell_words = false;
   // run: called with the init's pid once it is created (its mounts in
   // place), before start lets the process run.

@@ -134,6 +134,7 @@ void launch_init(const Context& g, const CreateOptions& o, Creation& c, const Ho
   req.on_init_open = extras.on_init_open;
   if (extras.landlock) req.landlock = &*extras.landlock;
   req.reaper = extras.reaper;
+  req.emptied_fd = extras.reaper_emptied_fd;
   req.shell_words = extras.shell_words;
 
   ProcIdMapWriter id_maps(c.spec);

@@ -199,7 +199,7 @@ void run_create_hooks_and_enter(const ChildContext& c, const ns::RootfsOptions& 
 [[noreturn]] void exec_command(const ChildContext& c, Prepared& ready) {
   if (c.req.reaper && ready.found()) {
     ready.load_late_filter();
-    fork_behind_reaper();  // returns in the command's process only
+    fork_behind_reaper(c.req.emptied_fd);  // returns in the command's process only
   }
   ready.exec();
 }
@@ -335,7 +335,7 @@ int joined_fd(const ChildContext& c, const std::string& type) {
 
 // What the init keeps of the parent's fds: the namespaces to join among them.
 std::vector<int> kept_fds(const ChildContext& c) {
-  std::vector<int> keep{c.sock, c.req.fifo_fd, c.req.console_fd, log::fd()};
+  std::vector<int> keep{c.sock, c.req.fifo_fd, c.req.console_fd, log::fd(), c.req.emptied_fd};
   for (const auto& j : c.plan.joins) keep.push_back(j.fd);
   return keep;
 }

@@ -39,6 +39,11 @@ struct InitRequest {
   // husk sandbox: the init forks the command and stays pid 1 in front of it
   // (launch/reaper.h).
   bool reaper = false;
+  // With the reaper: the write end of a pipe (close-on-exec), kept by pid 1
+  // only, which writes one byte on it once the command is reaped and it has
+  // no other child left: nothing else runs in the sandbox any more. Said
+  // before pid 1's own exit, whose namespaces' teardown takes a while.
+  int emptied_fd = -1;
   // husk sandbox: a command that cannot be run fails after start, on
   // exec.fifo as a failed execve does, in a shell's words, and the init
   // exits 127 or 126 (shell_exec_status). Else create fails, in runc's.

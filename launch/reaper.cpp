@@ -11,7 +11,16 @@
 namespace husk::rt {
 namespace {
 
-[[noreturn]] void reap_until(pid_t command) {
+// No child left, none exited unreaped (__WALL: also those with another exit signal).
+bool no_child_left() {
+  int status;
+  pid_t r;
+  while ((r = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
+  }
+  return r < 0 && errno == ECHILD;
+}
+
+[[noreturn]] void reap_until(pid_t command, int emptied_fd) {
   sigset_t all;
   sigfillset(&all);
   for (;;) {
@@ -25,7 +34,15 @@ namespace {
     int status;
     pid_t pid;
     while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0)
-      if (pid == command) _exit(reaper_exit_status(status));
+      if (pid == command) {
+        // Every process of the pid namespace descends from pid 1: with no
+        // child left, nothing but pid 1 runs there.
+        if (emptied_fd >= 0 && no_child_left()) {
+          ssize_t said = ::write(emptied_fd, "E", 1);
+          (void)said;  // unsaid: the caller waits for pid 1's exit instead
+        }
+        _exit(reaper_exit_status(status));
+      }
   }
 }
 
@@ -37,7 +54,7 @@ int reaper_exit_status(int wait_status) {
 
 bool relays(const siginfo_t& si) { return si.si_pid == 0; }
 
-pid_t fork_behind_reaper() {
+pid_t fork_behind_reaper(int emptied_fd) {
   // Blocked from before the fork: a signal pid 1 has no handler for is queued
   // (the kernel drops only unblocked ones) and none is lost meanwhile.
   sigset_t all, before;
@@ -50,8 +67,9 @@ pid_t fork_behind_reaper() {
     ::sigprocmask(SIG_SETMASK, &before, nullptr);
     return 0;
   }
-  ::syscall(SYS_close_range, 0u, ~0u, 0);
-  reap_until(pid);
+  if (emptied_fd > 0) ::syscall(SYS_close_range, 0u, static_cast<unsigned>(emptied_fd) - 1, 0);
+  ::syscall(SYS_close_range, static_cast<unsigned>(emptied_fd) + 1, ~0u, 0);
+  reap_until(pid, emptied_fd);
 }
 
 }  // namespace husk::rt

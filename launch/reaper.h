@@ -27,7 +27,8 @@ bool relays(const siginfo_t& si);
 // is gone and exits with reaper_exit_status. It never execs: it stays husk,
 // not dumpable since the init's start, so the command can neither ptrace
 // it nor open its /proc/1/exe or memory; under the same seccomp filter and
-// no_new_privs as the command.
-pid_t fork_behind_reaper();
+// no_new_privs as the command. `emptied_fd` (-1: none) stays open in pid 1:
+// see InitRequest::emptied_fd.
+pid_t fork_behind_reaper(int emptied_fd = -1);
 
 }  // namespace husk::rt

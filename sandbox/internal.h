@@ -239,8 +239,11 @@ constexpr double kKillGrace = 2.0;  // seconds between --timeout's SIGTERM and S
 // terminate is made to act so, SIGKILL, and the status says the signal sent.
 // Writes nothing while the command runs: the terminal may be its to stop
 // (TCOOFF), and a blocked write would hold back --timeout's SIGKILL.
-// timed_out: --timeout's SIGTERM was sent.
-int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& timed_out);
+// timed_out: --timeout's SIGTERM was sent. `emptied`: the read end of the
+// reaper's pipe (InitRequest::emptied_fd), or -1; `on_emptied` is called
+// once when pid 1 says nothing else runs in the sandbox any more.
+int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& timed_out, int emptied = -1,
+                   const std::function<void()>& on_emptied = {});
 
 // `husk sandbox --session NAME --start`: the sandbox is made as for one
 // command, its command a keeper that waits; `ready` is told once it runs,

@@ -250,13 +250,19 @@ std::function<void(pid_t)> start_proxy(const SandboxOptions& o, Live& live) {
 // The command's status once it is gone, the terminal put back, then what
 // the proxy refused, said.
 int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, Live& live,
-                 ScratchHome& scratch, const std::function<void(pid_t)>& ready, const std::function<void()>& gone) {
+                 ScratchHome& scratch, const std::function<void(pid_t)>& ready, int emptied,
+                 const std::function<void()>& gone) {
   scratch.open(pid);
   bool timed_out = false;
   if (ready) ready(pid);
   // A session's --timeout is each command's (session.cpp), not its own.
-  int status = wait_sandboxed(pid, sigfd, ready ? 0 : o.timeout, o.as_pid_1, timed_out);
-  gone();
+  bool went = false;
+  auto gone_once = [&] {
+    if (!went) gone();
+    went = true;
+  };
+  int status = wait_sandboxed(pid, sigfd, ready ? 0 : o.timeout, o.as_pid_1, timed_out, emptied, gone_once);
+  gone_once();
   // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
   terminal.restore();
   live.control.reset();
@@ -367,11 +373,24 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   // them. Joined on the way out, before ~Placeholders (which removes them
   // when the command never ran).
   std::jthread removing;
+  // Said by pid 1 once nothing else runs in the sandbox (InitRequest::
+  // emptied_fd): the placeholders go while its namespaces are torn down.
+  // Not in a session, whose later commands join from outside its tree.
+  base::Fd emptied, emptied_write;
+  if (extras.reaper && !session) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) == 0) {
+      emptied = base::Fd(p[0]);
+      emptied_write = base::Fd(p[1]);
+      extras.reaper_emptied_fd = p[1];
+    }
+  }
   extras.wait = [&](pid_t pid, int sigfd) {
+    emptied_write.reset();  // pid 1 has its own
     // Read into the bundle when the run began: freed while the command
     // runs rather than after it.
     sc.config = nullptr;
-    return wait_command(pid, sigfd, o, terminal, live, scratch, ready, [&] {
+    return wait_command(pid, sigfd, o, terminal, live, scratch, ready, emptied.get(), [&] {
       try {
         removing = std::jthread([&] { placeholders.remove(); });
       } catch (const std::system_error&) {  // no thread to be had: here and now

@@ -79,7 +79,8 @@ void TerminalGuard::restore() {
   fd_ = -1;
 }
 
-int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& timed_out) {
+int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& timed_out, int emptied,
+                   const std::function<void()>& on_emptied) {
   // With TOSTOP set by the command, a message to the terminal would stop
   // husk (and with it --timeout) while the command runs on.
   ::signal(SIGTTOU, SIG_IGN);
@@ -103,8 +104,8 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& ti
     }
   };
   for (;;) {
-    pollfd fds[2] = {{sigfd, POLLIN, 0}, {timer.get(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    pollfd fds[3] = {{sigfd, POLLIN, 0}, {timer.get(), POLLIN, 0}, {emptied, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       throw sys_error("poll");
     }
@@ -119,6 +120,12 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& ti
         killed = true;
         ::kill(pid, SIGKILL);
       }
+    }
+    if (fds[2].revents & (POLLIN | POLLHUP)) {
+      // Only its byte says so; end-of-file (pid 1 gone first) says nothing.
+      char said = 0;
+      if (::read(emptied, &said, 1) == 1 && said == 'E' && on_emptied) on_emptied();
+      emptied = -1;  // poll skips it from now on
     }
     if (!(fds[0].revents & POLLIN)) continue;
     signalfd_siginfo si;
