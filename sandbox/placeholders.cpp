@@ -197,14 +197,16 @@ void Placeholders::remove() {
       std::vector<std::string> left(made_.size());
       std::vector<int> errs(made_.size());
       auto remove_at = [&](size_t i) { left[i] = remove_one(made_[i], writing, errs[i]); };
+      // The first one here: this thread waits for the others anyway.
       std::vector<std::thread> removing;
-      for (size_t i = 0; i < made_.size(); ++i) {
+      for (size_t i = 1; i < made_.size(); ++i) {
         try {
           removing.emplace_back(remove_at, i);
         } catch (const std::system_error&) {
           remove_at(i);
         }
       }
+      remove_at(0);
       for (auto& t : removing) t.join();
       // One that held another (another sandbox's .git with our .git/hooks
       // in it) is empty once the other is gone.

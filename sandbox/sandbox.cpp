@@ -251,18 +251,17 @@ std::function<void(pid_t)> start_proxy(const SandboxOptions& o, Live& live) {
 // the proxy refused, said.
 int wait_command(pid_t pid, int sigfd, const SandboxOptions& o, TerminalGuard& terminal, Live& live,
                  ScratchHome& scratch, const std::function<void(pid_t)>& ready, int emptied,
-                 const std::function<void()>& gone) {
+                 const std::function<void(bool pid_1_exiting)>& gone) {
   scratch.open(pid);
   bool timed_out = false;
   if (ready) ready(pid);
   // A session's --timeout is each command's (session.cpp), not its own.
   bool went = false;
-  auto gone_once = [&] {
-    if (!went) gone();
+  int status = wait_sandboxed(pid, sigfd, ready ? 0 : o.timeout, o.as_pid_1, timed_out, emptied, [&] {
+    gone(true);
     went = true;
-  };
-  int status = wait_sandboxed(pid, sigfd, ready ? 0 : o.timeout, o.as_pid_1, timed_out, emptied, gone_once);
-  gone_once();
+  });
+  if (!went) gone(false);
   // pid 1 is gone, and with it every process of the sandbox: the terminal is ours again.
   terminal.restore();
   live.control.reset();
@@ -390,7 +389,12 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
     // Read into the bundle when the run began: freed while the command
     // runs rather than after it.
     sc.config = nullptr;
-    return wait_command(pid, sigfd, o, terminal, live, scratch, ready, emptied.get(), [&] {
+    return wait_command(pid, sigfd, o, terminal, live, scratch, ready, emptied.get(), [&](bool pid_1_exiting) {
+      // Said by pid 1 before its exit: we would only wait for that meanwhile.
+      if (pid_1_exiting) {
+        placeholders.remove();
+        return;
+      }
       try {
         removing = std::jthread([&] { placeholders.remove(); });
       } catch (const std::system_error&) {  // no thread to be had: here and now
