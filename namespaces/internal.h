@@ -76,8 +76,9 @@ Fd open_source(const std::string& source, const std::string& what);
 Fd bind_tree(int source_fd, const std::string& source, const spec::MountOptions& mo, const std::string& what);
 // attach, then mo's propagation.
 void attach_tree(int tree, int target, const spec::MountOptions& mo, const std::string& what);
-void bind_mount(int source_fd, const std::string& source, int target, const spec::MountOptions& mo,
-                const std::string& what);
+// bind_tree + attach_tree; returns the attached mount.
+Fd bind_mount(int source_fd, const std::string& source, int target, const spec::MountOptions& mo,
+              const std::string& what);
 // A new detached mount of `fstype` with `options` ("key=value" or a flag) and
 // the MOUNT_ATTR_* `attrs`.
 Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& options, uint64_t attrs,

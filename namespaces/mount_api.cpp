@@ -85,10 +85,11 @@ void attach_tree(int tree, int target, const spec::MountOptions& mo, const std::
   set_propagation(tree, mo, what);
 }
 
-void bind_mount(int source_fd, const std::string& source, int target, const spec::MountOptions& mo,
-                const std::string& what) {
+Fd bind_mount(int source_fd, const std::string& source, int target, const spec::MountOptions& mo,
+              const std::string& what) {
   Fd tree = bind_tree(source_fd, source, mo, what);
   attach_tree(tree.get(), target, mo, what);
+  return tree;
 }
 
 Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& options, uint64_t attrs,

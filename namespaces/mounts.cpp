@@ -79,10 +79,39 @@ Fd reopen_new_mount(int root_fd, const std::string& resolved, uint64_t before, c
   return mounted;
 }
 
+// A filesystem made detached (fsopen, fsmount) with `data`'s options and the
+// flags as mount attributes. Empty where mount(2) must make it: a flag only
+// a superblock takes (sync, dirsync, ...), a quoted option (a comma in it),
+// or one the new API refuses (mount(2) then says why, or takes it).
+Fd detached_filesystem(const MountStep& step, unsigned long flags, const std::string& data) {
+  constexpr unsigned long kMountFlags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NODIRATIME |
+                                        MS_NOSYMFOLLOW | MS_NOATIME | MS_STRICTATIME | MS_RELATIME | MS_SILENT;
+  if ((flags & ~kMountFlags) || data.find('"') != std::string::npos) return Fd();
+  Fd fs(fsopen(step.type.c_str(), FSOPEN_CLOEXEC));
+  if (!fs || fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", step.source.c_str(), 0) < 0) return Fd();
+  for (size_t i = 0; i <= data.size();) {
+    const size_t comma = std::min(data.find(',', i), data.size());
+    const std::string o = data.substr(i, comma - i);
+    i = comma + 1;
+    if (o.empty()) continue;
+    const size_t eq = o.find('=');
+    if ((eq == std::string::npos ? fsconfig(fs.get(), FSCONFIG_SET_FLAG, o.c_str(), nullptr, 0)
+                                 : fsconfig(fs.get(), FSCONFIG_SET_STRING, o.substr(0, eq).c_str(),
+                                            o.substr(eq + 1).c_str(), 0)) < 0)
+      return Fd();
+  }
+  // mount(2)'s "ro" makes a new superblock read-only too.
+  if ((flags & MS_RDONLY) && fsconfig(fs.get(), FSCONFIG_SET_FLAG, "ro", nullptr, 0) < 0) return Fd();
+  if (fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) return Fd();
+  return Fd(fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs_of_flags(flags).first)));
+}
+
 // A Filesystem step: mount(2) on the resolved `target`, then tmpcopyup and
-// what mount(2) cannot set (recursive attributes, propagation).
+// what mount(2) cannot set (recursive attributes, propagation). Onto "/"
+// (`onto_root` given) made detached when it can be, and attached: its fd,
+// in *onto_root, is the root from then on, found by no lookup.
 void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, int target,
-                      const std::string& resolved, bool mode_from_dest) {
+                      const std::string& resolved, bool mode_from_dest, Fd* onto_root) {
   const spec::MountOptions& mo = step.options;
   const std::string& what = step.what;
   unsigned long flags = mo.flags;
@@ -101,6 +130,14 @@ void mount_filesystem(int root_fd, const spec::Mount& m, const MountStep& step, 
     if (!lower) throw sys_error("open " + what + " for tmpcopyup");
     ro_after_copy = flags & MS_RDONLY;
     flags &= ~MS_RDONLY;
+  }
+  if (onto_root && !lower) {
+    if (Fd tree = detached_filesystem(step, flags, data)) {
+      set_recursive_attrs(tree.get(), mo, what);
+      attach_tree(tree.get(), target, mo, what);
+      *onto_root = std::move(tree);
+      return;
+    }
   }
   uint64_t before = mount_id(target, what);
   if (mount(step.source.c_str(), fd_path(target).c_str(), step.type.c_str(), flags,
@@ -205,9 +242,10 @@ std::string resolved_in_root(int root_fd, const std::string& destination, int ta
 }
 
 // spec.mounts[step.index] on its destination, resolved inside the root.
-// True when that is the root itself.
+// True when that is the root itself; `attached` then holds the new mount
+// when it was attached from an fd (else mount_on_root finds it).
 bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const RootfsOptions& opts,
-               const std::vector<HostHierarchy>& hierarchies) {
+               const std::vector<HostHierarchy>& hierarchies, Fd& attached) {
   const std::string& what = step.what;
   Fd source = step_source(m, step, opts);
   bool as_file = source && !S_ISDIR(fd_stat(source.get(), what + ": bind source " + m.source).st_mode);
@@ -220,9 +258,11 @@ bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
   switch (step.kind) {
     case MountStep::Kind::Idmapped:
       attach_tree(source.get(), target.get(), step.options, what);
+      if (on_root) attached = std::move(source);
       return on_root;
     case MountStep::Kind::Bind:
-      bind_mount(source.get(), m.source, target.get(), step.options, what);
+      if (Fd tree = bind_mount(source.get(), m.source, target.get(), step.options, what); on_root)
+        attached = std::move(tree);
       return on_root;
     case MountStep::Kind::CgroupV1:
       mount_cgroup_v1(target.get(), hierarchies, step);
@@ -230,7 +270,7 @@ bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
     case MountStep::Kind::Filesystem: {
       auto judged = opts.judged_layers.find(step.index);
       if (judged == opts.judged_layers.end()) {
-        mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest);
+        mount_filesystem(root_fd, m, step, target.get(), resolved, mode_from_dest, on_root ? &attached : nullptr);
         return on_root;
       }
       // The kernel gets the judged layers, found again here, as fds (or
@@ -246,11 +286,12 @@ bool mount_one(int root_fd, const spec::Mount& m, const MountStep& step, const R
       if (Fd tree = overlay_from_fds(step, layers, resolved)) {
         set_recursive_attrs(tree.get(), step.options, what);
         attach_tree(tree.get(), target.get(), step.options, what);
+        if (on_root) attached = std::move(tree);
         return on_root;
       }
       MountStep with_fds = step;
       with_fds.options.data = spec::replace_overlay_layers(step.options.data, paths);
-      mount_filesystem(root_fd, m, with_fds, target.get(), resolved, mode_from_dest);
+      mount_filesystem(root_fd, m, with_fds, target.get(), resolved, mode_from_dest, nullptr);
       return on_root;
     }
   }
@@ -325,8 +366,11 @@ Fd prepare_rootfs(const spec::Spec& spec, const RootfsOptions& opts) {
   Fd root(open_tree(judged.get(), "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE));
   if (!root) throw sys_error("bind mount rootfs " + rootfs + " on itself");
   attach(root.get(), judged.get(), "rootfs " + rootfs);
-  for (const auto& step : steps)
-    if (mount_one(root.get(), spec.mounts[step.index], step, opts, hierarchies)) root = mount_on_root(root.get(), rootfs);
+  for (const auto& step : steps) {
+    Fd attached;
+    if (mount_one(root.get(), spec.mounts[step.index], step, opts, hierarchies, attached))
+      root = attached ? std::move(attached) : mount_on_root(root.get(), rootfs);
+  }
 
   // A /dev bound from the host is the host's: never create nodes in it.
   bool dev_is_bind = false;

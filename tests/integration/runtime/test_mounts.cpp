@@ -111,6 +111,43 @@ TEST_CASE("a bind mount onto / is the root the later mounts land on", "[mounts]"
   CHECK(leftovers(c).empty());
 }
 
+// A filesystem onto / (odd, but legal) is the root from then on too. husk
+// makes one it can as a detached mount and takes its fd as the root; one
+// with a superblock flag (sync) goes through mount(2) and is looked up.
+// Both give runc's table: the tmpfs at /, the later mounts on it.
+TEST_CASE("a tmpfs mounted onto / is the root the later mounts land on", "[mounts]") {
+  Container src("mnt-fsroot-src", true);
+  for (const bool sync : {false, true}) {
+    DYNAMIC_SECTION((sync ? "with sync: mount(2)" : "made detached")) {
+      Container c(sync ? "mnt-fsroot-sync" : "mnt-fsroot");
+      json opts = json::array({"size=2m"});
+      if (sync) opts.push_back("sync");
+      json mounts = json::array({{{"destination", "/"}, {"type", "tmpfs"}, {"source", "tmpfs"}, {"options", opts}},
+                                 {{"destination", "/bin"}, {"type", "bind"}, {"source", src.rootfs + "/bin"},
+                                  {"options", {"rbind", "ro"}}}});
+      for (auto& m : c.cfg["mounts"]) mounts.push_back(m);
+      c.cfg["mounts"] = mounts;
+      c.args({"sh", "-c", "ls /; echo --; cat /proc/self/mountinfo"});
+      auto r = c.run();
+      INFO(r.err);
+      REQUIRE(r.code == 0);
+      // Only the mount points made in it: the rootfs under it (its /etc) is not seen.
+      const std::string listing = r.out.substr(0, r.out.find("--\n"));
+      CHECK(listing.find("bin\n") != std::string::npos);
+      CHECK(listing.find("etc\n") == std::string::npos);
+      auto m = parse_mountinfo(r.out.substr(r.out.find("--\n") + 3));
+      CHECK(mount_at(m, "/").fstype == "tmpfs");
+      CHECK(mount_at(m, "/").has_opt("size=2048k"));
+      CHECK(mount_at(m, "/").has_opt("sync") == sync);
+      CHECK(mount_at(m, "/bin").has_opt("ro"));
+      CHECK(mount_at(m, "/proc").fstype == "proc");
+      CHECK(mount_at(m, "/dev").fstype == "tmpfs");
+      CHECK(mount_at(m, "/sys").fstype == "sysfs");
+      CHECK(leftovers(c).empty());
+    }
+  }
+}
+
 // No procfs at /proc (none mounted, or a tmpfs there): the init reaches
 // exec.fifo through a procfs of its own, so create, start and the program run
 // (crun runs it too; runc refuses it at create: README). husk reopened the
