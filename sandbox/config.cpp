@@ -204,8 +204,25 @@ ShownPaths shown_paths(const SandboxOptions& o, const SandboxHost& h) {
   return s;
 }
 
+// The home's secrets by their first name (.config: 15 of them): a home
+// without that name needs one lookup for all of its group.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& home_secrets_by_first_name() {
+  static const auto grouped = [] {
+    std::vector<std::pair<std::string, std::vector<std::string>>> out;
+    for (const auto& c : policy::home_secrets()) {
+      const std::string first = c.substr(0, c.find('/'));
+      auto it = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.first == first; });
+      if (it == out.end()) it = out.insert(out.end(), {first, {}});
+      it->second.push_back(c);
+    }
+    return out;
+  }();
+  return grouped;
+}
+
 // What a sandbox never shows: the policy's secrets, husk's own state and
-// caches of this user, the user's runtime directory, every home's credentials.
+// caches of this user, the user's runtime directory, every home's credentials
+// (only those whose first name is there: nothing below a missing one is).
 std::vector<std::string> credentials(const SandboxHost& h) {
   std::vector<std::string> out = policy::secret_files();
   // husk's own state and caches of this user: written by husk, read back.
@@ -220,9 +237,13 @@ std::vector<std::string> credentials(const SandboxHost& h) {
   // System accounts share homes (/bin, /nonexistent): each is looked at once.
   std::sort(homes.begin(), homes.end());
   homes.erase(std::unique(homes.begin(), homes.end()), homes.end());
-  for (const auto& home : homes)
-    if (home != "/" && h.real(home))
-      for (const auto& c : policy::home_secrets()) out.push_back(home + "/" + c);
+  for (const auto& home : homes) {
+    if (home == "/" || !h.real(home)) continue;
+    for (const auto& [first, group] : home_secrets_by_first_name()) {
+      if (group.size() > 1 && !h.real(home + "/" + first)) continue;
+      for (const auto& c : group) out.push_back(home + "/" + c);
+    }
+  }
   out.push_back("/run/user/" + std::to_string(h.uid));
   return out;
 }
