@@ -119,3 +119,58 @@ TEST_CASE("CVE-2021-30465/CVE-2024-45310: symlink-exchange race on mount destina
   CHECK(host_mounts_under(host.path).empty());
   c.id = first_id;
 }
+
+// A mount destination whose directory is swapped with a symlink into /proc
+// while containers are made (the mount-destination cousin of
+// CVE-2019-16884): the target opened through the symlink is the container's
+// procfs, and the check that only lxcfs's files may be mounted inside /proc
+// must see it there, however the name looked a moment later. husk compares
+// a second, symlink-free lookup with the target by inode and mount and
+// otherwise reads the target's path back from the kernel: a match by inode
+// alone could be passed by a decoy of the same inode number on another file
+// system. Every container is either refused or gets the bind on the decoy;
+// none has a mount inside /proc.
+TEST_CASE("a mount destination swapped with a symlink into /proc never mounts inside /proc, 100 containers",
+          "[cve-2019-16884][security]") {
+  TempDir host("husk-sec-race-proc-");
+  write_file(host.path + "/src-file", "from-the-host\n");
+  Container c("race-proc");
+  fs::create_directories(c.rootfs + "/race/real/sys/kernel");
+  write_file(c.rootfs + "/race/real/sys/kernel/core_pattern", "decoy\n");
+  fs::create_directory_symlink("/proc", c.rootfs + "/race/link");
+  c.cfg["mounts"].push_back({{"destination", "/race/real/sys/kernel/core_pattern"},
+                             {"type", "bind"},
+                             {"source", host.path + "/src-file"},
+                             {"options", {"bind", "ro"}}});
+  c.args({"sh", "-c", "cat /proc/sys/kernel/core_pattern; cat /proc/self/mountinfo"});
+  std::string first_id = c.id;
+
+  int ok = 0, refused = 0, inside = 0;
+  auto start = std::chrono::steady_clock::now();
+  {
+    Swapper s(c.rootfs + "/race", "real", "link");
+    for (int i = 0; i < 100 && std::chrono::steady_clock::now() - start < 40s; ++i) {
+      c.id = unique_id("race-proc");
+      c.cfg["linux"]["cgroupsPath"] = "/husk-test/" + c.id;
+      auto r = c.run({}, SpawnOpts{.timeout = 20s});
+      INFO("run " << i << ": " << r.err);
+      if (r.code == 0) {
+        ++ok;
+        if (r.out.rfind("from-the-host", 0) == 0) ++inside;
+        for (auto& m : parse_mountinfo(r.out.substr(r.out.find('\n') + 1)))
+          if (m.mount_point.rfind("/proc/", 0) == 0 && m.mount_point.find("core_pattern") != std::string::npos) ++inside;
+      } else {
+        ++refused;
+        CHECK(r.err.find("inside /proc") != std::string::npos);
+      }
+      CHECK(leftovers(c).empty());
+      c.del(true);
+    }
+    INFO(s.swaps << " swaps");
+    CHECK(s.swaps > 0);
+  }
+  WARN(ok << " containers ran (the bind on the decoy), " << refused << " refused");
+  CHECK(ok + refused >= 30);
+  CHECK(inside == 0);
+  c.id = first_id;
+}
