@@ -73,8 +73,9 @@ int cmd_create(const Context& g, const CreateOptions& o, const CreateExtras& ext
 // `run` of a config husk made itself (the sandbox's), given as JSON: no
 // config.json is read (the bundle directory may be a user's, who could swap
 // it for one with hooks of theirs), no operator policy, no terminal. The
-// container is deleted after, whatever happens.
-int run_own_config(const Context& g, const CreateOptions& o, const nlohmann::ordered_json& config,
+// container is deleted after, whatever happens. `config` is freed once it
+// is read, before the command runs.
+int run_own_config(const Context& g, const CreateOptions& o, nlohmann::ordered_json config,
                    const CreateExtras& extras);
 // `state`: as callers see it, the status read live.
 spec::State container_state(const Context& g, const std::string& id);

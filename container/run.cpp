@@ -53,10 +53,12 @@ int run(const Context& g, const CreateOptions& o, const CreateExtras& extras) {
   return run_bundle(g, o, std::move(b), extras);
 }
 
-int run_own_config(const Context& g, const CreateOptions& o, const nlohmann::ordered_json& config,
+int run_own_config(const Context& g, const CreateOptions& o, nlohmann::ordered_json config,
                    const CreateExtras& extras) {
   try {
-    return run_bundle(g, o, open_bundle(o.bundle, &config), extras);
+    Bundle b = open_bundle(o.bundle, &config);
+    config = nullptr;  // in the bundle now: not kept while the command runs
+    return run_bundle(g, o, std::move(b), extras);
   } catch (...) {
     // A failure after create (start, the wait) leaves a committed container.
     try {

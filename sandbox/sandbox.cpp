@@ -386,9 +386,6 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   }
   extras.wait = [&](pid_t pid, int sigfd) {
     emptied_write.reset();  // pid 1 has its own
-    // Read into the bundle when the run began: freed while the command
-    // runs rather than after it.
-    sc.config = nullptr;
     return wait_command(pid, sigfd, o, terminal, live, scratch, ready, emptied.get(), [&](bool pid_1_exiting) {
       // Said by pid 1 before its exit: we would only wait for that meanwhile.
       if (pid_1_exiting) {
@@ -409,7 +406,7 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   ::clock_gettime(CLOCK_REALTIME, &started);
   int status;
   try {
-    status = run_own_config(sg, co, sc.config, extras);
+    status = run_own_config(sg, co, std::move(sc.config), extras);
   } catch (const Error& e) {
     const std::string reason = userns_refused(e);
     if (reason.empty() || session) throw;
