@@ -39,10 +39,10 @@ struct InitRequest {
   // husk sandbox: the init forks the command and stays pid 1 in front of it
   // (launch/reaper.h).
   bool reaper = false;
-  // With the reaper: the write end of a pipe (close-on-exec), kept by pid 1
-  // only, which writes one byte on it once the command is reaped and it has
-  // no other child left: nothing else runs in the sandbox any more. Said
-  // before pid 1's own exit, whose namespaces' teardown takes a while.
+  // With the reaper: the write end of a pipe (close-on-exec: the command
+  // drops it at its exec), on which pid 1 writes one byte once the command
+  // is reaped and nothing else is left in its pid namespace (reaper.cpp).
+  // Said before pid 1's own exit, whose namespaces' teardown takes a while.
   int emptied_fd = -1;
   // husk sandbox: a command that cannot be run fails after start, on
   // exec.fifo as a failed execve does, in a shell's words, and the init

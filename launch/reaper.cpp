@@ -11,13 +11,18 @@
 namespace husk::rt {
 namespace {
 
-// No child left, none exited unreaped (__WALL: also those with another exit signal).
-bool no_child_left() {
+// Nothing but pid 1 in its pid namespace: no child left (its zombies
+// reaped; __WALL: also those with another exit signal), and no process at
+// all that kill(-1) reaches (one that joined from outside with setns is no
+// child of ours; one we may not signal, or one behind Landlock's signal
+// scope, answers EPERM: not alone either).
+bool alone_in_namespace() {
   int status;
   pid_t r;
   while ((r = ::waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
   }
-  return r < 0 && errno == ECHILD;
+  if (r == 0 || errno != ECHILD) return false;
+  return ::kill(-1, 0) < 0 && errno == ESRCH;
 }
 
 [[noreturn]] void reap_until(pid_t command, int emptied_fd) {
@@ -35,9 +40,7 @@ bool no_child_left() {
     pid_t pid;
     while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0)
       if (pid == command) {
-        // Every process of the pid namespace descends from pid 1: with no
-        // child left, nothing but pid 1 runs there.
-        if (emptied_fd >= 0 && no_child_left()) {
+        if (emptied_fd >= 0 && alone_in_namespace()) {
           ssize_t said = ::write(emptied_fd, "E", 1);
           (void)said;  // unsaid: the caller waits for pid 1's exit instead
         }

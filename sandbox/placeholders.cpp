@@ -206,7 +206,12 @@ void Placeholders::remove() {
           remove_at(i);
         }
       }
-      remove_at(0);
+      try {
+        remove_at(0);
+      } catch (...) {  // never leave a joinable thread behind
+        for (auto& t : removing) t.join();
+        throw;
+      }
       for (auto& t : removing) t.join();
       // One that held another (another sandbox's .git with our .git/hooks
       // in it) is empty once the other is gone.

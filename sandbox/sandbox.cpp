@@ -379,9 +379,12 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   if (extras.reaper && !session) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) == 0) {
-      emptied = base::Fd(p[0]);
-      emptied_write = base::Fd(p[1]);
-      extras.reaper_emptied_fd = p[1];
+      // Above stdio, even when husk was started with one of it closed.
+      emptied = base::Fd(::fcntl(p[0], F_DUPFD_CLOEXEC, 3));
+      emptied_write = base::Fd(::fcntl(p[1], F_DUPFD_CLOEXEC, 3));
+      ::close(p[0]);
+      ::close(p[1]);
+      if (emptied && emptied_write) extras.reaper_emptied_fd = emptied_write.get();
     }
   }
   extras.wait = [&](pid_t pid, int sigfd) {

@@ -124,7 +124,13 @@ int wait_sandboxed(pid_t pid, int sigfd, double timeout, bool as_pid_1, bool& ti
     if (fds[2].revents & (POLLIN | POLLHUP)) {
       // Only its byte says so; end-of-file (pid 1 gone first) says nothing.
       char said = 0;
-      if (::read(emptied, &said, 1) == 1 && said == 'E' && on_emptied) on_emptied();
+      if (::read(emptied, &said, 1) == 1 && said == 'E') {
+        // Nothing runs any more: --timeout has nothing left to stop, and
+        // must not fire while on_emptied works (a command that ended in
+        // time is not one that timed out).
+        timer.reset();
+        if (on_emptied) on_emptied();
+      }
       emptied = -1;  // poll skips it from now on
     }
     if (!(fds[0].revents & POLLIN)) continue;
