@@ -81,12 +81,15 @@ Fd reopen_new_mount(int root_fd, const std::string& resolved, uint64_t before, c
 
 // A filesystem made detached (fsopen, fsmount) with `data`'s options and the
 // flags as mount attributes. Empty where mount(2) must make it: a flag only
-// a superblock takes (sync, dirsync, ...), a quoted option (a comma in it),
-// or one the new API refuses (mount(2) then says why, or takes it).
+// a superblock takes (sync, dirsync, ...), an option string a file system
+// splits its own way (quotes, "\," escapes, ",," in a cifs password), or an
+// option the new API refuses (mount(2) then says why, or takes it).
 Fd detached_filesystem(const MountStep& step, unsigned long flags, const std::string& data) {
   constexpr unsigned long kMountFlags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NODIRATIME |
                                         MS_NOSYMFOLLOW | MS_NOATIME | MS_STRICTATIME | MS_RELATIME | MS_SILENT;
-  if ((flags & ~kMountFlags) || data.find('"') != std::string::npos) return Fd();
+  if ((flags & ~kMountFlags) || data.find_first_of("\"\\") != std::string::npos ||
+      data.find(",,") != std::string::npos)
+    return Fd();
   Fd fs(fsopen(step.type.c_str(), FSOPEN_CLOEXEC));
   if (!fs || fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", step.source.c_str(), 0) < 0) return Fd();
   for (size_t i = 0; i <= data.size();) {
