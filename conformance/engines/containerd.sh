@@ -7,7 +7,26 @@
 CTR_NS=${CGROUP_PARENT#/}
 CONTAINERD_PID=""
 
+# The shims make /run/containerd/{runc,s,fifo} whatever the daemon's own
+# paths: those that were not there before our first daemon are removed at
+# cleanup when empty (a host's containerd may have made them meanwhile).
+RUN_DIRS_MADE=""
+note_run_dirs() {
+  [ -n "$RUN_DIRS_MADE" ] && return 0
+  RUN_DIRS_MADE=" "
+  local r
+  for r in /run/containerd /run/containerd/runc /run/containerd/s /run/containerd/fifo; do
+    [ -e "$r" ] || RUN_DIRS_MADE="$r $RUN_DIRS_MADE"  # deepest first
+  done
+}
+remove_run_dirs_made() {
+  local r
+  for r in $RUN_DIRS_MADE; do rmdir "$r" 2>/dev/null; done
+  return 0
+}
+
 containerd_start() {
+  note_run_dirs
   local d=$WORK/containerd
   mkdir -p "$d"
   cat >"$d/config.toml" <<CONF
@@ -72,6 +91,7 @@ containerd_readme_cri() {
     printf '[grpc]\n  address = "%s/containerd.sock"\n[ttrpc]\n  address = "%s/containerd.sock.ttrpc"\n' "$d" "$d"
     printf '[debug]\n  address = ""\n[metrics]\n  address = ""\n'
   } >"$d/config.toml"
+  note_run_dirs
   containerd --config "$d/config.toml" >"$d/containerd.log" 2>&1 &
   CRI_PID=$!
   if wait_serving "$CRI_PID" 50 ctr --address "$d/containerd.sock" version; then
@@ -212,7 +232,7 @@ containerd_cri_cleanup() {
 
 containerd_cleanup() {
   containerd_cri_cleanup
-  [ -n "$CONTAINERD_PID" ] || return 0
+  [ -n "$CONTAINERD_PID" ] || { remove_run_dirs_made; return 0; }
   local c
   if kill -0 "$CONTAINERD_PID" 2>/dev/null; then
     for c in $("${CTR[@]}" task ls -q 2>/dev/null); do
@@ -238,6 +258,7 @@ containerd_cleanup() {
   rm -rf "/run/containerd/runc/$CTR_NS"
   # husk's own and the husk+runc shared roots of containerd_issue8_tests
   # are under $WORK/containerd, removed with $WORK.
+  remove_run_dirs_made
 }
 
 # Pids of the shims our containerd started (for task ID, or all).
