@@ -90,11 +90,11 @@ TEST_CASE("pid 1 says the sandbox is empty once the command is gone and nothing 
 }
 
 TEST_CASE("pid 1 says nothing while a process the command left runs on") {
-  // The orphan outlives the command (and keeps the pipe open until it ends):
-  // removing what protects the host then would let it write there.
+  // The orphan outlives the command (until pid 1's exit ends it): removing
+  // what protects the host then would let it write there.
   auto [said, status] = behind_reaper([] {
     if (::fork() == 0) {
-      ::usleep(300 * 1000);
+      ::pause();
       _exit(0);
     }
     _exit(5);
@@ -131,7 +131,7 @@ TEST_CASE("pid 1 says nothing while a process that joined its namespace from out
     pid_t joiner = ::fork();
     if (joiner == 0) {
       ::close(p[1]);
-      ::usleep(400 * 1000);  // runs on after the command
+      ::pause();  // runs on after the command, until pid 1's exit ends it
       _exit(0);
     }
     ::close(p[1]);
