@@ -79,8 +79,12 @@ void attach_tree(int tree, int target, const spec::MountOptions& mo, const std::
 // bind_tree + attach_tree; returns the attached mount.
 Fd bind_mount(int source_fd, const std::string& source, int target, const spec::MountOptions& mo,
               const std::string& what);
-// A new detached mount of `fstype` with `options` ("key=value" or a flag) and
-// the MOUNT_ATTR_* `attrs`.
+// A new detached mount of `fstype` from `source` with `options` ("key=value"
+// or a flag) and the MOUNT_ATTR_* `attrs`: fsopen, fsconfig, fsmount. Empty
+// on failure, errno set and `failed` naming the step.
+Fd try_fs_mount(const std::string& fstype, const std::string& source, const std::vector<std::string>& options,
+                uint64_t attrs, std::string* failed = nullptr);
+// try_fs_mount from `fstype` itself; throws naming `what` and the step.
 Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& options, uint64_t attrs,
                 const std::string& what);
 

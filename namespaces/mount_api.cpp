@@ -92,22 +92,36 @@ Fd bind_mount(int source_fd, const std::string& source, int target, const spec::
   return tree;
 }
 
-Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& options, uint64_t attrs,
-                const std::string& what) {
+Fd try_fs_mount(const std::string& fstype, const std::string& source, const std::vector<std::string>& options,
+                uint64_t attrs, std::string* failed) {
+  auto fail = [&](const std::string& step) {
+    const int err = errno;
+    if (failed) *failed = step;
+    errno = err;
+    return Fd();
+  };
   Fd fs(fsopen(fstype.c_str(), FSOPEN_CLOEXEC));
-  if (!fs) throw sys_error(what + ": fsopen " + fstype);
-  if (fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", fstype.c_str(), 0) < 0)
-    throw sys_error(what + ": set the source of " + fstype);
+  if (!fs) return fail("fsopen " + fstype);
+  if (fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", source.c_str(), 0) < 0)
+    return fail("set the source of " + fstype);
   for (const auto& o : options) {
     size_t eq = o.find('=');
     int rc = eq == std::string::npos
                  ? fsconfig(fs.get(), FSCONFIG_SET_FLAG, o.c_str(), nullptr, 0)
                  : fsconfig(fs.get(), FSCONFIG_SET_STRING, o.substr(0, eq).c_str(), o.substr(eq + 1).c_str(), 0);
-    if (rc < 0) throw sys_error(what + ": " + fstype + " option " + o);
+    if (rc < 0) return fail(fstype + " option " + o);
   }
-  if (fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) throw sys_error(what + ": create " + fstype);
+  if (fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) return fail("create " + fstype);
   Fd mnt(fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs)));
-  if (!mnt) throw sys_error(what + ": fsmount " + fstype);
+  if (!mnt) return fail("fsmount " + fstype);
+  return mnt;
+}
+
+Fd new_fs_mount(const std::string& fstype, const std::vector<std::string>& options, uint64_t attrs,
+                const std::string& what) {
+  std::string failed;
+  Fd mnt = try_fs_mount(fstype, fstype, options, attrs, &failed);
+  if (!mnt) throw sys_error(what + ": " + failed);
   return mnt;
 }
 

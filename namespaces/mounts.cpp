@@ -90,23 +90,14 @@ Fd detached_filesystem(const MountStep& step, unsigned long flags, const std::st
   if ((flags & ~kMountFlags) || data.find_first_of("\"\\") != std::string::npos ||
       data.find(",,") != std::string::npos)
     return Fd();
-  Fd fs(fsopen(step.type.c_str(), FSOPEN_CLOEXEC));
-  if (!fs || fsconfig(fs.get(), FSCONFIG_SET_STRING, "source", step.source.c_str(), 0) < 0) return Fd();
+  std::vector<std::string> options;
   for (size_t i = 0; i <= data.size();) {
     const size_t comma = std::min(data.find(',', i), data.size());
-    const std::string o = data.substr(i, comma - i);
+    if (comma > i) options.push_back(data.substr(i, comma - i));
     i = comma + 1;
-    if (o.empty()) continue;
-    const size_t eq = o.find('=');
-    if ((eq == std::string::npos ? fsconfig(fs.get(), FSCONFIG_SET_FLAG, o.c_str(), nullptr, 0)
-                                 : fsconfig(fs.get(), FSCONFIG_SET_STRING, o.substr(0, eq).c_str(),
-                                            o.substr(eq + 1).c_str(), 0)) < 0)
-      return Fd();
   }
-  // mount(2)'s "ro" makes a new superblock read-only too.
-  if ((flags & MS_RDONLY) && fsconfig(fs.get(), FSCONFIG_SET_FLAG, "ro", nullptr, 0) < 0) return Fd();
-  if (fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) < 0) return Fd();
-  return Fd(fsmount(fs.get(), FSMOUNT_CLOEXEC, static_cast<unsigned>(attrs_of_flags(flags).first)));
+  if (flags & MS_RDONLY) options.push_back("ro");  // mount(2)'s "ro" makes a new superblock read-only too
+  return try_fs_mount(step.type, step.source, options, attrs_of_flags(flags).first);
 }
 
 // A Filesystem step: mount(2) on the resolved `target`, then tmpcopyup and
