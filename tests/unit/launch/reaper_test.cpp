@@ -9,6 +9,7 @@
 
 #include "launch/reaper.h"
 
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -54,22 +55,28 @@ TEST_CASE("pid 1 relays what comes from outside its namespace, not what the sand
 
 namespace {
 // pid 1 of a new pid namespace (a user namespace's without root) in front
-// of `command`; returns what it said on its pipe before exiting ("" at
+// of `command`; `beside`, given pid 1's pid, runs in the process that made
+// the namespace (it may add processes to it) before that process reaps
+// every child of its own (pid 1's exit waits for those inside to be
+// reaped). Returns what pid 1 said on its pipe before exiting ("" at
 // end-of-file) and its exit status.
-std::pair<std::string, int> behind_reaper(void (*command)()) {
+std::pair<std::string, int> behind_reaper(const std::function<void()>& command,
+                                          const std::function<void(pid_t)>& beside = {}) {
   int p[2];
   REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
-  pid_t reaper = ::fork();
-  if (reaper == 0) {
+  pid_t outer = ::fork();
+  if (outer == 0) {
     if (::unshare(CLONE_NEWPID) != 0 && ::unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) _exit(98);
     pid_t init = ::fork();
     if (init == 0) {
       if (husk::rt::fork_behind_reaper(p[1]) == 0) command();
       _exit(99);  // never reached: the reaper exits with the command's status
     }
+    if (beside) beside(init);
     ::close(p[1]);
-    int status = 0;
-    ::waitpid(init, &status, 0);
+    int status = 0, st = 0;
+    for (pid_t w; (w = ::waitpid(-1, &st, 0)) > 0;)
+      if (w == init) status = st;
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 97);
   }
   ::close(p[1]);
@@ -78,7 +85,7 @@ std::pair<std::string, int> behind_reaper(void (*command)()) {
   while (::read(p[0], &c, 1) == 1) said += c;
   ::close(p[0]);
   int status = 0;
-  ::waitpid(reaper, &status, 0);
+  ::waitpid(outer, &status, 0);
   return {said, WEXITSTATUS(status)};
 }
 }  // namespace
@@ -105,57 +112,27 @@ TEST_CASE("pid 1 says nothing while a process the command left runs on") {
 
 TEST_CASE("pid 1 says nothing while a process that joined its namespace from outside runs", "[sandbox]") {
   // A process that entered with setns (nsenter, husk exec) is no child of
-  // pid 1: it must not be taken for gone.
+  // pid 1: it must not be taken for gone. The command ends once it is in.
   int ready[2];
   REQUIRE(::pipe2(ready, O_CLOEXEC) == 0);
-  int p[2];
-  REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
-  pid_t outer = ::fork();
-  if (outer == 0) {
-    if (::unshare(CLONE_NEWPID) != 0 && ::unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) _exit(98);
-    pid_t init = ::fork();
-    if (init == 0) {
-      // The command waits until the joiner is in, then ends.
-      if (husk::rt::fork_behind_reaper(p[1]) == 0) {
+  auto [said, status] = behind_reaper(
+      [&] {
         char c;
-        ssize_t got = ::read(ready[0], &c, 1);
-        _exit(got == 1 ? 0 : 95);
-      }
-      _exit(99);
-    }
-    // Joins pid 1's pid namespace as a process from outside would: a
-    // child of ours born there, its parent outside.
-    const std::string ns = "/proc/" + std::to_string(init) + "/ns/pid";
-    const int nsfd = ::open(ns.c_str(), O_RDONLY | O_CLOEXEC);
-    if (nsfd < 0 || ::setns(nsfd, CLONE_NEWPID) != 0) _exit(96);
-    pid_t joiner = ::fork();
-    if (joiner == 0) {
-      ::close(p[1]);
-      ::pause();  // runs on after the command, until pid 1's exit ends it
-      _exit(0);
-    }
-    ::close(p[1]);
-    if (::write(ready[1], "x", 1) != 1) _exit(94);
-    // pid 1's exit waits for the joiner, killed then, to be reaped: by us.
-    int status = 0, reaped = 0;
-    while (reaped < 2) {
-      int st = 0;
-      const pid_t w = ::waitpid(-1, &st, 0);
-      if (w < 0) break;
-      if (w == init) status = st;
-      ++reaped;
-    }
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 97);
-  }
-  ::close(p[1]);
+        _exit(::read(ready[0], &c, 1) == 1 ? 6 : 95);
+      },
+      [&](pid_t init) {
+        // A child of ours born in pid 1's namespace, its parent outside.
+        const std::string ns = "/proc/" + std::to_string(init) + "/ns/pid";
+        const int nsfd = ::open(ns.c_str(), O_RDONLY | O_CLOEXEC);
+        if (nsfd < 0 || ::setns(nsfd, CLONE_NEWPID) != 0) _exit(96);
+        if (::fork() == 0) {
+          ::pause();  // runs on after the command, until pid 1's exit ends it
+          _exit(0);
+        }
+        if (::write(ready[1], "x", 1) != 1) _exit(94);
+      });
   ::close(ready[0]);
   ::close(ready[1]);
-  std::string said;
-  char c;
-  while (::read(p[0], &c, 1) == 1) said += c;
-  ::close(p[0]);
-  int status = 0;
-  ::waitpid(outer, &status, 0);
-  CHECK(WEXITSTATUS(status) == 0);
   CHECK(said.empty());
+  CHECK(status == 6);
 }
