@@ -445,7 +445,7 @@ void mount_given(ojson& mounts, const SandboxHost& h, const ShownPaths& s, Overl
 // The persistence files of each writable directory (persist.h): read-only,
 // the missing ones made impossible; less --allow-write.
 void mount_persist(ojson& mounts, const SandboxOptions& o, const SandboxHost& h, const ShownPaths& s,
-                   const Hidden& hidden, SandboxConfig& out) {
+                   const Hidden& hidden, const std::string& empty_file, SandboxConfig& out) {
   std::vector<std::string> allow, used;
   for (const auto& p : o.allow_write) allow.push_back(flag_path("--allow-write", p, h.cwd));
   const std::optional<std::string> home = h.home.empty() ? std::nullopt : h.real(h.home);
@@ -461,7 +461,7 @@ void mount_persist(ojson& mounts, const SandboxOptions& o, const SandboxHost& h,
       out.notes.push_back("the persistence walk of " + a.real + " reached its bound of names: files in nested "
                           "repositories it did not reach there are not protected");
     const std::vector<Protection> plan = plan_protection(found, home && *home == a.real);
-    for (auto& m : persist_mounts(plan, a.dest, a.real, allow, used, out.placeholders, out.guarded))
+    for (auto& m : persist_mounts(plan, a.dest, a.real, allow, used, out.placeholders, out.guarded, empty_file))
       mounts.push_back(std::move(m));
     for (const auto& p : plan) {
       if (p.kind != Protection::kWatch) continue;
@@ -593,7 +593,7 @@ SandboxConfig sandbox_config(const SandboxOptions& o, const SandboxHost& h, cons
   mount_resolver(mounts, o, h);
   mount_husk(mounts, o, h);
   mount_given(mounts, h, shown, overlays, tmpfs_size);
-  mount_persist(mounts, o, h, shown, hidden, out);
+  mount_persist(mounts, o, h, shown, hidden, empty_file, out);
   // Last: over everything bound above them.
   for (const auto& d : hidden.dirs) mounts.push_back(empty_read_only_dir(d));
   for (const auto& f : hidden.files) mounts.push_back(hidden_file(f, empty_file));

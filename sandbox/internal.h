@@ -100,14 +100,14 @@ class Workdir {
 
 class NewFiles;
 
-// The empty directories made on the host for missing protected names
-// (SandboxConfig::placeholders), as the user. Each is known by an fd of its
-// directory, its name, its inode and change time (an inode number is
-// soon reused): removed only while it is that same empty directory (what
-// the user put in it, or in its place, stays), and no other sandbox holds
-// it. A sandbox holds (flock, shared) every protected directory it mounts
-// over, its placeholders too: one started meanwhile in the same directory
-// found ours there, and its mount would go with the directory.
+// The empty directories and files made on the host for missing protected
+// names (SandboxConfig::placeholders), as the user. Each is known by an fd of
+// its directory, its name, its inode and change time (an inode number is
+// soon reused): removed only while it is that same empty directory or file
+// (what the user put in it, or in its place, stays), and no other sandbox
+// holds it. A sandbox holds (flock, shared) every protected directory and
+// file it mounts over, its placeholders too: one started meanwhile in the
+// same directory found ours there, and its mount would go with the name.
 class Placeholders {
  public:
   struct One {
@@ -115,15 +115,16 @@ class Placeholders {
     std::string name;
     uint64_t id[4];  // dev, ino, ctime's seconds and nanoseconds
     base::Fd lock;   // the placeholder, held (husk's side only)
+    bool file = false;  // an empty file, else a directory
   };
   Placeholders(uint32_t uid, uint32_t gid) : uid_(uid), gid_(gid) {}
   ~Placeholders() { remove(); }
   // Makes them (their parents exist); `made` is told of each at once (the
   // guardian). Returns those that could not be made (the user may not
   // write there: neither may the command).
-  std::vector<std::string> make(const std::vector<std::string>& paths, const std::function<void(const One&)>& made);
+  std::vector<std::string> make(const std::vector<MissingName>& names, const std::function<void(const One&)>& made);
   void remove();
-  // Holds the protected directories found there (SandboxConfig::guarded)
+  // Holds the protected directories and files found there (SandboxConfig::guarded)
   // for as long as this object lives.
   void hold(const std::vector<std::string>& paths);
   // One placeholder to the guardian over its socket, its directory's fd with it.

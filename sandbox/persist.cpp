@@ -81,6 +81,16 @@ bool in(const std::vector<std::string>& list, const std::string& name) {
 }
 size_t depth(const std::string& rel) { return std::count(rel.begin(), rel.end(), '/'); }
 
+// A missing name that is a file where it is read (an rc file, .mcp.json,
+// Claude's settings) has a file stand in for it: bash says so of a
+// ~/.bashrc that is a directory, git stops at such a ~/.gitconfig.
+Protection absent(const std::string& rel) {
+  const std::string name = base_name(rel);
+  const bool file = name == ".mcp.json" || name == ".envrc" || in(kHomeNames, name) ||
+                    in(kClaudeNames, kClaudeDir + "/" + name);
+  return {rel, file ? Protection::kAbsentFile : Protection::kAbsent};
+}
+
 }  // namespace
 
 std::vector<std::string> protected_names() {
@@ -163,7 +173,7 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   for (const auto& c : claude)
     for (const auto& n : kClaudeNames)
       if (const std::string rel = dir_name(c).empty() ? n : dir_name(c) + "/" + n; !present.count(rel))
-        plan.push_back({rel, Protection::kAbsent});
+        plan.push_back(absent(rel));
   for (const auto& g : gitdirs)
     for (const char* n : kGitDirWatched)
       if (!present.count(g + "/" + n)) plan.push_back({g + "/" + n, Protection::kWatch});
@@ -171,7 +181,11 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
   top.push_back(kClaudeDir);
   if (home) top.insert(top.end(), kHomeNames.begin(), kHomeNames.end());
   for (const auto& n : top)
-    if (!present.count(n)) plan.push_back({n, Protection::kAbsent});
+    if (!present.count(n)) plan.push_back(absent(n));
+  std::set<std::string> files;
+  for (const auto& f : found)
+    if (!f.dir && !f.link && !f.missing) files.insert(f.rel);
+  for (auto& p : plan) p.file = p.kind == Protection::kReadOnly && files.count(p.rel);
   // A pinned directory is bound before what is bound inside it.
   std::stable_sort(plan.begin(), plan.end(),
                    [](const Protection& a, const Protection& b) { return depth(a.rel) < depth(b.rel); });
@@ -224,7 +238,8 @@ ojson hidden_file(const std::string& dest, const std::string& empty_file) {
 
 ojson persist_mounts(const std::vector<Protection>& plan, const std::string& dest, const std::string& real,
                      const std::vector<std::string>& allow_write, std::vector<std::string>& used_allow,
-                     std::vector<std::string>& placeholders, std::vector<std::string>& guarded) {
+                     std::vector<MissingName>& placeholders, std::vector<std::string>& guarded,
+                     const std::string& empty_file) {
   ojson mounts = ojson::array();
   for (const auto& p : plan) {
     const std::string at = dest + "/" + p.rel, host = real + "/" + p.rel;
@@ -236,14 +251,15 @@ ojson persist_mounts(const std::vector<Protection>& plan, const std::string& des
       }
     if (allowed) continue;
     if (p.kind == Protection::kWatch) continue;  // no mount: SandboxConfig::watched
-    if (p.kind == Protection::kAbsent) {
-      placeholders.push_back(host);
-      mounts.push_back(empty_read_only_dir(at));
+    if (p.kind == Protection::kAbsent || p.kind == Protection::kAbsentFile) {
+      const bool file = p.kind == Protection::kAbsentFile;
+      placeholders.push_back({host, file});
+      mounts.push_back(file ? hidden_file(at, empty_file) : empty_read_only_dir(at));
       continue;
     }
     guarded.push_back(host);
     std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
-    if (p.kind == Protection::kReadOnly) options.push_back("rro");
+    if (p.kind == Protection::kReadOnly) options.push_back(p.file ? "ro" : "rro");
     mounts.push_back({{"destination", at}, {"type", "bind"}, {"source", host}, {"options", options}});
   }
   return mounts;

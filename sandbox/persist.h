@@ -41,13 +41,18 @@ struct PersistFound {
 // so that it cannot be renamed away and rebuilt with a hook in it; ReadOnly:
 // bound on itself read-only; Absent: missing, an empty read-only directory
 // stands in for it (placeholder: git does not see an empty directory);
-// Watch: missing where git refuses a directory (commondir, config.worktree,
-// gitdir, an included file): what the command makes there is moved aside
-// at exit (NewFiles, internal.h).
+// AbsentFile: missing, a name that is a file where it is read, and an empty
+// read-only file stands in (a directory would break its reader: git stops
+// at a ~/.gitconfig that is one); Watch: missing where git refuses a
+// directory (commondir, config.worktree, gitdir, an included file): what
+// the command makes there is moved aside at exit (NewFiles, internal.h).
 struct Protection {
-  enum Kind { kPin, kReadOnly, kAbsent, kWatch };
+  enum Kind { kPin, kReadOnly, kAbsent, kAbsentFile, kWatch };
   std::string rel;
   Kind kind;
+  // ReadOnly: a file, bound "ro" (nothing is mounted below a file, and
+  // crun 1.8 refuses "rro" on one), else "rro".
+  bool file = false;
 };
 
 // The protections of one writable directory from what its walk found.
@@ -60,14 +65,23 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
 // Its last entry has an empty rel when it stopped at its bound of names.
 std::vector<PersistFound> scan_persist(const std::string& root, const std::vector<std::string>& skip);
 
+// A missing protected name on the host (its real path) and what stands in
+// for it there while the sandbox runs: an empty file or directory.
+struct MissingName {
+  std::string path;
+  bool file = false;
+  bool operator==(const MissingName&) const = default;
+};
+
 // The OCI mounts of the protections of a directory shown writable at `dest`
 // (its real path `real`), less what --allow-write (sandbox paths) names.
-// `placeholders` gets the real paths of the Absent ones, to be made first,
-// `guarded` those of the others (held while the sandbox runs).
+// `placeholders` gets the Absent ones, to be made first, `guarded` the real
+// paths of the others (held while the sandbox runs). `empty_file`: what is
+// bound over a file that stands in (hidden_file).
 nlohmann::ordered_json persist_mounts(const std::vector<Protection>& plan, const std::string& dest,
                                       const std::string& real, const std::vector<std::string>& allow_write,
-                                      std::vector<std::string>& used_allow, std::vector<std::string>& placeholders,
-                                      std::vector<std::string>& guarded);
+                                      std::vector<std::string>& used_allow, std::vector<MissingName>& placeholders,
+                                      std::vector<std::string>& guarded, const std::string& empty_file);
 
 // Every directory between a writable bind of a host tree (the working
 // directory, --rw, a pinned one) and a mount below it (a hidden path, a

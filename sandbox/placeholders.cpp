@@ -1,5 +1,5 @@
-// Placeholders: the empty directories that stand in, on the host, for the
-// missing protected names while a sandbox runs (a mount needs a point).
+// Placeholders: the empty directories and files that stand in, on the host,
+// for the missing protected names while a sandbox runs (a mount needs a point).
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -51,15 +51,37 @@ bool marked(int fd) {
   return ::fgetxattr(fd, kMark, &mark, 1) == 1;
 }
 
-// A marked directory holding nothing but marked directories (another
-// sandbox's .git with .git/hooks in it), a few levels deep.
+bool is_kind(const struct stat& st, bool file) { return file ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode); }
+
+// A placeholder opened again at its name, no symlink followed (O_NONBLOCK:
+// a FIFO put in a file's place does not block the open).
+Fd open_placeholder(int dir, const std::string& name, bool file) {
+  return Fd(::openat(dir, name.c_str(),
+                     (file ? O_RDONLY | O_NONBLOCK | O_NOCTTY : O_RDONLY | O_DIRECTORY) | O_NOFOLLOW | O_CLOEXEC));
+}
+
+// A protected name found there, opened to be held (flock) when it is a
+// directory or a regular file: looked at through O_PATH first, so that
+// nothing else (a FIFO, a device) is ever opened.
+Fd open_to_hold(int dir, const char* name) {
+  Fd path(::openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st;
+  if (!path || ::fstat(path.get(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) return Fd();
+  return Fd(::open(("/proc/self/fd/" + std::to_string(path.get())).c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
+}
+
+// A marked empty file, or a marked directory holding nothing but those
+// (another sandbox's .git with .git/hooks in it, its .claude with
+// settings.json), a few levels deep.
 bool only_placeholders(int fd, int depth = 3) {
-  if (!marked(fd)) return false;
+  struct stat st;
+  if (!marked(fd) || ::fstat(fd, &st) != 0) return false;
+  if (S_ISREG(st.st_mode)) return st.st_size == 0;
   base::Dir d = base::open_dir(fd);
   if (!d) return false;
   while (dirent* e = ::readdir(d.get())) {
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    Fd sub(::openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    Fd sub = open_to_hold(fd, e->d_name);
     if (depth == 0 || !sub || !only_placeholders(sub.get(), depth - 1)) return false;
   }
   return true;
@@ -74,11 +96,12 @@ void identify(const struct stat& st, uint64_t id[4]) {
 
 }  // namespace
 
-std::vector<std::string> Placeholders::make(const std::vector<std::string>& paths,
+std::vector<std::string> Placeholders::make(const std::vector<MissingName>& names,
                                             const std::function<void(const One&)>& made) {
-  if (paths.empty()) return {};
+  if (names.empty()) return {};
   std::vector<One> want;
-  for (const auto& p : paths) want.push_back({open_parent(p), p.substr(p.rfind('/') + 1), {}, {}});
+  for (const auto& n : names)
+    want.push_back({open_parent(n.path), n.path.substr(n.path.rfind('/') + 1), {}, {}, n.file});
   // The user's step says which it made (1), found (2), need not make (0)
   // and could not make (3, with errno) on a pipe: as root it is a child of ours.
   int p[2];
@@ -87,13 +110,19 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
   as_user(uid_, gid_, [&] {
     for (const auto& w : want) {
       char out[2] = {1, 0};
-      // An ordinary directory on the host: what the user makes in it while
-      // the sandbox runs (the sandbox sees the read-only mount over it) is
-      // theirs, and stays.
-      if (with_owner_write(w.dir.get(), [&] { return ::mkdirat(w.dir.get(), w.name.c_str(), 0755); })) {
+      // An ordinary directory or file on the host: what the user puts in it
+      // while the sandbox runs (the sandbox sees the read-only mount over
+      // it) is theirs, and stays.
+      Fd made;
+      auto make_one = [&] {
+        if (!w.file) return ::mkdirat(w.dir.get(), w.name.c_str(), 0755);
+        made = Fd(::openat(w.dir.get(), w.name.c_str(), O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
+        return made ? 0 : -1;
+      };
+      if (with_owner_write(w.dir.get(), make_one)) {
         // A file system without user xattrs: the mark is missing, and a
         // sandbox that finds the placeholder leaves it.
-        Fd made(::openat(w.dir.get(), w.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!w.file) made = open_placeholder(w.dir.get(), w.name, false);
         if (made) ::fsetxattr(made.get(), kMark, "1", 1, 0);
       } else {
         // Not the user's to write, a read-only mount: nor the command's.
@@ -114,24 +143,25 @@ std::vector<std::string> Placeholders::make(const std::vector<std::string>& path
     // The command could make the name later (space freed, a link removed):
     // not started unprotected.
     if (r == 3)
-      failed += (failed.empty() ? "" : ", ") + base::printable(paths[i]) + " (" +
+      failed += (failed.empty() ? "" : ", ") + base::printable(names[i].path) + " (" +
                 std::strerror(static_cast<unsigned char>(said[1])) + ")";
     if (r == 0 || r == 3) {
-      refused.push_back(paths[i]);
+      refused.push_back(names[i].path);
       continue;
     }
     // Made by someone else (2) or already replaced: not ours to remove.
     if (r != 1) continue;
     One& w = want[i];
-    w.lock = Fd(::openat(w.dir.get(), w.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    w.lock = open_placeholder(w.dir.get(), w.name, w.file);
     struct stat st;
-    if (!w.lock || ::fstat(w.lock.get(), &st) != 0 || ::flock(w.lock.get(), LOCK_SH) != 0) continue;
+    if (!w.lock || ::fstat(w.lock.get(), &st) != 0 || !is_kind(st, w.file) || ::flock(w.lock.get(), LOCK_SH) != 0)
+      continue;
     identify(st, w.id);
     made(w);
     made_.push_back(std::move(w));
   }
   if (!failed.empty())
-    throw Error("husk sandbox: cannot make the empty directory that keeps a protected name from being made: " +
+    throw Error("husk sandbox: cannot make the empty directory or file that keeps a protected name from being made: " +
                 failed + "; --allow-write PATH leaves one unprotected");
   return refused;
 }
@@ -149,7 +179,7 @@ std::string remove_one(Placeholders::One& m, const std::function<bool(int, const
   Fd opened;
   if (!m.lock)  // the guardian's: opened in a directory the command may have closed (chmod 0)
     writing(m.dir.get(), [&] {
-      opened = Fd(::openat(m.dir.get(), m.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      opened = open_placeholder(m.dir.get(), m.name, m.file);
       return opened ? 0 : -1;
     });
   const int fd = m.lock ? m.lock.get() : opened.get();
@@ -159,20 +189,28 @@ std::string remove_one(Placeholders::One& m, const std::function<bool(int, const
   // The same directory, and rmdir removes only an empty one: what the user
   // put there in the meantime stays. A marked one is known by its inode,
   // still at its name (a placeholder made and removed in it changed its
-  // ctime); any other by its ctime too, which a rename or rmdir changes.
+  // ctime); any other by its ctime too, which a rename, rmdir or write
+  // changes.
   identify(st, id);
   struct stat now;
   const bool same =
-      marked(fd) ? std::memcmp(id, m.id, 2 * sizeof id[0]) == 0 && writing(m.dir.get(), [&] {
+      is_kind(st, m.file) &&
+      (marked(fd) ? std::memcmp(id, m.id, 2 * sizeof id[0]) == 0 && writing(m.dir.get(), [&] {
         return ::fstatat(m.dir.get(), m.name.c_str(), &now, AT_SYMLINK_NOFOLLOW);
       }) && now.st_dev == st.st_dev && now.st_ino == st.st_ino
-                 : std::memcmp(id, m.id, sizeof id) == 0;
-  if (!same ||
-      writing(m.dir.get(), [&] { return ::unlinkat(m.dir.get(), m.name.c_str(), AT_REMOVEDIR); })) {
+                  : std::memcmp(id, m.id, sizeof id) == 0);
+  // A file has no rmdir's check: one the user wrote in is theirs now (a
+  // write between this look and the unlink would go with it).
+  if (same && m.file && st.st_size != 0) {
+    err = ENOTEMPTY;
+  } else if (!same || writing(m.dir.get(), [&] {
+               return ::unlinkat(m.dir.get(), m.name.c_str(), m.file ? 0 : AT_REMOVEDIR);
+             })) {
     m.lock.reset();
     return "";
+  } else {
+    err = errno;
   }
-  err = errno;
   m.lock.reset();
   return placeholder_path(m.dir.get(), m.name) + " (" + left_reason(err) + ")";
 }
@@ -221,7 +259,7 @@ void Placeholders::remove() {
       for (const auto& l : left)
         if (!l.empty()) said += (said.empty() ? "" : ", ") + l;
       if (!said.empty())
-        std::cerr << "husk sandbox: left on the host, empty directories that stood in for protected names: " << said
+        std::cerr << "husk sandbox: left on the host, what stood in for protected names: " << said
                   << std::endl;
     });
   } catch (const Error&) {
@@ -239,13 +277,13 @@ void Placeholders::hold(const std::vector<std::string>& paths) {
       continue;
     }
     const std::string name = p.substr(p.rfind('/') + 1);
-    Fd fd(::openat(parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    Fd fd = open_to_hold(parent.get(), name.c_str());
     if (!fd || ::flock(fd.get(), LOCK_SH) != 0) continue;
     // Another sandbox's placeholder, still empty: ours to remove too, by the
     // same checks, if we are the last one holding it.
     struct stat st;
     if (only_placeholders(fd.get()) && ::fstat(fd.get(), &st) == 0) {
-      One one{std::move(parent), name, {}, std::move(fd)};
+      One one{std::move(parent), name, {}, std::move(fd), S_ISREG(st.st_mode)};
       identify(st, one.id);
       made_.push_back(std::move(one));
       continue;
@@ -255,7 +293,7 @@ void Placeholders::hold(const std::vector<std::string>& paths) {
 }
 
 void Placeholders::send(int sock, const One& one) {
-  std::string msg(1 + sizeof one.id, 'P');
+  std::string msg(1 + sizeof one.id, one.file ? 'F' : 'P');
   std::memcpy(&msg[1], one.id, sizeof one.id);
   msg += one.name;
   if (base::send_with_fd(sock, msg.data(), msg.size(), one.dir.get()) < 0)
@@ -275,8 +313,8 @@ Placeholders::Heard Placeholders::receive(int sock, NewFiles* watch) {
     watch->add(std::move(dir), std::string(buf + 1, buf + n));
     return Heard::placeholder;
   }
-  if (buf[0] != 'P' || !dir || n <= static_cast<ssize_t>(kHead)) return Heard::done;
-  One one{std::move(dir), std::string(buf + kHead, buf + n), {}, {}};
+  if ((buf[0] != 'P' && buf[0] != 'F') || !dir || n <= static_cast<ssize_t>(kHead)) return Heard::done;
+  One one{std::move(dir), std::string(buf + kHead, buf + n), {}, {}, buf[0] == 'F'};
   std::memcpy(one.id, buf + 1, sizeof one.id);
   made_.push_back(std::move(one));
   return Heard::placeholder;

@@ -204,12 +204,13 @@ void report_kept_changes(const KeptChanges& kept, const SandboxConfig& sc, const
 }
 
 // The mounts over placeholders that could not be made: where the user may
-// not make a directory, the command may not make the name either.
+// not make a name, the command may not either. A missing name has no
+// other mount at its place.
 void drop_mounts(SandboxConfig& sc, const std::vector<std::string>& refused) {
   auto& mounts = sc.config["mounts"];
   for (const auto& r : refused)
     for (auto it = mounts.begin(); it != mounts.end(); ++it)
-      if ((*it)["destination"] == r && (*it)["type"] == "tmpfs") {
+      if ((*it)["destination"] == r) {
         mounts.erase(it);
         break;
       }
@@ -311,7 +312,7 @@ void report_start(const Report& report, const SandboxOptions& o, const SandboxHo
   if (sc) {
     st.hidden = sc->hidden;
     st.protected_paths = sc->guarded;
-    st.protected_paths.insert(st.protected_paths.end(), sc->placeholders.begin(), sc->placeholders.end());
+    for (const auto& m : sc->placeholders) st.protected_paths.push_back(m.path);
     st.writable = sc->writable;
     st.notes = sc->notes;
   } else {

@@ -104,10 +104,10 @@ struct SandboxConfig {
   // Landlock plans deny.
   std::vector<std::string> hidden;
   std::vector<std::pair<std::string, std::string>> uppers;  // each upper directory, the path it stands for
-  // Missing protected names (real paths, parents first): empty directories
-  // to make on the host as the user before the sandbox starts (mount points
-  // of the read-only ones over them), removed after.
-  std::vector<std::string> placeholders;
+  // Missing protected names (parents first): empty directories or files to
+  // make on the host as the user before the sandbox starts (mount points of
+  // the read-only ones over them), removed after.
+  std::vector<MissingName> placeholders;
   // The protected paths that are there (real paths): held while it runs.
   std::vector<std::string> guarded;
   // Missing names that a placeholder cannot stand for (Protection::kWatch):

@@ -82,7 +82,7 @@ chmod 555 "$lists_dir" && touch "$lists_dir/go"
 wait "$lists_sb"; RC=$?
 OUT=$(cat "$WORK/lists-left.out")
 expect "placeholders: those that cannot be removed are said on one line, the path escaped" 0 \
-  "left on the host, empty directories that stood in for protected names: $WORK/lists\\x1b[2Kgroup/" $'\033'
+  "left on the host, what stood in for protected names: $WORK/lists\\x1b[2Kgroup/" $'\033'
 chmod 755 "$lists_dir"; rm -rf "$lists_dir"
 
 # A placeholder that cannot be made (no inode left): not started unprotected.
@@ -92,7 +92,7 @@ if mount -t tmpfs -o size=1m,nr_inodes=4,mode=755,uid="$U",gid="$G" tmpfs "$list
   as_user "$lists_dir" -- sh -c 'for i in 1 2 3 4 5; do (: >f$i) 2>/dev/null; done'
   run_sb "$lists_dir" -- -- sh -c 'rm f1 && mkdir .envrc && echo envrc-made'
   expect "placeholders: one that cannot be made (ENOSPC) refuses the start, naming it" 1 \
-    "cannot make the empty directory that keeps a protected name from being made: $lists_dir/" envrc-made
+    "cannot make the empty directory or file that keeps a protected name from being made: $lists_dir/" envrc-made
   umount "$lists_dir"
 else
   skip "placeholders that cannot be made: no tmpfs could be mounted"

@@ -85,7 +85,8 @@ wait_for() { for _ in $(seq 100); do [ -e "$1" ] && return; sleep 0.05; done; }
 sb_a=$!
 wait_for "$REPO/a-up"
 (cd "$REPO" && exec "${AS_USER[@]}" "$husk" sandbox -- sh -c \
-  'touch b-up; while [ ! -e go-b ]; do sleep 0.05; done; mkdir -p .vscode/x 2>/dev/null && echo made; true' \
+  'touch b-up; while [ ! -e go-b ]; do sleep 0.05; done; mkdir -p .vscode/x 2>/dev/null && echo made
+   (echo x >.mcp.json) 2>/dev/null && echo made; true' \
   >"$WORK/persist-b.out" 2>&1) &
 sb_b=$!
 wait_for "$REPO/b-up"
@@ -93,7 +94,7 @@ touch "$REPO/go-a"; wait "$sb_a"
 touch "$REPO/go-b"; wait "$sb_b"; rc=$?
 left=$(ls -d "$REPO"/.vscode "$REPO"/.mcp.json "$REPO"/.envrc 2>/dev/null | tr '\n' ' ')
 if [ "$rc" = 0 ] && ! grep -q made "$WORK/persist-b.out" && [ ! -e "$REPO/.vscode/x" ] && [ -z "$left" ]; then
-  pass "persistence: two sandboxes in one directory: the first leaves the placeholders the second holds, the second removes them"
+  pass "persistence: two sandboxes in one directory: the first leaves the placeholders (directories, files) the second holds, the second removes them"
 else
   fail "persistence: two sandboxes in one directory" "exit 0, .vscode/x not made, no placeholder left" \
     "exit $rc: $(cat "$WORK/persist-b.out"); .vscode: $(ls -A "$REPO/.vscode" 2>&1); left: $left"
@@ -236,15 +237,20 @@ run_sb "$HOME_DIR" -- -- sh -c '
   mkdir -p .config/systemd/user 2>/dev/null && echo "wrote .config/systemd"
   mv .config .config-old 2>/dev/null && echo "wrote: moved .config"
   stat -c "ssh %a" .ssh; test -w .ssh && echo ssh-writable; touch .ssh/x 2>/dev/null && echo ssh-written
-  test -w .netrc && echo netrc-writable; cat .netrc; true'
+  test -w .netrc && echo netrc-writable; cat .netrc
+  # What stands in for a missing rc file is read as one: git and bash go on.
+  stat -c "rc: %F %s" .gitconfig .bashrc .mcp.json
+  git init -q /tmp/rc-repo && git -C /tmp/rc-repo status >/dev/null && echo git-ok
+  bash -ic true 2>&1 | grep bashrc; true'
 HOME_AFTER=$(ls -A "$HOME_DIR" "$HOME_DIR/.config"; cat "$HOME_DIR/.config/git/config")
 rm -rf "$HOME_DIR/.config" "$HOME_DIR/.netrc"
+standins=$(printf '%s\n' "$OUT" | grep -c "^rc: regular empty file 0$")
 if [ "$RC" = 0 ] && [[ "$OUT" == *"ssh 555"* ]] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" != *ssh-writ* ]] &&
-   [[ "$OUT" != *netrc-* ]] &&
+   [[ "$OUT" != *netrc-* ]] && [[ "$OUT" == *git-ok* ]] && [[ "$OUT" != *bashrc* ]] && [ "$standins" = 3 ] &&
    [ "$HOME_BEFORE" = "$HOME_AFTER" ]; then
-  pass "the home as the working directory: rc files and ~/.config/git, systemd not made or written, ~/.ssh an empty read-only directory (mode 555, not writable), ~/.netrc empty and not writable"
+  pass "the home as the working directory: rc files and ~/.config/git, systemd not made or written (a missing one is an empty file: git and bash -i run), ~/.ssh an empty read-only directory (mode 555, not writable), ~/.netrc empty and not writable"
 else
-  fail "the home as the working directory" "no rc file, ~/.ssh mode 555 and not writable, ~/.netrc empty and not writable, the home as before" \
+  fail "the home as the working directory" "no rc file written, missing ones empty files (git-ok, no bashrc error), ~/.ssh mode 555 and not writable, ~/.netrc empty and not writable, the home as before" \
     "exit $RC: $OUT; home: $(diff <(echo "$HOME_BEFORE") <(echo "$HOME_AFTER") | tr '\n' ' ')"
 fi
 

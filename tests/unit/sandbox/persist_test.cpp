@@ -1,7 +1,9 @@
 // Persistence files: the plan from what a walk found, the walk itself on a
 // made-up tree, and the config's mounts (hidden paths read-only as well).
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -26,12 +28,17 @@ std::vector<std::string> lines(const std::vector<Protection>& plan) {
     out.push_back(p.rel + (p.kind == Protection::kPin        ? " pin"
                            : p.kind == Protection::kReadOnly ? " ro"
                            : p.kind == Protection::kAbsent   ? " absent"
-                                                             : " watch"));
+                           : p.kind == Protection::kAbsentFile ? " absent file"
+                                                               : " watch"));
   return out;
 }
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+bool has(const std::vector<MissingName>& v, const std::string& path, bool file) {
+  return std::find(v.begin(), v.end(), MissingName{path, file}) != v.end();
 }
 
 SandboxHost host(std::vector<PersistFound> found, std::set<std::string> dirs = {}) {
@@ -89,7 +96,7 @@ TEST_CASE("persist: a repository's git directories pinned, what runs read-only, 
       {"pkg/.cache", true}};
   auto plan = lines(plan_protection(found, false));
   std::vector<std::string> want = {
-      ".git pin", ".gitmodules ro", ".vscode absent", ".idea absent", ".mcp.json absent", ".envrc absent",
+      ".git pin", ".gitmodules ro", ".vscode absent", ".idea absent", ".mcp.json absent file", ".envrc absent file",
       ".cursor absent", ".gemini absent", ".claude absent",
       ".git/config ro", ".git/modules pin", ".git/worktrees pin", ".git/hooks absent", "sub/.git ro",
       "pkg/.vscode ro", "pkg/.envrc ro", ".git/modules/lib pin", ".git/worktrees/w pin",
@@ -114,8 +121,9 @@ TEST_CASE("persist: the shells' rc files are made impossible in the home only", 
   CHECK(has(in_project, ".git absent"));
   CHECK_FALSE(has(in_project, ".bashrc absent"));
   auto in_home = lines(plan_protection({{".profile"}, {".zshrc", false, true}}, true));
+  // Files where they are read: a file stands in (git stops at a ~/.gitconfig that is a directory).
   for (const char* n : {".bashrc", ".bash_profile", ".bash_login", ".zshenv", ".zlogin", ".gitconfig"})
-    CHECK(has(in_home, std::string(n) + " absent"));
+    CHECK(has(in_home, std::string(n) + " absent file"));
   CHECK(has(in_home, ".profile ro"));
   // The home's .config: pinned, git's, systemd's, autostart's and fish's read-only or not made.
   auto config = lines(plan_protection({{".config", true}, {".config/git", true}, {".config/fish", false, true}}, true));
@@ -147,9 +155,9 @@ TEST_CASE("persist: Claude Code's settings, the home's systemd units and login f
                                       false));
   CHECK(has(claude, ".claude pin"));
   CHECK(has(claude, ".claude/settings.json ro"));
-  CHECK(has(claude, ".claude/settings.local.json absent"));
+  CHECK(has(claude, ".claude/settings.local.json absent file"));
   CHECK(has(claude, "sub/.claude pin"));
-  CHECK(has(claude, "sub/.claude/settings.json absent"));
+  CHECK(has(claude, "sub/.claude/settings.json absent file"));
   for (const auto& l : claude) CHECK(l.rfind(".claude/todos", 0) != 0);
   for (const auto& l : claude) CHECK(l.rfind("sub/.claude/settings.local.json", 0) != 0);  // a symlink
   CHECK(has(lines(plan_protection({{".claude"}}, false)), ".claude ro"));  // a file: nothing can be inside
@@ -166,9 +174,9 @@ TEST_CASE("persist: Claude Code's settings, the home's systemd units and login f
   for (const auto& l : lines(plan_protection({{".local", true}, {".local/share", true}}, false)))
     CHECK(l.rfind(".local", 0) != 0);
   auto home = lines(plan_protection({{".config", true}}, true));
-  for (const char* n : {".pam_environment", ".xprofile", ".xsessionrc", ".config/environment.d", ".cursor", ".gemini"})
-    CHECK(has(home, std::string(n) + " absent"));
-  CHECK_FALSE(has(lines(plan_protection({}, false)), ".xprofile absent"));
+  for (const char* n : {".config/environment.d", ".cursor", ".gemini"}) CHECK(has(home, std::string(n) + " absent"));
+  for (const char* n : {".pam_environment", ".xprofile", ".xsessionrc"}) CHECK(has(home, std::string(n) + " absent file"));
+  CHECK_FALSE(has(lines(plan_protection({}, false)), ".xprofile absent file"));
   auto names = protected_names();
   for (const char* n : {".claude/settings.json", ".claude/settings.local.json", ".local/share/systemd",
                         ".config/environment.d", ".pam_environment", ".cursor", ".gemini"})
@@ -189,12 +197,16 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
   REQUIRE(hooks != m.end());
   CHECK(proj < git);
   CHECK(git < hooks);
-  CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev rro"));
+  CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev ro"));
   CHECK(has(m, "/home/ann/proj/.vscode" + kEmpty));
-  CHECK(sc.placeholders == std::vector<std::string>{"/home/ann/proj/.vscode", "/home/ann/proj/.idea",
-                                                    "/home/ann/proj/.mcp.json", "/home/ann/proj/.envrc",
-                                                    "/home/ann/proj/.cursor", "/home/ann/proj/.gemini",
-                                                    "/home/ann/proj/.claude"});
+  CHECK(has(m, "/home/ann/proj/.mcp.json bind /dev/null bind nosuid noexec"));  // --print-config's empty file
+  CHECK(sc.placeholders == std::vector<MissingName>{{"/home/ann/proj/.vscode"},
+                                                    {"/home/ann/proj/.idea"},
+                                                    {"/home/ann/proj/.mcp.json", true},
+                                                    {"/home/ann/proj/.envrc", true},
+                                                    {"/home/ann/proj/.cursor"},
+                                                    {"/home/ann/proj/.gemini"},
+                                                    {"/home/ann/proj/.claude"}});
   CHECK(sc.guarded == std::vector<std::string>{"/home/ann/proj/.git", "/home/ann/proj/.git/config",
                                                "/home/ann/proj/.git/hooks"});
   CHECK(sc.watched == std::vector<std::string>{"/home/ann/proj/.git/commondir", "/home/ann/proj/.git/config.worktree",
@@ -207,8 +219,8 @@ TEST_CASE("persist: the config binds them after the working directory, --allow-w
   m = mounts(sc.config);
   CHECK_FALSE(has(m, "/home/ann/proj/.git/hooks bind /home/ann/proj/.git/hooks rbind nosuid nodev rro"));
   CHECK_FALSE(has(m, "/home/ann/proj/.vscode" + kEmpty));
-  CHECK_FALSE(has(sc.placeholders, "/home/ann/proj/.vscode"));
-  CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev rro"));
+  CHECK_FALSE(has(sc.placeholders, "/home/ann/proj/.vscode", false));
+  CHECK(has(m, "/home/ann/proj/.git/config bind /home/ann/proj/.git/config rbind nosuid nodev ro"));
   o.allow_write = {".git/commondir"};  // not moved aside at exit then
   CHECK(sandbox_config(o, h, "r").watched ==
         std::vector<std::string>{"/home/ann/proj/.git/config.worktree", "/home/ann/proj/.git/gitdir"});
@@ -239,8 +251,10 @@ TEST_CASE("persist: hidden directories are empty and read-only, hidden files rea
   CHECK_FALSE(has(masked, "/home/ann/.ssh"));
   CHECK_FALSE(has(masked, "/home/ann/proj/.env"));
   CHECK(has(masked, "/proc/kcore"));  // the defaults stay
-  // The home as the working directory: its rc files cannot be made.
-  CHECK(has(sc.placeholders, "/home/ann/.bashrc"));
+  // The home as the working directory: its rc files cannot be made; an
+  // empty file stands in, read-only.
+  CHECK(has(sc.placeholders, "/home/ann/.bashrc", true));
+  CHECK(has(m, "/home/ann/.bashrc bind /run/sb/empty bind ro nosuid nodev noexec"));
 
   // A scratch home: where keys would be written and lost, read-only.
   m = mounts(sandbox_config(cmd(), host({}), "r").config);
@@ -405,7 +419,7 @@ TEST_CASE("persist: placeholders are removed only while they are the same empty 
   {
     Placeholders p(::geteuid(), ::getegid());
     std::vector<std::string> told;
-    auto refused = p.make({root + "/.a", root + "/.b", root + "/.c"},
+    auto refused = p.make({{root + "/.a"}, {root + "/.b"}, {root + "/.c"}},
                           [&](const Placeholders::One& one) { told.push_back(one.name); });
     CHECK(refused.empty());
     CHECK(told == std::vector<std::string>{".a", ".b"});  // .c is not ours
@@ -416,7 +430,7 @@ TEST_CASE("persist: placeholders are removed only while they are the same empty 
     REQUIRE(::rmdir((root + "/.b").c_str()) == 0);
     REQUIRE(::mkdir((root + "/.b").c_str(), 0755) == 0);
     // A symlink on the way to a placeholder is refused, never followed.
-    REQUIRE_THROWS_WITH(p.make({root + "/link/.x"}, [](const Placeholders::One&) {}),
+    REQUIRE_THROWS_WITH(p.make({{root + "/link/.x"}}, [](const Placeholders::One&) {}),
                         Contains("a symlink is not followed"));
   }
   struct stat st;
@@ -430,10 +444,67 @@ TEST_CASE("persist: placeholders are removed only while they are the same empty 
   // mount would go with it).
   {
     Placeholders first(::geteuid(), ::getegid()), second(::geteuid(), ::getegid());
-    first.make({root + "/.d"}, [](const Placeholders::One&) {});
-    second.hold({root + "/.d"});
+    first.make({{root + "/.d"}, {root + "/.f", true}}, [](const Placeholders::One&) {});
+    second.hold({root + "/.d", root + "/.f"});
     first.remove();
     CHECK(::stat((root + "/.d").c_str(), &st) == 0);
+    CHECK(::stat((root + "/.f").c_str(), &st) == 0);
+  }
+  // ... and the second, the last one out, removed both (a file held as well).
+  CHECK(::stat((root + "/.d").c_str(), &st) != 0);
+  CHECK(::stat((root + "/.f").c_str(), &st) != 0);
+  REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
+}
+
+TEST_CASE("persist: a file stands in for a missing file name, removed while it is that same empty file", "[sandbox]") {
+  char tmpl[] = "/tmp/husk-placeholders-file-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string root = tmpl;
+  struct stat st;
+  {
+    Placeholders p(::geteuid(), ::getegid());
+    std::vector<bool> told;
+    CHECK(p.make({{root + "/.bashrc", true}, {root + "/.mcp.json", true}, {root + "/.envrc", true}},
+                 [&](const Placeholders::One& one) { told.push_back(one.file); })
+              .empty());
+    CHECK(told == std::vector<bool>{true, true, true});
+    REQUIRE(::stat((root + "/.bashrc").c_str(), &st) == 0);
+    CHECK(S_ISREG(st.st_mode));
+    CHECK(st.st_size == 0);
+    // Outside the sandbox the user writes in one, and puts their own file
+    // in another's place: both are theirs now.
+    std::ofstream(root + "/.mcp.json") << "{}\n";
+    REQUIRE(::unlink((root + "/.envrc").c_str()) == 0);
+    std::ofstream(root + "/.envrc").flush();
+  }
+  CHECK(::stat((root + "/.bashrc").c_str(), &st) != 0);
+  CHECK(::stat((root + "/.mcp.json").c_str(), &st) == 0);
+  CHECK(::stat((root + "/.envrc").c_str(), &st) == 0);
+  // husk killed: the guardian it told of the file removes it.
+  {
+    Placeholders guardian(::geteuid(), ::getegid());
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
+    const pid_t husk = ::fork();
+    REQUIRE(husk >= 0);
+    if (husk == 0) {
+      try {
+        Placeholders p(::geteuid(), ::getegid());
+        p.make({{root + "/.profile", true}}, [&](const Placeholders::One& one) { Placeholders::send(sv[0], one); });
+        ::_exit(0);  // before ~Placeholders: as SIGKILL would leave it
+      } catch (...) {
+      }
+      ::_exit(1);
+    }
+    ::close(sv[0]);
+    int status;
+    REQUIRE(::waitpid(husk, &status, 0) == husk);
+    CHECK(guardian.receive(sv[1]) == Placeholders::Heard::placeholder);
+    CHECK(guardian.receive(sv[1]) == Placeholders::Heard::gone);
+    ::close(sv[1]);
+    REQUIRE(::stat((root + "/.profile").c_str(), &st) == 0);
+    guardian.remove();
+    CHECK(::stat((root + "/.profile").c_str(), &st) != 0);
   }
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
@@ -448,7 +519,7 @@ TEST_CASE("persist: placeholders in a directory the command made read-only are m
   struct stat st;
   {
     Placeholders p(::geteuid(), ::getegid());
-    CHECK(p.make({root + "/.a", root + "/.b"}, [](const Placeholders::One&) {}).empty());
+    CHECK(p.make({{root + "/.a"}, {root + "/.b", true}}, [](const Placeholders::One&) {}).empty());
     CHECK(::stat((root + "/.a").c_str(), &st) == 0);
     REQUIRE(::stat(root.c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0555);  // put back
