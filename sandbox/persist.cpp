@@ -168,8 +168,13 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
       if (!present.count(n)) plan.push_back({n, Protection::kAbsent});
   if (local_share && !present.count(kHomeSystemd))
     plan.push_back({kHomeSystemd, Protection::kAbsent});
-  for (const auto& g : hooked)
+  // A git directory without its config (an empty .git, as bwrap leaves its
+  // mount points): made by the command, it would be what git reads next
+  // outside (core.fsmonitor runs at `git status`).
+  for (const auto& g : hooked) {
     if (!present.count(g + "/hooks")) plan.push_back({g + "/hooks", Protection::kAbsent});
+    if (!present.count(g + "/config")) plan.push_back({g + "/config", Protection::kAbsentFile});
+  }
   for (const auto& c : claude)
     for (const auto& n : kClaudeNames)
       if (const std::string rel = dir_name(c).empty() ? n : dir_name(c) + "/" + n; !present.count(rel))

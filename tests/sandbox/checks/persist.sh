@@ -36,6 +36,22 @@ fi
   pass "persistence: the commit made in the sandbox is the host's" ||
   fail "persistence: the sandbox's commit" "two" "$(as_user "$REPO" -- git log --format=%s 2>&1 | head -3)"
 
+# An empty .git (bwrap leaves its mount points behind): the command must not
+# make it a repository whose config runs at the user's next `git status`.
+EMPTY_GIT=$HOME_DIR/empty-git
+mkdir -p "$EMPTY_GIT/.git" && chown -R "$U:$G" "$EMPTY_GIT"
+run_sb "$EMPTY_GIT" -- -- sh -c 'printf "ref: refs/heads/main\n" >.git/HEAD; mkdir -p .git/objects .git/refs
+  (printf "[core]\n\tfsmonitor = touch $HOME/fsmonitor-ran; false\n" >.git/config) 2>/dev/null && echo "wrote .git/config"
+  git status >/dev/null && echo git-ok; true'
+as_user "$EMPTY_GIT" -- git status >/dev/null 2>&1
+if [ "$RC" = 0 ] && [[ "$OUT" != *wrote* ]] && [ ! -e "$HOME_DIR/fsmonitor-ran" ] && [ ! -e "$EMPTY_GIT/.git/config" ]; then
+  pass "persistence: an empty .git: its missing config is not made (an empty read-only file stands in), so git outside runs nothing"
+else
+  fail "persistence: an empty .git" "no .git/config made, nothing run by git outside" \
+    "exit $RC: $OUT; $(ls -A "$EMPTY_GIT/.git" "$HOME_DIR/fsmonitor-ran" 2>&1 | tr '\n' ' ')"
+fi
+rm -rf "$EMPTY_GIT" "$HOME_DIR/fsmonitor-ran"
+
 run_sb "$REPO" -- --allow-write .envrc -- sh -c 'echo ok >.envrc && cat .envrc'
 [ "$RC" = 0 ] && [ "$(cat "$REPO/.envrc" 2>/dev/null)" = ok ] &&
   pass "persistence: --allow-write .envrc makes it again" ||

@@ -114,6 +114,11 @@ TEST_CASE("persist: a repository's git directories pinned, what runs read-only, 
   for (size_t i = 0; i < ordered.size(); ++i)
     for (size_t j = i + 1; j < ordered.size(); ++j)
       CHECK_FALSE(ordered[j].rel + "/" == ordered[i].rel.substr(0, ordered[j].rel.size() + 1));
+
+  // An empty .git: a config made there would be git's next; a file stands in.
+  auto empty_git = lines(plan_protection({{".git", true}}, false));
+  CHECK(has(empty_git, ".git/config absent file"));
+  CHECK(has(empty_git, ".git/hooks absent"));
 }
 
 TEST_CASE("persist: the shells' rc files are made impossible in the home only", "[sandbox]") {
