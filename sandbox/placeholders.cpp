@@ -221,10 +221,10 @@ void Placeholders::remove() {
   if (made_.empty()) return;
   try {
     as_user(uid_, gid_, [&] {
-      // Side by side: freeing a directory can wait for the disk (ext4
-      // mounted with discard waits ~4 ms for each), and each would wait in
-      // turn. A directory the command closed (chmod) is opened again one at
-      // a time: its mode is changed and put back around each step.
+      // Freeing a directory can wait for the disk (ext4 mounted with
+      // discard waits ~4 ms for each), and each would wait in turn. A
+      // directory the command closed (chmod) is opened again one at a time:
+      // its mode is changed and put back around each step.
       std::mutex reopening;
       auto writing = [&](int dir, const std::function<int()>& step) {
         if (step() == 0) return true;
@@ -235,17 +235,22 @@ void Placeholders::remove() {
       std::vector<std::string> left(made_.size());
       std::vector<int> errs(made_.size());
       auto remove_at = [&](size_t i) { left[i] = remove_one(made_[i], writing, errs[i]); };
-      // The first one here: this thread waits for the others anyway.
+      // The files here: unlinking an empty file frees no block, nothing to
+      // wait for. The directories side by side, the first one here too:
+      // this thread waits for the others anyway.
+      std::vector<size_t> files, dirs;
+      for (size_t i = 0; i < made_.size(); ++i) (made_[i].file ? files : dirs).push_back(i);
       std::vector<std::thread> removing;
-      for (size_t i = 1; i < made_.size(); ++i) {
+      for (size_t k = 1; k < dirs.size(); ++k) {
         try {
-          removing.emplace_back(remove_at, i);
+          removing.emplace_back(remove_at, dirs[k]);
         } catch (const std::system_error&) {
-          remove_at(i);
+          remove_at(dirs[k]);
         }
       }
       try {
-        remove_at(0);
+        for (size_t i : files) remove_at(i);
+        if (!dirs.empty()) remove_at(dirs[0]);
       } catch (...) {  // never leave a joinable thread behind
         for (auto& t : removing) t.join();
         throw;
