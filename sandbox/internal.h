@@ -121,8 +121,12 @@ class Placeholders {
   ~Placeholders() { remove(); }
   // Makes them (their parents exist); `made` is told of each at once (the
   // guardian). Returns those that could not be made (the user may not
-  // write there: neither may the command).
-  std::vector<std::string> make(const std::vector<MissingName>& names, const std::function<void(const One&)>& made);
+  // write there: neither may the command). `found` gets those that are
+  // there by now as something else than another sandbox's placeholder of
+  // the same kind (`file`: a regular file): to be bound read-only on
+  // themselves instead. Each found is held as hold() holds.
+  std::vector<std::string> make(const std::vector<MissingName>& names, const std::function<void(const One&)>& made,
+                                std::vector<MissingName>& found);
   void remove();
   // Holds the protected directories and files found there (SandboxConfig::guarded)
   // for as long as this object lives.
@@ -135,6 +139,10 @@ class Placeholders {
   Heard receive(int sock, NewFiles* watch = nullptr);
 
  private:
+  enum class Held { kNothing, kPlaceholderFile, kPlaceholderDir, kOtherFile, kOtherDir };
+  // One name held (flock, shared) if it is a directory or a regular file;
+  // another sandbox's placeholder adopted.
+  Held hold_at(base::Fd parent, const std::string& name);
   uint32_t uid_, gid_;
   std::vector<One> made_;
   std::vector<base::Fd> held_;

@@ -62,12 +62,14 @@ Fd open_placeholder(int dir, const std::string& name, bool file) {
 
 // A protected name found there, opened to be held (flock) when it is a
 // directory or a regular file: looked at through O_PATH first, so that
-// nothing else (a FIFO, a device) is ever opened.
+// nothing else (a FIFO, a device) is ever opened; O_NONBLOCK, so that a
+// lease another process holds on a file does not stall the open.
 Fd open_to_hold(int dir, const char* name) {
   Fd path(::openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
   struct stat st;
   if (!path || ::fstat(path.get(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) return Fd();
-  return Fd(::open(("/proc/self/fd/" + std::to_string(path.get())).c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
+  return Fd(::open(("/proc/self/fd/" + std::to_string(path.get())).c_str(),
+                   O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
 }
 
 // A marked empty file, or a marked directory holding nothing but those
@@ -97,7 +99,8 @@ void identify(const struct stat& st, uint64_t id[4]) {
 }  // namespace
 
 std::vector<std::string> Placeholders::make(const std::vector<MissingName>& names,
-                                            const std::function<void(const One&)>& made) {
+                                            const std::function<void(const One&)>& made,
+                                            std::vector<MissingName>& found) {
   if (names.empty()) return {};
   std::vector<One> want;
   for (const auto& n : names)
@@ -113,10 +116,12 @@ std::vector<std::string> Placeholders::make(const std::vector<MissingName>& name
       // An ordinary directory or file on the host: what the user puts in it
       // while the sandbox runs (the sandbox sees the read-only mount over
       // it) is theirs, and stays.
+      // The user's alone (0700, 0600): another user who opened one could
+      // hold it (flock) and keep it from being removed.
       Fd made;
       auto make_one = [&] {
-        if (!w.file) return ::mkdirat(w.dir.get(), w.name.c_str(), 0755);
-        made = Fd(::openat(w.dir.get(), w.name.c_str(), O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0644));
+        if (!w.file) return ::mkdirat(w.dir.get(), w.name.c_str(), 0700);
+        made = Fd(::openat(w.dir.get(), w.name.c_str(), O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0600));
         return made ? 0 : -1;
       };
       if (with_owner_write(w.dir.get(), make_one)) {
@@ -149,9 +154,20 @@ std::vector<std::string> Placeholders::make(const std::vector<MissingName>& name
       refused.push_back(names[i].path);
       continue;
     }
-    // Made by someone else (2) or already replaced: not ours to remove.
-    if (r != 1) continue;
     One& w = want[i];
+    // There by now (another sandbox made it meanwhile, or the walk stopped
+    // at its bound before it): held as one the walk found; another
+    // sandbox's placeholder of the same kind keeps the mount standing in,
+    // anything else is bound read-only on itself.
+    if (r == 2) {
+      const Held h = hold_at(std::move(w.dir), w.name);
+      const bool same_kind = h == (w.file ? Held::kPlaceholderFile : Held::kPlaceholderDir);
+      if (h != Held::kNothing && !same_kind)
+        found.push_back({names[i].path, h == Held::kOtherFile || h == Held::kPlaceholderFile});
+      continue;
+    }
+    // Already replaced: not ours to remove.
+    if (r != 1) continue;
     w.lock = open_placeholder(w.dir.get(), w.name, w.file);
     struct stat st;
     if (!w.lock || ::fstat(w.lock.get(), &st) != 0 || !is_kind(st, w.file) || ::flock(w.lock.get(), LOCK_SH) != 0)
@@ -194,11 +210,9 @@ std::string remove_one(Placeholders::One& m, const std::function<bool(int, const
   identify(st, id);
   struct stat now;
   const bool same =
-      is_kind(st, m.file) &&
-      (marked(fd) ? std::memcmp(id, m.id, 2 * sizeof id[0]) == 0 && writing(m.dir.get(), [&] {
-        return ::fstatat(m.dir.get(), m.name.c_str(), &now, AT_SYMLINK_NOFOLLOW);
-      }) && now.st_dev == st.st_dev && now.st_ino == st.st_ino
-                  : std::memcmp(id, m.id, sizeof id) == 0);
+      is_kind(st, m.file) && std::memcmp(id, m.id, (marked(fd) ? 2 : 4) * sizeof id[0]) == 0 &&
+      writing(m.dir.get(), [&] { return ::fstatat(m.dir.get(), m.name.c_str(), &now, AT_SYMLINK_NOFOLLOW); }) &&
+      now.st_dev == st.st_dev && now.st_ino == st.st_ino;
   // A file has no rmdir's check: one the user wrote in is theirs now (a
   // write between this look and the unlink would go with it).
   if (same && m.file && st.st_size != 0) {
@@ -256,9 +270,9 @@ void Placeholders::remove() {
         throw;
       }
       for (auto& t : removing) t.join();
-      // One that held another (another sandbox's .git with our .git/hooks
-      // in it) is empty once the other is gone.
-      for (size_t i = 0; i < made_.size(); ++i)
+      // A directory that held another (another sandbox's .git with our
+      // .git/hooks in it) is empty once the other is gone.
+      for (size_t i : dirs)
         if (errs[i] == ENOTEMPTY || errs[i] == EEXIST) remove_at(i);
       std::string said;
       for (const auto& l : left)
@@ -273,6 +287,23 @@ void Placeholders::remove() {
   made_.clear();
 }
 
+Placeholders::Held Placeholders::hold_at(Fd parent, const std::string& name) {
+  Fd fd = open_to_hold(parent.get(), name.c_str());
+  struct stat st;
+  if (!fd || ::flock(fd.get(), LOCK_SH) != 0 || ::fstat(fd.get(), &st) != 0) return Held::kNothing;
+  const bool file = S_ISREG(st.st_mode);
+  // Another sandbox's placeholder, still empty: ours to remove too, by the
+  // same checks, if we are the last one holding it.
+  if (only_placeholders(fd.get())) {
+    One one{std::move(parent), name, {}, std::move(fd), file};
+    identify(st, one.id);
+    made_.push_back(std::move(one));
+    return file ? Held::kPlaceholderFile : Held::kPlaceholderDir;
+  }
+  held_.push_back(std::move(fd));
+  return file ? Held::kOtherFile : Held::kOtherDir;
+}
+
 void Placeholders::hold(const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
     Fd parent;
@@ -281,19 +312,7 @@ void Placeholders::hold(const std::vector<std::string>& paths) {
     } catch (const Error&) {
       continue;
     }
-    const std::string name = p.substr(p.rfind('/') + 1);
-    Fd fd = open_to_hold(parent.get(), name.c_str());
-    if (!fd || ::flock(fd.get(), LOCK_SH) != 0) continue;
-    // Another sandbox's placeholder, still empty: ours to remove too, by the
-    // same checks, if we are the last one holding it.
-    struct stat st;
-    if (only_placeholders(fd.get()) && ::fstat(fd.get(), &st) == 0) {
-      One one{std::move(parent), name, {}, std::move(fd), S_ISREG(st.st_mode)};
-      identify(st, one.id);
-      made_.push_back(std::move(one));
-      continue;
-    }
-    held_.push_back(std::move(fd));
+    hold_at(std::move(parent), p.substr(p.rfind('/') + 1));
   }
 }
 

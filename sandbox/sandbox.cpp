@@ -216,6 +216,21 @@ void drop_mounts(SandboxConfig& sc, const std::vector<std::string>& refused) {
       }
 }
 
+// The mounts standing in for names that are there by now (another
+// sandbox's placeholder of another kind, or past the walk's bound): each
+// bound read-only on itself, as the walk would have had it.
+void bind_found(SandboxConfig& sc, const std::vector<MissingName>& found) {
+  for (const auto& f : found)
+    for (auto& m : sc.config["mounts"])
+      if (m["destination"] == f.path) {
+        m = {{"destination", f.path},
+             {"type", "bind"},
+             {"source", f.path},
+             {"options", {"rbind", "nosuid", "nodev", f.file ? "ro" : "rro"}}};
+        break;
+      }
+}
+
 constexpr const char* kSandboxId = "sandbox-";  // and husk's pid: the container's id, the report's "sandbox"
 
 // What runs beside the command and reports on it: the proxy, --control-fd's
@@ -354,7 +369,10 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   extras.landlock = std::move(sc.landlock);
   Placeholders placeholders(host.uid, host.gid);
   placeholders.hold(sc.guarded);
-  drop_mounts(sc, placeholders.make(sc.placeholders, [&](const Placeholders::One& one) { guardian.placeholder(one); }));
+  std::vector<MissingName> found;
+  drop_mounts(sc, placeholders.make(
+                      sc.placeholders, [&](const Placeholders::One& one) { guardian.placeholder(one); }, found));
+  bind_found(sc, found);
   NewFiles made(host.uid, host.gid);
   made.watch(sc.watched, [&](const NewFiles::One& one) { guardian.watch(one); });
   ScratchHome scratch(sc.config, host.home);

@@ -44,10 +44,11 @@ run_sb "$EMPTY_GIT" -- -- sh -c 'printf "ref: refs/heads/main\n" >.git/HEAD; mkd
   (printf "[core]\n\tfsmonitor = touch $HOME/fsmonitor-ran; false\n" >.git/config) 2>/dev/null && echo "wrote .git/config"
   git status >/dev/null && echo git-ok; true'
 as_user "$EMPTY_GIT" -- git status >/dev/null 2>&1
-if [ "$RC" = 0 ] && [[ "$OUT" != *wrote* ]] && [ ! -e "$HOME_DIR/fsmonitor-ran" ] && [ ! -e "$EMPTY_GIT/.git/config" ]; then
-  pass "persistence: an empty .git: its missing config is not made (an empty read-only file stands in), so git outside runs nothing"
+if [ "$RC" = 0 ] && [[ "$OUT" != *wrote* ]] && [[ "$OUT" == *git-ok* ]] && [ ! -e "$HOME_DIR/fsmonitor-ran" ] &&
+   [ ! -e "$EMPTY_GIT/.git/config" ]; then
+  pass "persistence: an empty .git: its missing config is not made (an empty read-only file stands in, git reads it), so git outside runs nothing"
 else
-  fail "persistence: an empty .git" "no .git/config made, nothing run by git outside" \
+  fail "persistence: an empty .git" "no .git/config made, git-ok inside, nothing run by git outside" \
     "exit $RC: $OUT; $(ls -A "$EMPTY_GIT/.git" "$HOME_DIR/fsmonitor-ran" 2>&1 | tr '\n' ' ')"
 fi
 rm -rf "$EMPTY_GIT" "$HOME_DIR/fsmonitor-ran"
@@ -239,8 +240,12 @@ else
 fi
 rm -rf "$MADE"
 mkdir -p "$HOME_DIR/big" && (cd "$HOME_DIR/big" && seq 1100 | xargs touch) && chown -R "$U:$G" "$HOME_DIR/big"
-run_sb "$HOME_DIR/big" -- -- true
-expect "persistence: a walk stopped at its bound of names says so at start" 0 "persistence walk of $HOME_DIR/big reached its bound"
+as_user "$HOME_DIR/big" -- sh -c 'git init -q . && git remote add origin https://example.com/big.git'
+# Its .git/config, past the bound: bound read-only on itself (not hidden by what stands in for a missing one).
+run_sb "$HOME_DIR/big" -- -- sh -c 'git remote; git config core.fsmonitor x 2>/dev/null && echo wrote-config; true'
+expect "persistence: a walk stopped at its bound of names says so at start; the top .git/config stays read-only, and shown" 0 \
+  "persistence walk of $HOME_DIR/big reached its bound" wrote-config
+[[ "$OUT" == *origin* ]] || fail "persistence: .git/config past the walk's bound" "origin listed" "$OUT"
 rm -rf "$HOME_DIR/big"
 fi
 

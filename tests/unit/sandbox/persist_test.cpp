@@ -424,10 +424,12 @@ TEST_CASE("persist: placeholders are removed only while they are the same empty 
   {
     Placeholders p(::geteuid(), ::getegid());
     std::vector<std::string> told;
+    std::vector<MissingName> found;
     auto refused = p.make({{root + "/.a"}, {root + "/.b"}, {root + "/.c"}},
-                          [&](const Placeholders::One& one) { told.push_back(one.name); });
+                          [&](const Placeholders::One& one) { told.push_back(one.name); }, found);
     CHECK(refused.empty());
-    CHECK(told == std::vector<std::string>{".a", ".b"});  // .c is not ours
+    CHECK(told == std::vector<std::string>{".a", ".b"});  // .c is not ours: bound read-only on itself
+    CHECK(found == std::vector<MissingName>{{root + "/.c"}});
     struct stat st;
     REQUIRE(::stat((root + "/.a").c_str(), &st) == 0);
     CHECK(S_ISDIR(st.st_mode));
@@ -435,7 +437,7 @@ TEST_CASE("persist: placeholders are removed only while they are the same empty 
     REQUIRE(::rmdir((root + "/.b").c_str()) == 0);
     REQUIRE(::mkdir((root + "/.b").c_str(), 0755) == 0);
     // A symlink on the way to a placeholder is refused, never followed.
-    REQUIRE_THROWS_WITH(p.make({{root + "/link/.x"}}, [](const Placeholders::One&) {}),
+    REQUIRE_THROWS_WITH(p.make({{root + "/link/.x"}}, [](const Placeholders::One&) {}, found),
                         Contains("a symlink is not followed"));
   }
   struct stat st;
@@ -449,15 +451,30 @@ TEST_CASE("persist: placeholders are removed only while they are the same empty 
   // mount would go with it).
   {
     Placeholders first(::geteuid(), ::getegid()), second(::geteuid(), ::getegid());
-    first.make({{root + "/.d"}, {root + "/.f", true}}, [](const Placeholders::One&) {});
+    std::vector<MissingName> found;
+    first.make({{root + "/.d"}, {root + "/.f", true}, {root + "/.g", true}}, [](const Placeholders::One&) {}, found);
     second.hold({root + "/.d", root + "/.f"});
+    // Both started before either made .g: the second finds the first's.
+    CHECK(second.make({{root + "/.g", true}}, [](const Placeholders::One&) {}, found).empty());
+    CHECK(found.empty());
     first.remove();
     CHECK(::stat((root + "/.d").c_str(), &st) == 0);
     CHECK(::stat((root + "/.f").c_str(), &st) == 0);
+    CHECK(::stat((root + "/.g").c_str(), &st) == 0);
   }
-  // ... and the second, the last one out, removed both (a file held as well).
+  // ... and the second, the last one out, removed them (files held as well).
   CHECK(::stat((root + "/.d").c_str(), &st) != 0);
   CHECK(::stat((root + "/.f").c_str(), &st) != 0);
+  CHECK(::stat((root + "/.g").c_str(), &st) != 0);
+  // A file the walk did not see (past its bound): bound read-only on itself, never hidden.
+  {
+    std::ofstream(root + "/config") << "[core]\n";
+    Placeholders p(::geteuid(), ::getegid());
+    std::vector<MissingName> found;
+    CHECK(p.make({{root + "/config", true}}, [](const Placeholders::One&) {}, found).empty());
+    CHECK(found == std::vector<MissingName>{{root + "/config", true}});
+  }
+  CHECK(::stat((root + "/config").c_str(), &st) == 0);
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
@@ -469,8 +486,9 @@ TEST_CASE("persist: a file stands in for a missing file name, removed while it i
   {
     Placeholders p(::geteuid(), ::getegid());
     std::vector<bool> told;
+    std::vector<MissingName> found;
     CHECK(p.make({{root + "/.bashrc", true}, {root + "/.mcp.json", true}, {root + "/.envrc", true}},
-                 [&](const Placeholders::One& one) { told.push_back(one.file); })
+                 [&](const Placeholders::One& one) { told.push_back(one.file); }, found)
               .empty());
     CHECK(told == std::vector<bool>{true, true, true});
     REQUIRE(::stat((root + "/.bashrc").c_str(), &st) == 0);
@@ -495,7 +513,9 @@ TEST_CASE("persist: a file stands in for a missing file name, removed while it i
     if (husk == 0) {
       try {
         Placeholders p(::geteuid(), ::getegid());
-        p.make({{root + "/.profile", true}}, [&](const Placeholders::One& one) { Placeholders::send(sv[0], one); });
+        std::vector<MissingName> found;
+        p.make({{root + "/.profile", true}}, [&](const Placeholders::One& one) { Placeholders::send(sv[0], one); },
+               found);
         ::_exit(0);  // before ~Placeholders: as SIGKILL would leave it
       } catch (...) {
       }
@@ -524,7 +544,8 @@ TEST_CASE("persist: placeholders in a directory the command made read-only are m
   struct stat st;
   {
     Placeholders p(::geteuid(), ::getegid());
-    CHECK(p.make({{root + "/.a"}, {root + "/.b", true}}, [](const Placeholders::One&) {}).empty());
+    std::vector<MissingName> found;
+    CHECK(p.make({{root + "/.a"}, {root + "/.b", true}}, [](const Placeholders::One&) {}, found).empty());
     CHECK(::stat((root + "/.a").c_str(), &st) == 0);
     REQUIRE(::stat(root.c_str(), &st) == 0);
     CHECK((st.st_mode & 07777) == 0555);  // put back
