@@ -119,7 +119,9 @@ std::vector<Protection> plan_protection(const std::vector<PersistFound>& found, 
     if (f.gitdir) {  // as a .git directory (a submodule's is one already)
       if (gitdirs.insert(f.rel).second) {
         plan.push_back({f.rel, Protection::kPin});
-        hooked.insert(f.rel);
+        // A linked worktree's (it has a commondir) runs the common hooks and
+        // config, found wherever the walk meets this one first.
+        if (!present.count(f.rel + "/commondir")) hooked.insert(f.rel);
       }
       continue;
     }

@@ -321,6 +321,24 @@ TEST_CASE("persist: the walk is bounded, follows no symlink and skips what is sh
   REQUIRE(std::system(("rm -rf " + root).c_str()) == 0);
 }
 
+TEST_CASE("persist: a linked worktree's git directory has no hooks or config of its own, met first or not",
+          "[sandbox]") {
+  const std::vector<PersistFound> git = {{".git", true},           {".git/config"},           {".git/hooks", true},
+                                         {".git/worktrees", true}, {".git/worktrees/w", true}, {".git/worktrees/w/HEAD"},
+                                         {".git/worktrees/w/commondir"}};
+  std::vector<PersistFound> named_first = {{".git/worktrees/w", true, false, true}, {"w/.git"}};
+  named_first.insert(named_first.end(), git.begin(), git.end());
+  std::vector<PersistFound> named_last = git;
+  named_last.push_back({"w/.git"});
+  named_last.push_back({".git/worktrees/w", true, false, true});
+  for (const auto& found : {named_first, named_last}) {
+    auto plan = lines(plan_protection(found, false));
+    CHECK(has(plan, ".git/worktrees/w pin"));
+    CHECK_FALSE(has(plan, ".git/worktrees/w/hooks absent"));
+    CHECK_FALSE(has(plan, ".git/worktrees/w/config absent file"));
+  }
+}
+
 TEST_CASE("persist: a .git file or symlink names a git directory, protected as .git", "[sandbox]") {
   auto plan = lines(plan_protection({{".git"}, {".gitdata", true, false, true}, {".gitdata/config"},
                                      {".git/modules/s", true, false, true}, {"s/.git"}},
