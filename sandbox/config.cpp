@@ -33,9 +33,11 @@ const char* const kWorkingDirectory = "the working directory";
 // read-only there: where ssh-keygen and gpg would write keys.
 const char* const kScratchHomeReadOnly[] = {".ssh", ".gnupg"};
 
-ojson bind_mount(const std::string& dest, const std::string& source, bool writable) {
+// Read-only: "rro" over a directory's mounts below it; "ro" for a file,
+// which has none below it (and crun 1.8 refuses "rro" on one).
+ojson bind_mount(const std::string& dest, const std::string& source, bool writable, bool file) {
   std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
-  if (!writable) options.push_back("rro");
+  if (!writable) options.push_back(file ? "ro" : "rro");
   return {{"destination", dest}, {"type", "bind"}, {"source", source}, {"options", options}};
 }
 
@@ -318,7 +320,7 @@ ojson kernel_mounts(const ojson& defaults, const SandboxOptions& o) {
     if (dest == "/sys/fs/cgroup") continue;
     if (dest == "/sys" && o.net == "host") {
       // sysfs needs a network namespace of the user's own: the host's, read-only.
-      mounts.push_back(bind_mount("/sys", "/sys", false));
+      mounts.push_back(bind_mount("/sys", "/sys", false, false));
       continue;
     }
     ojson copy = m;
@@ -379,7 +381,7 @@ void mount_root_dirs(ojson& mounts, const ShownPaths& s, Overlays& overlays, std
       mounts.push_back(overlays.mount(d));
     } else {
       if (overlays.on()) kept_read_only.push_back(d.dest);
-      mounts.push_back(bind_mount(d.dest, d.real, false));
+      mounts.push_back(bind_mount(d.dest, d.real, false, false));
     }
   }
   if (kept_read_only.empty()) return;
@@ -413,14 +415,14 @@ void mount_resolver(ojson& mounts, const SandboxOptions& o, const SandboxHost& h
   if (o.net != "host") return;
   if (auto resolv = h.real("/etc/resolv.conf"); resolv && base::is_within(*resolv, "/run")) {
     std::string dir = resolv->substr(0, resolv->rfind('/'));
-    mounts.push_back(bind_mount(dir, dir, false));
+    mounts.push_back(bind_mount(dir, dir, false, false));
   }
 }
 
 // The proxies (--allow-host, --control-fd): the host's husk at a path of its own, for `husk connect`.
 void mount_husk(ojson& mounts, const SandboxOptions& o, const SandboxHost& h) {
   if (!o.proxied() || o.print_config || h.husk_binary.empty()) return;
-  mounts.push_back(bind_mount(kHuskInside, h.husk_binary, false));
+  mounts.push_back(bind_mount(kHuskInside, h.husk_binary, false, true));
 }
 
 // The user's home as scratch space, then what the flags show, above it.
@@ -438,7 +440,8 @@ void mount_given(ojson& mounts, const SandboxHost& h, const ShownPaths& s, Overl
     const bool overlaid = overlays.on() && a.flag == kWorkingDirectory;
     if (overlaid && !overlays.possible(a))
       throw Error("--overlay: the working directory " + a.dest + " has file systems mounted below it");
-    mounts.push_back(overlaid ? overlays.mount(a) : bind_mount(a.dest, a.real, a.writable));
+    mounts.push_back(overlaid ? overlays.mount(a)
+                              : bind_mount(a.dest, a.real, a.writable, h.is_dir && !h.is_dir(a.real)));
   }
 }
 

@@ -85,8 +85,11 @@ bundle_for() {
   local b=$HOME_DIR/bundle-$1 by=(as_user --)
   [ -n "${2:-}" ] && by=(env -C "$HOME_DIR/proj")
   as_user -- mkdir -p "$b/rootfs"
+  # A file bound read-only ("ro": crun 1.8 refuses "rro" on a file).
+  as_user -- touch "$HOME_DIR/proj/deny-written"
   "${by[@]}" sh -c 'exec "$@" >"$0"' "$b/config.json" \
-    "$husk" sandbox --print-config ${2:+--user "$U"} --allow-host example.com -- sh -c "$probe_cmd" 2>"$WORK/print.err"
+    "$husk" sandbox --print-config ${2:+--user "$U"} --allow-host example.com --deny-write deny-written \
+    -- sh -c "$probe_cmd" 2>"$WORK/print.err"
   echo "$b"
 }
 # crun refuses every container on a host whose cgroup2 is mounted beside v1
@@ -109,7 +112,7 @@ for runtime in /usr/sbin/runc /usr/bin/crun; do
   [ "$name" = crun ] && root_flags=(--cgroup-manager=disabled)
   OUT=$("${wrap[@]}" timeout 60 "$runtime" --root "$b/state" "${root_flags[@]}" run --bundle "$b" "sbt-$name-root-$$" 2>&1); RC=$?
   expect "--print-config as root for the user, run by $name as root: exit 0, the user's uid outside" 0 "uid 0 proxy none"
-  rm -rf "$HOME_DIR/bundle-$name" "$HOME_DIR/bundle-$name-root"
+  rm -rf "$HOME_DIR/bundle-$name" "$HOME_DIR/bundle-$name-root" "$HOME_DIR/proj/deny-written"
 done
 
 # --- --keep-changes: a summary, no empty upper directory ----------------------

@@ -318,7 +318,7 @@ TEST_CASE("sandbox: --allow-host binds husk read-only for ssh's ProxyCommand", "
   h.husk_binary = "/opt/husk/bin/husk";
   o.allow_hosts = {"git.test:22"};
   SandboxConfig sc = sandbox_config(o, h, "r");
-  CHECK(has(mounts(sc.config), "/run/husk/husk bind /opt/husk/bin/husk rbind nosuid nodev rro"));
+  CHECK(has(mounts(sc.config), "/run/husk/husk bind /opt/husk/bin/husk rbind nosuid nodev ro"));
   std::vector<std::string> env = sc.config["process"]["env"];
   CHECK(has(env, "ALL_PROXY=http://127.0.0.1:3128"));
   CHECK(has(env, "GIT_SSH_COMMAND=ssh -o 'ProxyCommand /run/husk/husk connect %h %p'"));

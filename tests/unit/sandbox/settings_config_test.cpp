@@ -58,6 +58,16 @@ TEST_CASE("sandbox: --deny-write is read-only inside a writable directory, else 
                     [](const std::string& n) { return n.find("--deny-write missing.txt: not there") == 0; }));
   // Without a user namespace no mount can make it read-only: refused.
   CHECK_THROWS_WITH(refuse_without_userns(o, "why"), Contains("--deny-write: needs a mount namespace"));
+  // A file is bound "ro": nothing is mounted below a file, and crun 1.8 refuses "rro" on one.
+  SandboxHost files = host({"/home/ann/proj/.env", "/etc/hosts"});
+  files.is_dir = [](const std::string& p) { return p != "/home/ann/proj/.env"; };
+  const auto mounts = sandbox_config(o, files, "/r").config["mounts"];
+  CHECK(std::count_if(mounts.begin(), mounts.end(), [](const auto& m) {
+          return m["destination"] == "/home/ann/proj/.env" && m["options"].back() == "ro";
+        }) == 1);
+  CHECK(std::count_if(mounts.begin(), mounts.end(), [](const auto& m) {
+          return m["destination"] == "/home/ann/proj" && m["options"].back() == "nodev";  // writable
+        }) == 1);
 }
 
 TEST_CASE("sandbox: a --deny-write pattern: its matches in writable trees read-only", "[sandbox][settings][glob]") {
