@@ -33,14 +33,6 @@ const char* const kWorkingDirectory = "the working directory";
 // read-only there: where ssh-keygen and gpg would write keys.
 const char* const kScratchHomeReadOnly[] = {".ssh", ".gnupg"};
 
-// Read-only: "rro" over a directory's mounts below it; "ro" for a file,
-// which has none below it (and crun 1.8 refuses "rro" on one).
-ojson bind_mount(const std::string& dest, const std::string& source, bool writable, bool file) {
-  std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
-  if (!writable) options.push_back(file ? "ro" : "rro");
-  return {{"destination", dest}, {"type", "bind"}, {"source", source}, {"options", options}};
-}
-
 // `size`: bytes, 0 for the kernel's default (half the memory).
 ojson tmpfs(const std::string& dest, const char* mode, int64_t size) {
   ojson options = {"nosuid", "nodev", std::string("mode=") + mode};

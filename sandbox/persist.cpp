@@ -243,6 +243,12 @@ ojson hidden_file(const std::string& dest, const std::string& empty_file) {
           {"options", {"bind", "ro", "nosuid", "nodev", "noexec"}}};
 }
 
+ojson bind_mount(const std::string& dest, const std::string& source, bool writable, bool file) {
+  std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
+  if (!writable) options.push_back(file ? "ro" : "rro");
+  return {{"destination", dest}, {"type", "bind"}, {"source", source}, {"options", options}};
+}
+
 ojson persist_mounts(const std::vector<Protection>& plan, const std::string& dest, const std::string& real,
                      const std::vector<std::string>& allow_write, std::vector<std::string>& used_allow,
                      std::vector<MissingName>& placeholders, std::vector<std::string>& guarded,
@@ -265,9 +271,7 @@ ojson persist_mounts(const std::vector<Protection>& plan, const std::string& des
       continue;
     }
     guarded.push_back(host);
-    std::vector<std::string> options = {"rbind", "nosuid", "nodev"};
-    if (p.kind == Protection::kReadOnly) options.push_back(p.file ? "ro" : "rro");
-    mounts.push_back({{"destination", at}, {"type", "bind"}, {"source", host}, {"options", options}});
+    mounts.push_back(bind_mount(at, host, p.kind == Protection::kPin, p.file));
   }
   return mounts;
 }

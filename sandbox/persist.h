@@ -112,4 +112,9 @@ nlohmann::ordered_json empty_read_only_dir(const std::string& dest);
 // one, the null device.
 nlohmann::ordered_json hidden_file(const std::string& dest, const std::string& empty_file);
 
+// A host tree bound (rbind, nosuid, nodev); read-only as "rro" over a
+// directory's mounts below it, "ro" for a file, which has none (and crun
+// 1.8 refuses "rro" on one).
+nlohmann::ordered_json bind_mount(const std::string& dest, const std::string& source, bool writable, bool file);
+
 }  // namespace husk::rt

@@ -115,20 +115,20 @@ std::vector<std::string> Placeholders::make(const std::vector<MissingName>& name
       char out[2] = {1, 0};
       // An ordinary directory or file on the host: what the user puts in it
       // while the sandbox runs (the sandbox sees the read-only mount over
-      // it) is theirs, and stays.
-      // The user's alone (0700, 0600): another user who opened one could
-      // hold it (flock) and keep it from being removed.
-      Fd made;
+      // it) is theirs, and stays. The user's alone (0700, 0600): another
+      // user who opened one could hold it (flock) and keep it there.
+      Fd placeholder;
       auto make_one = [&] {
         if (!w.file) return ::mkdirat(w.dir.get(), w.name.c_str(), 0700);
-        made = Fd(::openat(w.dir.get(), w.name.c_str(), O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0600));
-        return made ? 0 : -1;
+        placeholder =
+            Fd(::openat(w.dir.get(), w.name.c_str(), O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0600));
+        return placeholder ? 0 : -1;
       };
       if (with_owner_write(w.dir.get(), make_one)) {
         // A file system without user xattrs: the mark is missing, and a
         // sandbox that finds the placeholder leaves it.
-        if (!w.file) made = open_placeholder(w.dir.get(), w.name, false);
-        if (made) ::fsetxattr(made.get(), kMark, "1", 1, 0);
+        if (!w.file) placeholder = open_placeholder(w.dir.get(), w.name, false);
+        if (placeholder) ::fsetxattr(placeholder.get(), kMark, "1", 1, 0);
       } else {
         // Not the user's to write, a read-only mount: nor the command's.
         const bool none_needed = errno == EACCES || errno == EPERM || errno == EROFS;

@@ -223,10 +223,7 @@ void bind_found(SandboxConfig& sc, const std::vector<MissingName>& found) {
   for (const auto& f : found)
     for (auto& m : sc.config["mounts"])
       if (m["destination"] == f.path) {
-        m = {{"destination", f.path},
-             {"type", "bind"},
-             {"source", f.path},
-             {"options", {"rbind", "nosuid", "nodev", f.file ? "ro" : "rro"}}};
+        m = bind_mount(f.path, f.path, false, f.file);
         break;
       }
 }
