@@ -203,29 +203,24 @@ void report_kept_changes(const KeptChanges& kept, const SandboxConfig& sc, const
               << std::endl;
 }
 
-// The mounts over placeholders that could not be made: where the user may
-// not make a name, the command may not either. A missing name has no
-// other mount at its place.
-void drop_mounts(SandboxConfig& sc, const std::vector<std::string>& refused) {
-  auto& mounts = sc.config["mounts"];
-  for (const auto& r : refused)
-    for (auto it = mounts.begin(); it != mounts.end(); ++it)
-      if ((*it)["destination"] == r) {
-        mounts.erase(it);
-        break;
-      }
+// The mount that stands in for a missing name: the first at its place
+// (a missing name has no other mount there).
+nlohmann::ordered_json::iterator stand_in(nlohmann::ordered_json& mounts, const std::string& path) {
+  return std::find_if(mounts.begin(), mounts.end(), [&](const auto& m) { return m["destination"] == path; });
 }
 
-// The mounts standing in for names that are there by now (another
-// sandbox's placeholder of another kind, or past the walk's bound): each
-// bound read-only on itself, as the walk would have had it.
-void bind_found(SandboxConfig& sc, const std::vector<MissingName>& found) {
+// After the placeholders were made: the mounts over those that could not
+// be (where the user may not make a name, the command may not either) are
+// dropped; those that are there by now (another sandbox's placeholder of
+// another kind, or past the walk's bound) are bound read-only on
+// themselves, as the walk would have had them.
+void adjust_stand_ins(SandboxConfig& sc, const std::vector<std::string>& refused,
+                      const std::vector<MissingName>& found) {
+  auto& mounts = sc.config["mounts"];
+  for (const auto& r : refused)
+    if (auto it = stand_in(mounts, r); it != mounts.end()) mounts.erase(it);
   for (const auto& f : found)
-    for (auto& m : sc.config["mounts"])
-      if (m["destination"] == f.path) {
-        m = bind_mount(f.path, f.path, false, f.file);
-        break;
-      }
+    if (auto it = stand_in(mounts, f.path); it != mounts.end()) *it = bind_mount(f.path, f.path, false, f.file);
 }
 
 constexpr const char* kSandboxId = "sandbox-";  // and husk's pid: the container's id, the report's "sandbox"
@@ -367,9 +362,9 @@ int sandbox(const Context& g, const SandboxOptions& o, SandboxHost& host, Live& 
   Placeholders placeholders(host.uid, host.gid);
   placeholders.hold(sc.guarded);
   std::vector<MissingName> found;
-  drop_mounts(sc, placeholders.make(
-                      sc.placeholders, [&](const Placeholders::One& one) { guardian.placeholder(one); }, found));
-  bind_found(sc, found);
+  const std::vector<std::string> refused =
+      placeholders.make(sc.placeholders, [&](const Placeholders::One& one) { guardian.placeholder(one); }, found);
+  adjust_stand_ins(sc, refused, found);
   NewFiles made(host.uid, host.gid);
   made.watch(sc.watched, [&](const NewFiles::One& one) { guardian.watch(one); });
   ScratchHome scratch(sc.config, host.home);
