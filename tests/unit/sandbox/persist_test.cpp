@@ -521,6 +521,23 @@ TEST_CASE("persist: a file stands in for a missing file name, removed while it i
   CHECK(::stat((root + "/.bashrc").c_str(), &st) != 0);
   CHECK(::stat((root + "/.mcp.json").c_str(), &st) == 0);
   CHECK(::stat((root + "/.envrc").c_str(), &st) == 0);
+  // A FIFO put in a file placeholder's place, or where one is about to be
+  // made: nothing blocks on it (an open for reading would wait for a
+  // writer), and it stays, not ours.
+  {
+    Placeholders p(::geteuid(), ::getegid());
+    std::vector<MissingName> found;
+    CHECK(p.make({{root + "/.zshrc", true}}, [](const Placeholders::One&) {}, found).empty());
+    REQUIRE(::unlink((root + "/.zshrc").c_str()) == 0);
+    REQUIRE(::mkfifo((root + "/.zshrc").c_str(), 0600) == 0);
+    REQUIRE(::mkfifo((root + "/.zprofile").c_str(), 0600) == 0);
+    CHECK(p.make({{root + "/.zprofile", true}}, [](const Placeholders::One&) {}, found).empty());
+    CHECK(found.empty());  // neither held nor bound: the stand-in's mount stays over it
+  }
+  for (const char* n : {"/.zshrc", "/.zprofile"}) {
+    REQUIRE(::lstat((root + n).c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode));
+  }
   // husk killed: the guardian it told of the file removes it.
   {
     Placeholders guardian(::geteuid(), ::getegid());
